@@ -1,0 +1,249 @@
+//===- base.td - Classes the NPU ISA is written in ------------------------===//
+//
+// Everything the assembler, the ISS, the RTL and the docs must agree on is
+// derived from records of these classes by npu-tblgen. This file declares
+// only classes and the packet layout; npu.td instantiates the instruction set.
+//
+//===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// The 64-byte command packet.
+//===----------------------------------------------------------------------===//
+
+// A contiguous range of bits of the packet, little-endian: bit N is bit N%8
+// of byte N/8. Slots that operands occupy are Fields too.
+class Field<int offset, int width, string doc = ""> {
+  int Offset = offset;
+  int Width = width;
+  string Doc = doc;
+}
+
+// A top-level field of the packet. Together the PacketFields must tile all
+// 512 bits exactly once.
+class PacketField<string name, int offset, int width, string ctype, string doc>
+    : Field<offset, width, doc> {
+  string Name = name;
+  string CType = ctype;
+}
+
+def PF_Opcode : PacketField<"opcode", 0, 32, "u32", "Operation code.">;
+def PF_Flags  : PacketField<"flags", 32, 32, "u32",
+                            "Per-instruction modifier bits; bits 0-3 hold the data type.">;
+def PF_Dst    : PacketField<"dst", 64, 64, "u64", "Destination physical address.">;
+def PF_Src0   : PacketField<"src0", 128, 64, "u64", "First source physical address.">;
+def PF_Src1   : PacketField<"src1", 192, 64, "u64", "Second source physical address.">;
+foreach i = 0...7 in
+  def PF_Param#i : PacketField<"param"#i, !add(256, !mul(i, 32)), 32, "u32",
+                               "Parameter word "#i#".">;
+
+// The slots instructions place their operands in.
+def S_Dst  : Field<64, 64>;
+def S_Src0 : Field<128, 64>;
+def S_Src1 : Field<192, 64>;
+foreach i = 0...7 in
+  def S_P#i : Field<!add(256, !mul(i, 32)), 32>;
+// A 64-bit address carried by two consecutive parameter words (low word first).
+def S_P01 : Field<256, 64>;
+def S_P23 : Field<320, 64>;
+def S_P45 : Field<384, 64>;
+
+// A bit range inside the flags word.
+class FlagBits<int lo, int width = 1> : Field<!add(32, lo), width>;
+
+//===----------------------------------------------------------------------===//
+// Operand kinds and operands.
+//===----------------------------------------------------------------------===//
+
+// How an operand's bits are interpreted. MinWidth/MaxWidth bound the slot
+// width the kind may occupy.
+class OperandKind<string name, string ctype, int minWidth, int maxWidth, string doc> {
+  string Name = name;
+  string CType = ctype;
+  int MinWidth = minWidth;
+  int MaxWidth = maxWidth;
+  string Doc = doc;
+}
+
+def K_Addr  : OperandKind<"addr", "uint64_t", 64, 64, "physical byte address">;
+def K_U32   : OperandKind<"u32", "uint32_t", 1, 32, "unsigned integer">;
+def K_I32   : OperandKind<"i32", "int32_t", 32, 32, "signed integer (two's complement)">;
+def K_F32   : OperandKind<"f32", "float", 32, 32, "IEEE binary32 value, stored as its bit pattern">;
+def K_Bits32 : OperandKind<"bits32", "uint32_t", 32, 32,
+                           "32-bit pattern; the assembler accepts an integer or a float literal">;
+def K_Flag  : OperandKind<"flag", "bool", 1, 1, "single modifier bit">;
+def K_Enum  : OperandKind<"enum", "", 1, 32, "one of a fixed set of named values">;
+
+class EnumValue<string name, int value, string doc = ""> {
+  string Name = name;
+  int Value = value;
+  string Doc = doc;
+}
+
+class EnumType<string name, list<EnumValue> values, string doc> {
+  string Name = name;
+  list<EnumValue> Values = values;
+  string Doc = doc;
+}
+
+// One operand of one instruction: its name (used in the assembly syntax and
+// in generated C++), its kind, the slot it occupies and its constraints.
+class Operand<string name, OperandKind kind, Field slot, string doc> {
+  string Name = name;
+  OperandKind Kind = kind;
+  Field Slot = slot;
+  string Doc = doc;
+  // Integer range (u32/i32/enum raw values); ignored for other kinds.
+  int Min = ?;
+  int Max = ?;
+  // Required byte alignment of an address operand.
+  int Align = 1;
+  // Enum operands name their type.
+  EnumType Enum = ?;
+  // Optional operands are written "name=value" (or just "name" for a flag)
+  // after the positional ones and take Default when omitted.
+  bit Optional = 0;
+  int Default = 0;
+}
+
+// Shorthands the instruction files use.
+class AddrOp<string name, Field slot, string doc, int align = 4>
+    : Operand<name, K_Addr, slot, doc> {
+  let Align = align;
+}
+// A size or count: at least 1.
+class DimOp<string name, Field slot, string doc> : Operand<name, K_U32, slot, doc> {
+  let Min = 1;
+  let Max = 0xffffffff;
+}
+class U32Op<string name, Field slot, string doc, int min = 0, int max = 0xffffffff>
+    : Operand<name, K_U32, slot, doc> {
+  let Min = min;
+  let Max = max;
+}
+class I32Op<string name, Field slot, string doc> : Operand<name, K_I32, slot, doc> {
+  let Min = -2147483648;
+  let Max = 2147483647;
+}
+class OptI32Op<string name, Field slot, string doc, int default, int min = -2147483648>
+    : I32Op<name, slot, doc> {
+  let Optional = 1;
+  let Default = default;
+  let Min = min;
+}
+class F32Op<string name, Field slot, string doc> : Operand<name, K_F32, slot, doc>;
+// An f32 operand that may be omitted; default is a bit pattern.
+class OptF32Op<string name, Field slot, string doc, int default> : F32Op<name, slot, doc> {
+  let Optional = 1;
+  let Default = default;
+}
+class FlagOp<string name, int pos, string doc> : Operand<name, K_Flag, FlagBits<pos>, doc> {
+  let Optional = 1;
+}
+class EnumOp<string name, EnumType type, Field slot, string doc, int default = 0>
+    : Operand<name, K_Enum, slot, doc> {
+  let Enum = type;
+  let Optional = 1;
+  let Default = default;
+}
+
+//===----------------------------------------------------------------------===//
+// Timing-model costs and the hardware configuration.
+//===----------------------------------------------------------------------===//
+
+class Engine<string name, string doc> {
+  string Name = name;
+  string Doc = doc;
+}
+def E_Control : Engine<"control", "command processor: fetch, decode, ordering">;
+def E_Dma     : Engine<"dma", "AXI DMA engine: copies, fills, gathers">;
+def E_Matrix  : Engine<"matrix", "T x T output-stationary array of fp32 FMA units">;
+def E_Vector  : Engine<"vector", "L fp32 lanes driven by the micro-sequencer">;
+
+// Setup: fixed cycles per packet on its engine after decode.
+// PerElement: engine cycles per lane-element (vector: micro-program steps per
+// element; dma: unused, bandwidth comes from the AXI parameters).
+class Cost<Engine engine, int setup, int perElement> {
+  Engine Engine = engine;
+  int Setup = setup;
+  int PerElement = perElement;
+}
+
+// The one machine that the ISS timing model and the RTL both describe.
+class HardwareConfig {
+  int MatrixTile = ?;       // T: the matrix engine is a T x T PE array
+  int VectorLanes = ?;      // L: vector lanes, also the reduction lane count
+  int AxiDataBytes = ?;     // AXI4 data bus width in bytes
+  int AxiMaxBurst = ?;      // beats per burst
+  int MemLatency = ?;       // cycles from AR/AW to first beat
+  int FetchCycles = ?;      // cycles to fetch and decode one packet
+  int RingEntries = ?;      // command ring size in packets
+}
+
+//===----------------------------------------------------------------------===//
+// Instructions.
+//===----------------------------------------------------------------------===//
+
+// Syntax lists the positional operands as "$name" placeholders separated by
+// literal punctuation. Every non-optional operand appears exactly once;
+// optional operands never appear (they are written name=value).
+class Instruction<string mnemonic, int opcode, string family,
+                  list<Operand> operands, string syntax, Cost cost, string doc> {
+  string Mnemonic = mnemonic;
+  int Opcode = opcode;
+  string Family = family;
+  list<Operand> Operands = operands;
+  string Syntax = syntax;
+  Cost Cost = cost;
+  string Doc = doc;
+  // Precise semantics in prose for the ISA reference.
+  string Semantics = "";
+}
+
+//===----------------------------------------------------------------------===//
+// Arithmetic micro-programs (docs/arith.md).
+//===----------------------------------------------------------------------===//
+
+// A primitive operation of the vector lanes. All registers hold 32 bits; "f"
+// operations read and write binary32 (RNE, FTZ on input and output, canonical
+// NaN), "i" operations read and write two's-complement integers.
+class Prim<string name, int numSrc, string doc> {
+  string Name = name;
+  int NumSrc = numSrc;
+  string Doc = doc;
+}
+def fadd   : Prim<"fadd", 2, "a + b">;
+def fsub   : Prim<"fsub", 2, "a - b">;
+def fmul   : Prim<"fmul", 2, "a * b">;
+def ffma   : Prim<"ffma", 3, "a * b + c with a single rounding">;
+def fmin   : Prim<"fmin", 2, "minimum; NaN if either is NaN; -0 < +0">;
+def fmax   : Prim<"fmax", 2, "maximum; NaN if either is NaN; -0 < +0">;
+def fabs   : Prim<"fabs", 1, "clear the sign bit">;
+def fneg   : Prim<"fneg", 1, "flip the sign bit">;
+def flt    : Prim<"flt", 2, "all-ones if a < b (ordered) else 0">;
+def fle    : Prim<"fle", 2, "all-ones if a <= b (ordered) else 0">;
+def fisnan : Prim<"fisnan", 1, "all-ones if a is NaN else 0">;
+def fround : Prim<"fround", 1, "round to the nearest integer value, ties to even (result is binary32)">;
+def f2i    : Prim<"f2i", 1, "binary32 to int32, round to nearest even, saturating; NaN gives 0">;
+def i2f    : Prim<"i2f", 1, "int32 to binary32, round to nearest even">;
+def iadd   : Prim<"iadd", 2, "32-bit integer add, wrapping">;
+def isub   : Prim<"isub", 2, "32-bit integer subtract, wrapping">;
+def ishl   : Prim<"ishl", 2, "shift left by b (0..31)">;
+def ishr   : Prim<"ishr", 2, "logical shift right by b (0..31)">;
+def isra   : Prim<"isra", 2, "arithmetic shift right by b (0..31)">;
+def iand   : Prim<"iand", 2, "bitwise and">;
+def ior    : Prim<"ior", 2, "bitwise or">;
+def ixor   : Prim<"ixor", 2, "bitwise xor">;
+def sel    : Prim<"sel", 3, "m ? a : b, bitwise: (m & a) | (~m & b)">;
+
+// A straight-line micro-program: Inputs name the incoming registers; each
+// step is (prim:$dest src, ...) where a source is a "$register" or an
+// integer constant (a 32-bit pattern, e.g. 0x3f800000 for 1.0f); Result
+// names the register holding the output.
+class MicroProgram<string name, list<string> inputs, list<dag> steps, string result,
+                   string doc> {
+  string Name = name;
+  list<string> Inputs = inputs;
+  list<dag> Steps = steps;
+  string Result = result;
+  string Doc = doc;
+}

@@ -1,0 +1,24 @@
+//===- gather.td - Embedding gather and scatter-add -----------------------===//
+
+defvar GatherShape = [DimOp<"count", S_P0, "number of indices">,
+                      DimOp<"dim", S_P1, "embedding width in elements">,
+                      DimOp<"rows", S_P2, "rows of the table (indices must be below)">,
+                      EnumOp<"itype", IndexType, FlagBits<4>, "index type">, DTypeOp];
+
+def EMBEDDING : Instruction<"embedding", 0x90, "gather",
+    [AddrOp<"dst", S_Dst, "count x dim output">, AddrOp<"table", S_Src0, "rows x dim table">,
+     AddrOp<"indices", S_Src1, "count indices">] # GatherShape,
+    "$dst, $table, $indices, $count, $dim, $rows", Cost<E_Dma, 4, 0>, "Embedding lookup."> {
+  let Semantics = "dst[t][:] = table[indices[t]][:]; an index outside [0, rows) is a fault.";
+}
+
+def EMBEDDING_BWD : Instruction<"embedding_bwd", 0x91, "gather",
+    [AddrOp<"dtable", S_Dst, "rows x dim gradient, accumulated into">,
+     AddrOp<"dy", S_Src0, "count x dim output gradient">,
+     AddrOp<"indices", S_Src1, "count indices">] # GatherShape #
+    [OptI32Op<"padding_idx", S_P3, "index whose rows get no gradient; -1 = none", -1, -1>],
+    "$dtable, $dy, $indices, $count, $dim, $rows", Cost<E_Vector, 4, 1>,
+    "Embedding backward: scatter-add of gradients."> {
+  let Semantics = "For t = 0 .. count-1 in increasing order, unless indices[t] == padding_idx: "
+                  "dtable[indices[t]][:] += dy[t][:] (one rounding per addition).";
+}

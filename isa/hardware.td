@@ -1,0 +1,19 @@
+//===- hardware.td - The machine both the ISS and the RTL describe --------===//
+
+def NpuHardware : HardwareConfig {
+  let MatrixTile = 8;
+  let VectorLanes = 8;
+  let AxiDataBytes = 32;
+  let AxiMaxBurst = 16;
+  let MemLatency = 20;
+  let FetchCycles = 4;
+  let RingEntries = 1024;
+}
+
+// ISA revision: bump on any incompatible change of the packet encoding.
+defvar IsaVersionMajor = 1;
+defvar IsaVersionMinor = 0;
+def IsaVersion {
+  int Major = IsaVersionMajor;
+  int Minor = IsaVersionMinor;
+}

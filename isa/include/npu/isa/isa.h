@@ -1,0 +1,118 @@
+// libnpu_isa: the instruction set as data, and the codec between typed or
+// generic instructions and 64-byte packets. Everything instruction-specific
+// comes from the tables generated from isa/*.td; nothing here names an opcode.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace npu::isa {
+
+inline constexpr size_t kPacketBytes = 64;
+
+enum class OperandKind : uint8_t { Addr, U32, I32, F32, Bits32, Flag, Enum };
+enum class Engine : uint8_t { Control, Dma, Matrix, Vector };
+
+struct PacketFieldInfo {
+  const char *name;
+  uint16_t bitOffset;
+  uint16_t bitWidth;
+  const char *doc;
+};
+
+struct EnumValueInfo {
+  const char *name;
+  uint32_t value;
+  const char *doc;
+};
+
+struct EnumInfo {
+  const char *name;
+  const EnumValueInfo *values;
+  uint32_t numValues;
+  const char *doc;
+  const EnumValueInfo *findValue(uint64_t value) const;
+  const EnumValueInfo *findName(std::string_view name) const;
+};
+
+struct OperandInfo {
+  const char *name;
+  OperandKind kind;
+  uint16_t bitOffset;
+  uint16_t bitWidth;
+  bool optional;
+  bool hasRange;
+  int64_t min;
+  int64_t max;
+  uint64_t defaultBits;
+  uint32_t align;
+  const EnumInfo *enumInfo;
+  const char *doc;
+};
+
+// One item of an instruction's positional syntax: operand index, or -1 and
+// a literal punctuation character.
+struct SyntaxItem {
+  int8_t operand;
+  char literal;
+};
+
+} // namespace npu::isa
+
+#include "npu/isa/npu_isa_gen.h"
+
+namespace npu::isa {
+
+struct InstrInfo {
+  Opcode opcode;
+  const char *name; // the .td def name, e.g. COPY_STRIDED
+  const char *mnemonic;
+  const char *family;
+  const OperandInfo *operands;
+  uint32_t numOperands;
+  const SyntaxItem *syntax;
+  uint32_t numSyntaxItems;
+  Engine engine;
+  uint32_t setupCycles;
+  uint32_t perElementCycles;
+  uint64_t usedBits[8]; // opcode and operand bits; the rest is reserved
+  const char *doc;
+
+  std::span<const OperandInfo> operandList() const { return {operands, numOperands}; }
+  std::span<const SyntaxItem> syntaxList() const { return {syntax, numSyntaxItems}; }
+  // Index of the operand called `name`, or -1.
+  int operandIndex(std::string_view name) const;
+};
+
+std::span<const InstrInfo> instructions();
+std::span<const PacketFieldInfo> packetFields();
+std::span<const EnumInfo *const> enums();
+const InstrInfo *findOpcode(uint32_t opcode);
+const InstrInfo &info(Opcode opcode);
+const InstrInfo *findMnemonic(std::string_view mnemonic);
+const char *engineName(Engine engine);
+const char *kindName(OperandKind kind);
+
+// An instruction of `opcode` with every optional operand at its default.
+Instruction makeInstruction(Opcode opcode);
+
+// Checks every operand against its constraints (range, alignment, enum
+// values, slot width). On failure returns false and explains in *error.
+bool validate(const Instruction &inst, std::string *error = nullptr);
+
+// Writes the 64 bytes of a validated instruction.
+void encode(const Instruction &inst, std::span<uint8_t, kPacketBytes> out);
+
+// Decodes and validates a packet: unknown opcodes, reserved bits that are
+// set and operands outside their constraints are errors (never UB).
+bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out,
+            std::string *error = nullptr);
+
+// Interprets the raw bits of an operand as a signed value (i32) or returns
+// them unchanged (other kinds).
+int64_t operandValue(const OperandInfo &op, uint64_t raw);
+
+} // namespace npu::isa

@@ -1,0 +1,22 @@
+//===- reduction.td - Reductions -------------------------------------------===//
+
+class ReduceOp<string mnemonic, int opcode, string what, string semantics>
+    : Instruction<mnemonic, opcode, "reduction",
+        [AddrOp<"dst", S_Dst, "result vector">, AddrOp<"src", S_Src0, "rows x cols input">,
+         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOp],
+        "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
+  let Semantics = semantics;
+}
+
+defvar LaneOrder = "Element j goes to lane j mod L, accumulated in index order; "
+                   "the L lanes combine by the fixed pairwise tree of docs/arith.md.";
+
+def ROW_SUM : ReduceOp<"row_sum", 0x50, "Sum of each row.",
+                       "dst[i] = sum over j of src[i][j]. " # LaneOrder>;
+def ROW_MAX : ReduceOp<"row_max", 0x51, "Maximum of each row.",
+                       "dst[i] = max over j of src[i][j] (NaN if any is NaN). " # LaneOrder>;
+def ROW_MEAN : ReduceOp<"row_mean", 0x52, "Mean of each row.",
+                        "dst[i] = ROW_SUM(i) * (1/cols), the reciprocal rounded first. " # LaneOrder>;
+def COL_SUM : ReduceOp<"col_sum", 0x53, "Sum of each column.",
+                       "dst[j] = sum over i of src[i][j], accumulated in increasing i "
+                       "from +0 (each column is one lane).">;

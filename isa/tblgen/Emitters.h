@@ -1,0 +1,20 @@
+// Backends of npu-tblgen. Each writes one generated file from the model.
+#pragma once
+
+#include "IsaModel.h"
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace npu::tblgen {
+
+void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os);
+void emitCppTables(const IsaModel &model, llvm::raw_ostream &os);
+void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os);
+void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os);
+
+// "flags[5:4]", "param0", "param0..param1": where a slot lives in the packet.
+std::string describeSlot(const IsaModel &model, const BitRange &slot);
+
+} // namespace npu::tblgen
