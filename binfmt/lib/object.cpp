@@ -1,0 +1,465 @@
+#include "npu/bin/object.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace npu::bin {
+
+namespace {
+
+constexpr uint8_t kMagic[8] = {0x89, 'N', 'P', 'U', 'B', 'I', 'N', '\n'};
+constexpr uint32_t kFormatMajor = 1;
+constexpr uint32_t kFormatMinor = 0;
+constexpr uint32_t kHeaderBytes = 64;
+constexpr uint32_t kSectionEntryBytes = 32;
+
+enum SectionType : uint32_t { kText = 1, kData = 2, kCheck = 3, kSymbols = 4, kMetadata = 5 };
+
+const char *sectionName(uint32_t type) {
+  switch (type) {
+  case kText: return "text";
+  case kData: return "data";
+  case kCheck: return "check";
+  case kSymbols: return "symbols";
+  case kMetadata: return "metadata";
+  }
+  return "unknown";
+}
+
+std::string format(const char *fmt, auto... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+uint64_t padTo8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
+
+class Writer {
+public:
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void u64(uint64_t v) {
+    u32(static_cast<uint32_t>(v));
+    u32(static_cast<uint32_t>(v >> 32));
+  }
+  void bytes(const void *p, size_t n) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    out.insert(out.end(), b, b + n);
+  }
+  void pad() {
+    while (out.size() % 8)
+      out.push_back(0);
+  }
+  void patch64(size_t at, uint64_t v) {
+    for (int i = 0; i < 8; ++i)
+      out[at + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  std::vector<uint8_t> out;
+};
+
+// Bounds-checked little-endian reads; `base` is the file offset of data[0]
+// so that errors name absolute offsets.
+class Reader {
+public:
+  Reader(std::span<const uint8_t> data, uint64_t base, const char *what)
+      : data_(data), base_(base), what_(what) {}
+  uint64_t offset() const { return base_ + pos_; }
+  uint64_t remaining() const { return data_.size() - pos_; }
+  void need(uint64_t n, const char *field) {
+    if (n > remaining())
+      throw FormatError(offset(), format("%s: %s needs %" PRIu64 " bytes but only %" PRIu64
+                                         " remain",
+                                         what_, field, n, remaining()));
+  }
+  uint32_t u32(const char *field) {
+    need(4, field);
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+      v |= uint32_t(data_[pos_ + i]) << (8 * i);
+    pos_ += 4;
+    return v;
+  }
+  uint64_t u64(const char *field) {
+    uint64_t lo = u32(field);
+    return lo | uint64_t(u32(field)) << 32;
+  }
+  std::span<const uint8_t> bytes(uint64_t n, const char *field) {
+    need(n, field);
+    auto s = data_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  void padding(const char *field) {
+    uint64_t n = padTo8(pos_) - pos_;
+    for (uint8_t b : bytes(n, field))
+      if (b)
+        throw FormatError(offset() - n, format("%s: non-zero padding after %s", what_, field));
+  }
+
+private:
+  std::span<const uint8_t> data_;
+  uint64_t base_;
+  size_t pos_ = 0;
+  const char *what_;
+};
+
+struct SectionEntry {
+  uint32_t type;
+  uint64_t offset;
+  uint64_t size;
+  uint64_t count;
+};
+
+void checkNoOverlap(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char *what,
+                    uint64_t errorOffset) {
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].first + ranges[i - 1].second)
+      throw FormatError(errorOffset,
+                        format("%s at 0x%" PRIx64 " (+%" PRIu64 ") overlaps the one at 0x%" PRIx64
+                               " (+%" PRIu64 ")",
+                               what, ranges[i].first, ranges[i].second, ranges[i - 1].first,
+                               ranges[i - 1].second));
+}
+
+void checkRange(uint64_t address, uint64_t length, const char *what, uint64_t errorOffset) {
+  if (length == 0)
+    throw FormatError(errorOffset, format("%s at 0x%" PRIx64 " is empty", what, address));
+  if (address + length < address)
+    throw FormatError(errorOffset, format("%s at 0x%" PRIx64 " with %" PRIu64
+                                          " bytes wraps past the end of the address space",
+                                          what, address, length));
+}
+
+void validateObject(const Object &object, uint64_t errorOffset) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const DataSegment &seg : object.data) {
+    checkRange(seg.address, seg.bytes.size(), "data segment", errorOffset);
+    ranges.emplace_back(seg.address, seg.bytes.size());
+  }
+  checkNoOverlap(ranges, "data segment", errorOffset);
+  ranges.clear();
+  for (const CheckRegion &check : object.checks) {
+    checkRange(check.address, check.expected.size(), "check region", errorOffset);
+    if (check.kind == CheckRegion::Kind::F32Ulp && (check.expected.size() % 4 || check.address % 4))
+      throw FormatError(errorOffset, format("f32 check region at 0x%" PRIx64
+                                            " must be 4-byte aligned and a multiple of 4 bytes",
+                                            check.address));
+    if (check.kind == CheckRegion::Kind::Exact && check.ulpTolerance)
+      throw FormatError(errorOffset, format("exact check region at 0x%" PRIx64
+                                            " has a ulp tolerance",
+                                            check.address));
+    ranges.emplace_back(check.address, check.expected.size());
+  }
+  checkNoOverlap(ranges, "check region", errorOffset);
+  std::set<std::string> names;
+  for (const Symbol &sym : object.symbols) {
+    if (sym.name.empty() || sym.name.size() > 4096)
+      throw FormatError(errorOffset, "symbol name must have 1 to 4096 characters");
+    for (unsigned char c : sym.name)
+      if (c < 0x21 || c > 0x7e)
+        throw FormatError(errorOffset, format("symbol name '%s' contains a non-printable character",
+                                              sym.name.c_str()));
+    if (!names.insert(sym.name).second)
+      throw FormatError(errorOffset, format("duplicate symbol '%s'", sym.name.c_str()));
+    if (sym.kind == Symbol::Kind::Packet && sym.value > object.text.size())
+      throw FormatError(errorOffset, format("symbol '%s' names packet %" PRIu64
+                                            " but the text has %zu packets",
+                                            sym.name.c_str(), sym.value, object.text.size()));
+  }
+  std::set<std::string> keys;
+  for (const auto &[key, value] : object.metadata) {
+    if (key.empty())
+      throw FormatError(errorOffset, "empty metadata key");
+    if (!keys.insert(key).second)
+      throw FormatError(errorOffset, format("duplicate metadata key '%s'", key.c_str()));
+  }
+}
+
+std::string string(std::span<const uint8_t> b) { return std::string(b.begin(), b.end()); }
+
+} // namespace
+
+FormatError::FormatError(uint64_t offset, const std::string &message, const std::string &path)
+    : std::runtime_error((path.empty() ? "" : path + ": ") + format("offset %" PRIu64 ": ", offset) +
+                         message),
+      offset_(offset), message_(message) {}
+
+bool hasMagic(std::span<const uint8_t> bytes) {
+  return bytes.size() >= sizeof kMagic && std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
+}
+
+std::vector<uint8_t> write(const Object &object) {
+  validateObject(object, 0);
+  std::vector<std::pair<uint32_t, uint64_t>> sections; // type, record count
+  if (!object.text.empty())
+    sections.push_back({kText, object.text.size()});
+  if (!object.data.empty())
+    sections.push_back({kData, object.data.size()});
+  if (!object.checks.empty())
+    sections.push_back({kCheck, object.checks.size()});
+  if (!object.symbols.empty())
+    sections.push_back({kSymbols, object.symbols.size()});
+  if (!object.metadata.empty())
+    sections.push_back({kMetadata, object.metadata.size()});
+
+  Writer w;
+  w.bytes(kMagic, sizeof kMagic);
+  w.u32(kFormatMajor);
+  w.u32(kFormatMinor);
+  w.u32(object.isaVersionMajor);
+  w.u32(object.isaVersionMinor);
+  w.u64(object.isaHash);
+  w.u32(static_cast<uint32_t>(sections.size()));
+  w.u32(kHeaderBytes);
+  const size_t fileSizeAt = w.out.size();
+  w.u64(0);
+  w.u32(kHeaderBytes);
+  while (w.out.size() < kHeaderBytes)
+    w.out.push_back(0);
+
+  const size_t tableAt = w.out.size();
+  for (auto &[type, count] : sections) {
+    w.u32(type);
+    w.u32(0);
+    w.u64(0);
+    w.u64(0);
+    w.u64(count);
+  }
+  for (size_t s = 0; s < sections.size(); ++s) {
+    const uint64_t start = w.out.size();
+    switch (sections[s].first) {
+    case kText:
+      for (const Packet &p : object.text)
+        w.bytes(p.data(), p.size());
+      break;
+    case kData:
+      for (const DataSegment &seg : object.data) {
+        w.u64(seg.address);
+        w.u64(seg.bytes.size());
+        w.bytes(seg.bytes.data(), seg.bytes.size());
+        w.pad();
+      }
+      break;
+    case kCheck:
+      for (const CheckRegion &c : object.checks) {
+        w.u64(c.address);
+        w.u32(static_cast<uint32_t>(c.kind));
+        w.u32(c.ulpTolerance);
+        w.u64(c.expected.size());
+        w.bytes(c.expected.data(), c.expected.size());
+        w.pad();
+      }
+      break;
+    case kSymbols:
+      for (const Symbol &sym : object.symbols) {
+        w.u32(static_cast<uint32_t>(sym.kind));
+        w.u32(static_cast<uint32_t>(sym.name.size()));
+        w.u64(sym.value);
+        w.bytes(sym.name.data(), sym.name.size());
+        w.pad();
+      }
+      break;
+    case kMetadata:
+      for (const auto &[key, value] : object.metadata) {
+        w.u32(static_cast<uint32_t>(key.size()));
+        w.u32(static_cast<uint32_t>(value.size()));
+        w.bytes(key.data(), key.size());
+        w.bytes(value.data(), value.size());
+        w.pad();
+      }
+      break;
+    }
+    w.patch64(tableAt + s * kSectionEntryBytes + 8, start);
+    w.patch64(tableAt + s * kSectionEntryBytes + 16, w.out.size() - start);
+  }
+  w.patch64(fileSizeAt, w.out.size());
+  return std::move(w.out);
+}
+
+Object read(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kHeaderBytes)
+    throw FormatError(0, format("file has %zu bytes, less than the %u-byte header", bytes.size(),
+                                kHeaderBytes));
+  if (!hasMagic(bytes))
+    throw FormatError(0, "bad magic: not an .npubin file");
+  Reader h(bytes.first(kHeaderBytes), 0, "header");
+  h.bytes(sizeof kMagic, "magic");
+  uint32_t major = h.u32("format version");
+  uint32_t minor = h.u32("format version");
+  if (major != kFormatMajor)
+    throw FormatError(8, format("format version %u.%u is not supported (this reader reads %u.x)",
+                                major, minor, kFormatMajor));
+  Object object;
+  object.isaVersionMajor = h.u32("ISA version");
+  object.isaVersionMinor = h.u32("ISA version");
+  object.isaHash = h.u64("ISA hash");
+  const uint32_t sectionCount = h.u32("section count");
+  const uint32_t tableOffset = h.u32("section table offset");
+  const uint64_t fileSize = h.u64("file size");
+  const uint32_t headerSize = h.u32("header size");
+  for (uint8_t b : h.bytes(h.remaining(), "reserved"))
+    if (b)
+      throw FormatError(h.offset(), "reserved header bytes must be zero");
+  if (headerSize != kHeaderBytes)
+    throw FormatError(44, format("header size %u, expected %u", headerSize, kHeaderBytes));
+  if (fileSize != bytes.size())
+    throw FormatError(32, format("header records %" PRIu64 " bytes but the file has %zu%s",
+                                 fileSize, bytes.size(),
+                                 fileSize > bytes.size() ? " (truncated?)" : ""));
+  if (tableOffset != kHeaderBytes)
+    throw FormatError(28, format("section table offset %u, expected %u", tableOffset, kHeaderBytes));
+  if (sectionCount > 5)
+    throw FormatError(24, format("%u sections; a file has at most one of each of the 5 types",
+                                 sectionCount));
+  const uint64_t tableEnd = kHeaderBytes + uint64_t(sectionCount) * kSectionEntryBytes;
+  if (tableEnd > bytes.size())
+    throw FormatError(kHeaderBytes, "section table runs past the end of the file");
+  if (object.isaVersionMajor != isa::kIsaVersionMajor)
+    throw FormatError(16, format("file is for ISA v%u.%u, this toolchain implements v%u.%u",
+                                 object.isaVersionMajor, object.isaVersionMinor,
+                                 isa::kIsaVersionMajor, isa::kIsaVersionMinor));
+
+  Reader t(bytes.subspan(kHeaderBytes, tableEnd - kHeaderBytes), kHeaderBytes, "section table");
+  std::vector<SectionEntry> entries;
+  std::set<uint32_t> seenTypes;
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
+  for (uint32_t i = 0; i < sectionCount; ++i) {
+    const uint64_t at = t.offset();
+    SectionEntry e;
+    e.type = t.u32("section type");
+    if (t.u32("section flags"))
+      throw FormatError(at + 4, format("section %u: flags must be zero", i));
+    e.offset = t.u64("section offset");
+    e.size = t.u64("section size");
+    e.count = t.u64("section record count");
+    if (e.type < kText || e.type > kMetadata)
+      throw FormatError(at, format("section %u: unknown type %u", i, e.type));
+    if (!seenTypes.insert(e.type).second)
+      throw FormatError(at, format("section %u: second %s section", i, sectionName(e.type)));
+    if (e.offset % 8 || e.offset < tableEnd || e.offset > bytes.size() ||
+        e.size > bytes.size() - e.offset)
+      throw FormatError(at + 8, format("%s section: bytes [%" PRIu64 ", +%" PRIu64
+                                       ") are not an 8-aligned range after the section table "
+                                       "inside the %zu-byte file",
+                                       sectionName(e.type), e.offset, e.size, bytes.size()));
+    extents.emplace_back(e.offset, e.size);
+    entries.push_back(e);
+  }
+  std::sort(extents.begin(), extents.end());
+  for (size_t i = 1; i < extents.size(); ++i)
+    if (extents[i].first < extents[i - 1].first + extents[i - 1].second)
+      throw FormatError(extents[i].first, "sections overlap");
+
+  for (const SectionEntry &e : entries) {
+    const char *name = sectionName(e.type);
+    Reader r(bytes.subspan(e.offset, e.size), e.offset, name);
+    // Every record has a fixed part of at least 8 bytes: reject absurd
+    // counts before allocating anything.
+    const uint64_t minRecord = e.type == kText ? isa::kPacketBytes : e.type == kCheck ? 24 : e.type == kMetadata ? 8 : 16;
+    if (e.count > e.size / minRecord)
+      throw FormatError(e.offset, format("%s section claims %" PRIu64
+                                         " records but has room for at most %" PRIu64,
+                                         name, e.count, e.size / minRecord));
+    for (uint64_t i = 0; i < e.count; ++i) {
+      switch (e.type) {
+      case kText: {
+        Packet p;
+        auto b = r.bytes(isa::kPacketBytes, "packet");
+        std::copy(b.begin(), b.end(), p.begin());
+        object.text.push_back(p);
+        break;
+      }
+      case kData: {
+        DataSegment seg;
+        seg.address = r.u64("segment address");
+        uint64_t length = r.u64("segment length");
+        auto b = r.bytes(length, "segment bytes");
+        seg.bytes.assign(b.begin(), b.end());
+        r.padding("segment bytes");
+        object.data.push_back(std::move(seg));
+        break;
+      }
+      case kCheck: {
+        CheckRegion c;
+        const uint64_t at = r.offset();
+        c.address = r.u64("check address");
+        uint32_t kind = r.u32("check kind");
+        if (kind > 1)
+          throw FormatError(at + 8, format("check region %" PRIu64 ": unknown kind %u", i, kind));
+        c.kind = static_cast<CheckRegion::Kind>(kind);
+        c.ulpTolerance = r.u32("ulp tolerance");
+        uint64_t length = r.u64("check length");
+        auto b = r.bytes(length, "check bytes");
+        c.expected.assign(b.begin(), b.end());
+        r.padding("check bytes");
+        object.checks.push_back(std::move(c));
+        break;
+      }
+      case kSymbols: {
+        Symbol sym;
+        const uint64_t at = r.offset();
+        uint32_t kind = r.u32("symbol kind");
+        if (kind > 1)
+          throw FormatError(at, format("symbol %" PRIu64 ": unknown kind %u", i, kind));
+        sym.kind = static_cast<Symbol::Kind>(kind);
+        uint32_t length = r.u32("symbol name length");
+        sym.value = r.u64("symbol value");
+        sym.name = string(r.bytes(length, "symbol name"));
+        r.padding("symbol name");
+        object.symbols.push_back(std::move(sym));
+        break;
+      }
+      case kMetadata: {
+        uint32_t keyLength = r.u32("metadata key length");
+        uint32_t valueLength = r.u32("metadata value length");
+        std::string key = string(r.bytes(keyLength, "metadata key"));
+        std::string value = string(r.bytes(valueLength, "metadata value"));
+        r.padding("metadata value");
+        object.metadata.emplace_back(std::move(key), std::move(value));
+        break;
+      }
+      }
+    }
+    if (r.remaining())
+      throw FormatError(r.offset(), format("%s section has %" PRIu64
+                                           " bytes after its %" PRIu64 " records",
+                                           name, r.remaining(), e.count));
+  }
+  validateObject(object, kHeaderBytes);
+  return object;
+}
+
+Object readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad())
+    throw std::runtime_error(path + ": read error");
+  try {
+    return read(bytes);
+  } catch (const FormatError &e) {
+    throw FormatError(e.offset(), e.message(), path);
+  }
+}
+
+void writeFile(const std::string &path, const Object &object) {
+  std::vector<uint8_t> bytes = write(object);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out)
+    throw std::runtime_error(path + ": write error");
+}
+
+} // namespace npu::bin
