@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 include "base.td"
+include "packet.td"
 include "hardware.td"
 include "common.td"
 include "control.td"

@@ -1,0 +1,26 @@
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def build_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("NPU_BUILD_DIR", REPO / "build"))
+
+
+def san_build_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("NPU_SAN_BUILD_DIR", REPO / "build-san"))
+
+
+def tool(name: str, build: pathlib.Path | None = None) -> pathlib.Path:
+    path = (build or build_dir()) / "bin" / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first (scripts/build)")
+    return path
+
+
+def run(args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600, **kwargs)

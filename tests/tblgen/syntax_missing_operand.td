@@ -1,0 +1,6 @@
+// EXPECT: 4:5: error: syntax of 'fill' does not cover required operand 'words'
+include "test_preamble.td"
+
+def FILL : Instruction<"fill", 0x11, "data",
+    [AddrOp<"dst", S_Dst, "destination">, DimOp<"words", S_P0, "length">],
+    "$dst", Cost<E_Dma, 2, 0>, "Fill.">;

@@ -1,0 +1,20 @@
+// Shared preamble of the broken-ISA tests: the real classes and packet
+// layout plus the definitions every ISA needs, so that each test file adds
+// exactly the mistake it is about.
+include "base.td"
+include "packet.td"
+
+def TestHardware : HardwareConfig {
+  let MatrixTile = 8;
+  let VectorLanes = 8;
+  let AxiDataBytes = 32;
+  let AxiMaxBurst = 16;
+  let MemLatency = 20;
+  let FetchCycles = 4;
+  let RingEntries = 1024;
+}
+def IsaVersion {
+  int Major = 1;
+  int Minor = 0;
+}
+def TEST_NOP : Instruction<"nop", 0, "control", [], "", Cost<E_Control, 1, 0>, "No operation.">;
