@@ -144,6 +144,12 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os) {
     os << "  " << inst.defName << " = " << hex(inst.opcode) << ", // " << inst.mnemonic << "\n";
   os << "};\n\n";
   os << "inline constexpr unsigned kNumOpcodes = " << model.instructions.size() << ";\n";
+  os << "\n// X(DEF_NAME, TypedStruct, family) for every instruction, in opcode order,\n"
+        "// so that dispatch tables are generated rather than hand-listed.\n"
+        "#define NPU_FOR_EACH_INSTRUCTION(X) \\\n";
+  for (const InstructionDef &inst : model.instructions)
+    os << "  X(" << inst.defName << ", " << camelCase(inst.defName) << ", " << inst.family << ")"
+       << (&inst == &model.instructions.back() ? "\n" : " \\\n");
   os << "inline constexpr unsigned kMaxOperands = " << maxOperands(model) << ";\n\n";
 
   for (const EnumTypeDef &e : model.enums) {

@@ -13,7 +13,7 @@
 
 namespace npu::bin {
 
-using Packet = std::array<uint8_t, isa::kPacketBytes>;
+using Packet = isa::Packet;
 
 // Bytes to place at a physical address before the stream runs.
 struct DataSegment {

@@ -3,6 +3,7 @@
 // comes from the tables generated from isa/*.td; nothing here names an opcode.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -12,6 +13,7 @@
 namespace npu::isa {
 
 inline constexpr size_t kPacketBytes = 64;
+using Packet = std::array<uint8_t, kPacketBytes>;
 
 enum class OperandKind : uint8_t { Addr, U32, I32, F32, Bits32, Flag, Enum };
 enum class Engine : uint8_t { Control, Dma, Matrix, Vector };

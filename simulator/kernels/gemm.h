@@ -1,0 +1,28 @@
+// fp32 GEMM with the accumulation order of docs/arith.md: every C[i][j] is
+// acc = fma(A[i][k], B[k][j], acc) for k = 0..K-1 in increasing order,
+// starting from +0 or, when accumulating, from the old C. Blocking over K
+// stores the partial C and resumes from it, which keeps that order exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace npu::sim::kernels {
+
+struct GemmShape {
+  size_t m = 0, k = 0, n = 0;
+  // Row pitches of A, B, C as stored, in elements. A is M x K (K x M with
+  // transA); B is K x N (N x K with transB).
+  size_t lda = 0, ldb = 0, ldc = 0;
+  bool transA = false, transB = false;
+  bool accumulate = false;
+};
+
+// Requires the caller to run under FTZ/DAZ round-to-nearest (see
+// FloatEnvGuard); NaN results are canonicalised to 0x7fc00000.
+void gemm(const GemmShape &shape, const float *a, const float *b, float *c);
+
+// The obviously-correct loop nest, for tests.
+void gemmReference(const GemmShape &shape, const float *a, const float *b, float *c);
+
+} // namespace npu::sim::kernels
