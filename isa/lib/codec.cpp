@@ -55,14 +55,20 @@ const char *fieldName(unsigned bit) {
   return "?";
 }
 
-bool fail(std::string *error, std::string message) {
+bool fail(std::string *error, std::string message, DecodeError *why = nullptr,
+          DecodeError code = DecodeError::None) {
   if (error)
     *error = std::move(message);
+  if (why)
+    *why = code;
   return false;
 }
 
-// Explains why `raw` is not a valid value of `op`, or returns an empty string.
-std::string checkOperand(const InstrInfo &ins, const OperandInfo &op, uint64_t raw) {
+// Explains why `raw` is not a valid value of `op` (and classifies it in
+// *code), or returns an empty string.
+std::string checkOperand(const InstrInfo &ins, const OperandInfo &op, uint64_t raw,
+                         DecodeError *code) {
+  *code = DecodeError::OutOfRange;
   if (raw & ~widthMask(op.bitWidth))
     return format("%s: operand '%s' value 0x%" PRIx64 " does not fit in %u bits", ins.mnemonic,
                   op.name, raw, op.bitWidth);
@@ -70,12 +76,15 @@ std::string checkOperand(const InstrInfo &ins, const OperandInfo &op, uint64_t r
   if (op.hasRange && (value < op.min || value > op.max))
     return format("%s: operand '%s' = %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]",
                   ins.mnemonic, op.name, value, op.min, op.max);
+  *code = DecodeError::Misaligned;
   if (op.kind == OperandKind::Addr && raw % op.align)
     return format("%s: address operand '%s' = 0x%" PRIx64 " is not aligned to %u bytes",
                   ins.mnemonic, op.name, raw, op.align);
+  *code = DecodeError::BadEnum;
   if (op.kind == OperandKind::Enum && !op.enumInfo->findValue(raw))
     return format("%s: operand '%s' = %" PRIu64 " is not a valid %s", ins.mnemonic, op.name, raw,
                   op.enumInfo->name);
+  *code = DecodeError::None;
   return {};
 }
 
@@ -164,8 +173,10 @@ bool validate(const Instruction &inst, std::string *error) {
   const InstrInfo *ins = findOpcode(static_cast<uint32_t>(inst.opcode));
   if (!ins)
     return fail(error, format("unknown opcode 0x%08x", static_cast<uint32_t>(inst.opcode)));
+  DecodeError code;
   for (uint32_t i = 0; i < ins->numOperands; ++i)
-    if (std::string why = checkOperand(*ins, ins->operands[i], inst.operands[i]); !why.empty())
+    if (std::string why = checkOperand(*ins, ins->operands[i], inst.operands[i], &code);
+        !why.empty())
       return fail(error, std::move(why));
   for (uint32_t i = ins->numOperands; i < kMaxOperands; ++i)
     if (inst.operands[i])
@@ -183,11 +194,14 @@ void encode(const Instruction &inst, std::span<uint8_t, kPacketBytes> out) {
                inst.operands[i] & widthMask(ins.operands[i].bitWidth));
 }
 
-bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std::string *error) {
+bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std::string *error,
+            DecodeError *why) {
+  if (why)
+    *why = DecodeError::None;
   uint32_t opcode = static_cast<uint32_t>(extractBits(bytes, 0, 32));
   const InstrInfo *ins = findOpcode(opcode);
   if (!ins)
-    return fail(error, format("unknown opcode 0x%08x", opcode));
+    return fail(error, format("unknown opcode 0x%08x", opcode), why, DecodeError::UnknownOpcode);
   for (unsigned word = 0; word < 8; ++word) {
     uint64_t bits = detail::load64(bytes.data(), word * 8);
     if (uint64_t reserved = bits & ~ins->usedBits[word]) {
@@ -196,8 +210,10 @@ bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std:
       for (const PacketFieldInfo &f : kPacketFields)
         if (bit >= f.bitOffset && bit < f.bitOffset + f.bitWidth)
           field = bit - f.bitOffset;
-      return fail(error, format("%s: reserved bit %u of field '%s' (packet bit %u) is set",
-                                ins->mnemonic, field, fieldName(bit), bit));
+      return fail(error,
+                  format("%s: reserved bit %u of field '%s' (packet bit %u) is set", ins->mnemonic,
+                         field, fieldName(bit), bit),
+                  why, DecodeError::ReservedBits);
     }
   }
   out = Instruction{};
@@ -205,8 +221,9 @@ bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std:
   for (uint32_t i = 0; i < ins->numOperands; ++i) {
     const OperandInfo &op = ins->operands[i];
     out.operands[i] = extractBits(bytes, op.bitOffset, op.bitWidth);
-    if (std::string why = checkOperand(*ins, op, out.operands[i]); !why.empty())
-      return fail(error, std::move(why));
+    DecodeError code;
+    if (std::string message = checkOperand(*ins, op, out.operands[i], &code); !message.empty())
+      return fail(error, std::move(message), why, code);
   }
   return true;
 }

@@ -108,10 +108,12 @@ bool validate(const Instruction &inst, std::string *error = nullptr);
 // Writes the 64 bytes of a validated instruction.
 void encode(const Instruction &inst, std::span<uint8_t, kPacketBytes> out);
 
+enum class DecodeError { None, UnknownOpcode, ReservedBits, OutOfRange, Misaligned, BadEnum };
+
 // Decodes and validates a packet: unknown opcodes, reserved bits that are
 // set and operands outside their constraints are errors (never UB).
 bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out,
-            std::string *error = nullptr);
+            std::string *error = nullptr, DecodeError *why = nullptr);
 
 // Interprets the raw bits of an operand as a signed value (i32) or returns
 // them unchanged (other kinds).

@@ -1,0 +1,105 @@
+// libnpu_iss: the bit-exact functional, cycle-approximate instruction-set
+// simulator. It executes 64-byte packets against the shared physical-memory
+// model exactly as docs/arith.md specifies and charges each packet the cycles
+// of the machine described by isa/hardware.td.
+#pragma once
+
+#include "npu/isa/isa.h"
+#include "npu/mem/fault.h"
+#include "npu/mem/physical_memory.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace npu::sim {
+
+// func: execute, no timing. perf: timing only, memory untouched (for fast
+// architecture studies on long traces). both: execute and time; its cycle
+// counts equal perf's because the timing model never looks at data.
+enum class Mode { Func, Perf, Both };
+const char *modeName(Mode mode);
+std::optional<Mode> parseMode(std::string_view name);
+
+inline constexpr size_t kNumEngines = 4;
+
+// One executed packet, for --trace logs and timelines.
+struct PacketRecord {
+  uint64_t index = 0;
+  isa::Opcode opcode = isa::Opcode::NOP;
+  isa::Engine engine = isa::Engine::Control;
+  uint64_t startCycle = 0;
+  uint64_t endCycle = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesWritten = 0;
+};
+
+struct Stats {
+  struct Engine {
+    uint64_t packets = 0;
+    uint64_t busyCycles = 0;
+  };
+  struct Op {
+    uint64_t packets = 0;
+    uint64_t cycles = 0;
+  };
+  uint64_t packets = 0;
+  uint64_t cycles = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesWritten = 0;
+  std::array<Engine, kNumEngines> engines{};
+  std::array<Op, isa::kNumOpcodes> ops{}; // indexed like isa::instructions()
+};
+
+enum class StopReason { Halt, EndOfStream, Fault, PacketLimit };
+const char *stopReasonName(StopReason reason);
+
+struct RunResult {
+  StopReason reason = StopReason::EndOfStream;
+  uint64_t packetsExecuted = 0; // including a HALT, excluding a faulting packet
+  uint64_t cycles = 0;
+  std::optional<mem::Fault> fault;
+};
+
+class Iss {
+public:
+  explicit Iss(mem::PhysicalMemory &memory, Mode mode = Mode::Func);
+
+  // Executes one packet. Returns true if it was HALT. A bad packet or a bad
+  // access throws mem::DeviceFault carrying `index` as the packet index;
+  // the packet then has no effect on statistics (its partial writes stay).
+  bool step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index);
+
+  // Executes packets[0...] until HALT, the end, a fault or maxPackets.
+  RunResult run(std::span<const isa::Packet> packets, uint64_t maxPackets = UINT64_MAX);
+
+  Mode mode() const { return mode_; }
+  uint64_t cycle() const { return stats_.cycles; }
+  const Stats &stats() const { return stats_; }
+  void resetStats();
+
+  // Keeps a PacketRecord of every executed packet (off by default).
+  void setRecording(bool enabled) { recording_ = enabled; }
+  const std::vector<PacketRecord> &records() const { return records_; }
+
+private:
+  mem::PhysicalMemory &memory_;
+  Mode mode_;
+  Stats stats_;
+  bool recording_ = false;
+  std::vector<PacketRecord> records_;
+};
+
+// Statistics as JSON: cycles per engine and op class, utilisation, bytes
+// per memory region (from the memory's counters).
+std::string statsJson(const Stats &stats, const mem::PhysicalMemory &memory);
+
+// A Chrome/Perfetto trace-event timeline: one track per engine, one slice
+// per packet; one cycle is shown as one nanosecond.
+std::string perfettoTraceJson(std::span<const PacketRecord> records);
+
+} // namespace npu::sim

@@ -1,0 +1,133 @@
+#include "npu/sim/iss.h"
+
+#include "context.h"
+#include "npu/arith/float_env.h"
+#include "timing.h"
+
+namespace npu::sim {
+
+namespace {
+
+mem::FaultCode faultCodeFor(isa::DecodeError error) {
+  switch (error) {
+  case isa::DecodeError::UnknownOpcode: return mem::FaultCode::UnknownOpcode;
+  case isa::DecodeError::ReservedBits: return mem::FaultCode::ReservedBits;
+  case isa::DecodeError::Misaligned: return mem::FaultCode::Misaligned;
+  case isa::DecodeError::OutOfRange:
+  case isa::DecodeError::BadEnum:
+  case isa::DecodeError::None: break;
+  }
+  return mem::FaultCode::InvalidOperand;
+}
+
+size_t instructionIndex(isa::Opcode opcode) {
+  return static_cast<size_t>(&isa::info(opcode) - isa::instructions().data());
+}
+
+} // namespace
+
+const char *modeName(Mode mode) {
+  switch (mode) {
+  case Mode::Func: return "func";
+  case Mode::Perf: return "perf";
+  case Mode::Both: return "both";
+  }
+  return "?";
+}
+
+std::optional<Mode> parseMode(std::string_view name) {
+  for (Mode m : {Mode::Func, Mode::Perf, Mode::Both})
+    if (name == modeName(m))
+      return m;
+  return std::nullopt;
+}
+
+const char *stopReasonName(StopReason reason) {
+  switch (reason) {
+  case StopReason::Halt: return "halt";
+  case StopReason::EndOfStream: return "end of stream";
+  case StopReason::Fault: return "fault";
+  case StopReason::PacketLimit: return "packet limit";
+  }
+  return "?";
+}
+
+Iss::Iss(mem::PhysicalMemory &memory, Mode mode) : memory_(memory), mode_(mode) {}
+
+void Iss::resetStats() {
+  stats_ = Stats{};
+  records_.clear();
+}
+
+bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index) {
+  isa::Instruction decoded;
+  std::string error;
+  isa::DecodeError why;
+  if (!isa::decode(packet, decoded, &error, &why)) {
+    mem::Fault f;
+    f.code = faultCodeFor(why);
+    f.packetIndex = static_cast<int64_t>(index);
+    f.detail = error;
+    throw mem::DeviceFault(f);
+  }
+  const isa::InstrInfo &info = isa::info(decoded.opcode);
+  ExecContext ctx(memory_, index, info);
+  const bool executes = mode_ != Mode::Perf;
+  arith::FloatEnvGuard floatEnv;
+  Work work;
+  switch (decoded.opcode) {
+#define NPU_DISPATCH(NAME, Type, family)                                                            \
+  case isa::Opcode::NAME: {                                                                        \
+    const auto op = isa::inst::Type::fromPacket(packet.data());                                    \
+    work = sim::work(op);                                                                          \
+    if (executes)                                                                                  \
+      execute(ctx, op);                                                                            \
+    break;                                                                                         \
+  }
+    NPU_FOR_EACH_INSTRUCTION(NPU_DISPATCH)
+#undef NPU_DISPATCH
+  }
+
+  const uint64_t cycles = mode_ == Mode::Func ? 0 : packetCycles(info, work);
+  const uint64_t start = stats_.cycles;
+  stats_.packets++;
+  stats_.cycles += cycles;
+  stats_.bytesRead += work.bytesRead;
+  stats_.bytesWritten += work.bytesWritten;
+  Stats::Engine &engine = stats_.engines[static_cast<size_t>(info.engine)];
+  engine.packets++;
+  engine.busyCycles += cycles;
+  Stats::Op &op = stats_.ops[instructionIndex(decoded.opcode)];
+  op.packets++;
+  op.cycles += cycles;
+  if (recording_)
+    records_.push_back({index, decoded.opcode, info.engine, start, start + cycles, work.bytesRead,
+                        work.bytesWritten});
+  return decoded.opcode == isa::Opcode::HALT;
+}
+
+RunResult Iss::run(std::span<const isa::Packet> packets, uint64_t maxPackets) {
+  RunResult result;
+  for (uint64_t i = 0; i < packets.size(); ++i) {
+    if (result.packetsExecuted == maxPackets) {
+      result.reason = StopReason::PacketLimit;
+      break;
+    }
+    try {
+      const bool halted = step(packets[i], i);
+      result.packetsExecuted++;
+      if (halted) {
+        result.reason = StopReason::Halt;
+        break;
+      }
+    } catch (const mem::DeviceFault &e) {
+      result.reason = StopReason::Fault;
+      result.fault = e.fault();
+      break;
+    }
+  }
+  result.cycles = stats_.cycles;
+  return result;
+}
+
+} // namespace npu::sim

@@ -1,0 +1,81 @@
+// EMBEDDING and EMBEDDING_BWD.
+#include "../arith_util.h"
+#include "../context.h"
+
+#include <cstring>
+#include <string>
+
+namespace npu::sim {
+
+namespace {
+
+uint64_t indexBytes(isa::IndexType type) { return type == isa::IndexType::i64 ? 8 : 4; }
+
+// Reads index t, faulting with its address if it is outside [0, rows).
+template <class Op> uint64_t checkedIndex(ExecContext &ctx, const Op &op, const uint8_t *indices, uint64_t t) {
+  int64_t index;
+  if (op.itype == isa::IndexType::i64) {
+    std::memcpy(&index, indices + 8 * t, 8);
+  } else {
+    int32_t narrow;
+    std::memcpy(&narrow, indices + 4 * t, 4);
+    index = narrow;
+  }
+  if (index < 0 || static_cast<uint64_t>(index) >= op.rows)
+    ctx.fault(mem::FaultCode::IndexOutOfRange, op.indices + indexBytes(op.itype) * t,
+              indexBytes(op.itype),
+              "index " + std::to_string(index) + " at position " + std::to_string(t) +
+                  " is outside [0, " + std::to_string(op.rows) + ")");
+  return static_cast<uint64_t>(index);
+}
+
+template <class Op> Work gatherWork(const Op &op) {
+  const uint64_t rowBytes = satMul(op.dim, 4);
+  return {.elements = satMul(op.count, op.dim),
+          .bytesRead = satAdd(satMul(op.count, rowBytes), satMul(op.count, indexBytes(op.itype))),
+          .bytesWritten = satMul(op.count, rowBytes)};
+}
+
+} // namespace
+
+Work work(const isa::inst::Embedding &op) { return gatherWork(op); }
+
+void execute(ExecContext &ctx, const isa::inst::Embedding &op) {
+  const uint64_t rowBytes = ctx.mul(op.dim, 4, "row size");
+  const uint64_t tableBytes = ctx.mul(op.rows, rowBytes, "table size");
+  const uint64_t outBytes = ctx.mul(op.count, rowBytes, "output size");
+  const uint64_t idxBytes = ctx.mul(op.count, indexBytes(op.itype), "index size");
+  ctx.requireDisjoint("dst", op.dst, outBytes, "table", op.table, tableBytes, false);
+  ctx.requireDisjoint("dst", op.dst, outBytes, "indices", op.indices, idxBytes, false);
+  const uint8_t *indices = ctx.read<uint8_t>(op.indices, idxBytes).data();
+  const uint8_t *table = ctx.read<uint8_t>(op.table, tableBytes).data();
+  uint8_t *dst = ctx.write<uint8_t>(op.dst, outBytes).data();
+  for (uint64_t t = 0; t < op.count; ++t)
+    std::memcpy(dst + t * rowBytes, table + checkedIndex(ctx, op, indices, t) * rowBytes, rowBytes);
+}
+
+Work work(const isa::inst::EmbeddingBwd &op) {
+  Work w = gatherWork(op);
+  w.bytesRead = satAdd(w.bytesRead, w.bytesWritten); // read-modify-write of the gradient rows
+  return w;
+}
+
+void execute(ExecContext &ctx, const isa::inst::EmbeddingBwd &op) {
+  const uint64_t rowBytes = ctx.mul(op.dim, 4, "row size");
+  const uint64_t tableBytes = ctx.mul(op.rows, rowBytes, "table size");
+  const uint64_t dyBytes = ctx.mul(op.count, rowBytes, "gradient size");
+  const uint64_t idxBytes = ctx.mul(op.count, indexBytes(op.itype), "index size");
+  ctx.requireDisjoint("dtable", op.dtable, tableBytes, "dy", op.dy, dyBytes, false);
+  ctx.requireDisjoint("dtable", op.dtable, tableBytes, "indices", op.indices, idxBytes, false);
+  const uint8_t *indices = ctx.read<uint8_t>(op.indices, idxBytes).data();
+  const float *dy = ctx.read<float>(op.dy, dyBytes / 4).data();
+  float *dtable = ctx.update<float>(op.dtable, tableBytes / 4).data();
+  for (uint64_t t = 0; t < op.count; ++t) {
+    const uint64_t row = checkedIndex(ctx, op, indices, t);
+    if (op.padding_idx >= 0 && row == static_cast<uint64_t>(op.padding_idx))
+      continue;
+    arith::addArrays(dtable + row * op.dim, dy + t * op.dim, dtable + row * op.dim, op.dim);
+  }
+}
+
+} // namespace npu::sim

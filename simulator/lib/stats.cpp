@@ -1,0 +1,68 @@
+#include "npu/sim/iss.h"
+
+#include <nlohmann/json.hpp>
+
+namespace npu::sim {
+
+namespace {
+const char *engineNameAt(size_t i) { return isa::engineName(static_cast<isa::Engine>(i)); }
+} // namespace
+
+std::string statsJson(const Stats &stats, const mem::PhysicalMemory &memory) {
+  nlohmann::ordered_json j;
+  j["packets"] = stats.packets;
+  j["cycles"] = stats.cycles;
+  j["bytes_read"] = stats.bytesRead;
+  j["bytes_written"] = stats.bytesWritten;
+  for (size_t e = 0; e < kNumEngines; ++e) {
+    const Stats::Engine &engine = stats.engines[e];
+    j["engines"][engineNameAt(e)] = {
+        {"packets", engine.packets},
+        {"busy_cycles", engine.busyCycles},
+        {"utilization", stats.cycles ? double(engine.busyCycles) / double(stats.cycles) : 0.0}};
+  }
+  j["ops"] = nlohmann::ordered_json::object();
+  const auto instructions = isa::instructions();
+  for (size_t i = 0; i < instructions.size(); ++i)
+    if (stats.ops[i].packets)
+      j["ops"][instructions[i].mnemonic] = {{"packets", stats.ops[i].packets},
+                                            {"cycles", stats.ops[i].cycles},
+                                            {"family", instructions[i].family}};
+  for (const mem::PhysicalMemory::RegionStats &region : memory.stats())
+    j["memory"].push_back({{"region", region.name},
+                           {"bytes_read", region.bytesRead},
+                           {"bytes_written", region.bytesWritten},
+                           {"resident_bytes", region.residentBytes}});
+  return j.dump(2) + "\n";
+}
+
+std::string perfettoTraceJson(std::span<const PacketRecord> records) {
+  nlohmann::json events = nlohmann::json::array();
+  for (size_t e = 0; e < kNumEngines; ++e)
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", e},
+                      {"args", {{"name", std::string(engineNameAt(e)) + " engine"}}}});
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "NPU (ISS)"}}}});
+  for (const PacketRecord &r : records) {
+    const isa::InstrInfo &info = isa::info(r.opcode);
+    // Trace-event timestamps are microseconds: one cycle shows as 1 ns.
+    events.push_back({{"name", info.mnemonic},
+                      {"cat", info.family},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", static_cast<size_t>(r.engine)},
+                      {"ts", double(r.startCycle) / 1000.0},
+                      {"dur", double(r.endCycle - r.startCycle) / 1000.0},
+                      {"args",
+                       {{"packet", r.index},
+                        {"cycles", r.endCycle - r.startCycle},
+                        {"bytes_read", r.bytesRead},
+                        {"bytes_written", r.bytesWritten}}}});
+  }
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+}
+
+} // namespace npu::sim
