@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 #include <span>
+#include <system_error>
 
 #include <unistd.h>
 
@@ -30,8 +31,8 @@ template <typename Action> Fault faultOf(Action action) {
   return Fault{};
 }
 
-const PhysicalMemory::RegionStats &statsOf(const std::vector<PhysicalMemory::RegionStats> &all,
-                                           const std::string &name) {
+PhysicalMemory::RegionStats statsOf(const std::vector<PhysicalMemory::RegionStats> &all,
+                                    const std::string &name) {
   for (const auto &entry : all) {
     if (entry.name == name)
       return entry;
@@ -187,7 +188,7 @@ TEST(PhysicalMemoryTest, CsrWindowIsNotMemory) {
     EXPECT_THAT(fault.detail, HasSubstr("region 'csr' [0x30000000, 0x30001000) is the CSR window"));
   }
   EXPECT_THROW(memory.read(0x3000'0FFC, &word, 4), DeviceFault);
-  const auto &csr = statsOf(memory.stats(), "csr");
+  PhysicalMemory::RegionStats csr = statsOf(memory.stats(), "csr");
   EXPECT_EQ(csr.residentBytes, 0u);
   EXPECT_EQ(csr.bytesRead, 0u);
 }
@@ -240,7 +241,7 @@ TEST(PhysicalMemoryTest, SixteenGiBRegionCostsOnlyWhatIsTouched) {
   EXPECT_EQ(value, 0x42);
 
   auto stats = memory.stats();
-  const auto &huge = statsOf(stats, "huge");
+  PhysicalMemory::RegionStats huge = statsOf(stats, "huge");
   EXPECT_EQ(huge.size, 16 * kGiB);
   EXPECT_GE(huge.residentBytes, kPage);
   EXPECT_LE(huge.residentBytes, 4 * kPage);
@@ -303,6 +304,17 @@ TEST(PhysicalMemoryTest, ConstructorValidatesTheMap) {
   AddressMap map = AddressMap::defaults();
   map.applyOverride("ring=0x1000_0000:1M");
   EXPECT_THROW(PhysicalMemory{map}, std::invalid_argument);
+}
+
+TEST(PhysicalMemoryTest, ARegionTheHostCannotReserveIsAnError) {
+  AddressMap map;
+  map.regions.push_back({.name = "galactic", .base = 0, .size = uint64_t(1) << 62});
+  try {
+    PhysicalMemory memory(map);
+    FAIL() << "a 4 EiB reservation succeeded";
+  } catch (const std::system_error &error) {
+    EXPECT_THAT(error.what(), HasSubstr("bytes for region 'galactic'"));
+  }
 }
 
 TEST(PhysicalMemoryTest, MovedMemoryKeepsContentsAndCounters) {

@@ -7,7 +7,9 @@
 // a region of tens of GiB costs only what is used. Transparent huge pages are
 // disabled on these mappings so that residency (and therefore dumps, trace
 // capture and co-simulation state comparison) has host-page granularity
-// rather than 2 MiB. Csr regions have no backing.
+// rather than 2 MiB. Csr regions have no backing. MAP_NORESERVE needs the
+// Linux default overcommit policy (vm.overcommit_memory 0 or 1); under strict
+// accounting (2) every region is charged in full when it is reserved.
 //
 // Checking: every access is checked against the address map before any byte
 // moves; a bad access throws DeviceFault (code, address, length, direction,
