@@ -226,3 +226,24 @@ class MicroProgram<string name, list<string> inputs, list<dag> steps, string res
   string Result = result;
   string Doc = doc;
 }
+
+//===----------------------------------------------------------------------===//
+// The device's register window (AXI4-Lite CSR slave).
+//===----------------------------------------------------------------------===//
+
+// A 32-bit register at a byte offset of the CSR window. Access is "ro",
+// "rw" or "wo".
+class CsrRegister<string name, int offset, string access, string doc> {
+  string Name = name;
+  int Offset = offset;
+  string Access = access;
+  string Doc = doc;
+}
+
+// A named bit of a register.
+class CsrBit<CsrRegister register, string name, int pos, string doc> {
+  CsrRegister Register = register;
+  string Name = name;
+  int Bit = pos;
+  string Doc = doc;
+}

@@ -9,6 +9,7 @@
 include "base.td"
 include "packet.td"
 include "hardware.td"
+include "csr.td"
 include "common.td"
 include "control.td"
 include "data.td"

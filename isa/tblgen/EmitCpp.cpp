@@ -166,6 +166,18 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os) {
     os << "inline constexpr uint32_t k" << p.name << " = " << p.value << ";\n";
   os << "} // namespace hw\n\n";
 
+  os << "// The CSR window (isa/csr.td): register byte offsets and bit masks.\n"
+        "namespace csr {\n";
+  os << "inline constexpr uint32_t kWindowBytes = " << kCsrWindowBytes << ";\n";
+  for (const CsrRegisterDef &reg : model.csrs) {
+    os << "inline constexpr uint32_t " << reg.name << " = " << hex(reg.offset) << "; // " << reg.access
+       << "\n";
+    for (const CsrBitDef &bit : reg.bits)
+      os << "inline constexpr uint32_t " << reg.name << "_" << bit.name << " = 1u << " << bit.bit
+         << ";\n";
+  }
+  os << "} // namespace csr\n\n";
+
   os << "// An instruction in generic form: each operand as the raw bits of its\n"
         "// slot, in the operand order of the ISA (see InstrInfo::operands).\n"
         "struct Instruction {\n"

@@ -149,6 +149,17 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
   for (const auto &[name, doc] : model.engineDocs)
     os << "| " << name << " | " << cell(doc) << " |\n";
 
+  os << "\n## Device registers\n\nThe CSR window (an AXI4-Lite slave, " << kCsrWindowBytes
+     << " bytes) through which a driver programs the command ring (`isa/csr.td`). All "
+        "registers are 32 bits wide.\n\n| offset | register | access | description |\n|---|---|---|---|\n";
+  for (const CsrRegisterDef &reg : model.csrs) {
+    std::string doc = reg.doc;
+    for (const CsrBitDef &bit : reg.bits)
+      doc += " Bit " + std::to_string(bit.bit) + " " + bit.name + ": " + bit.doc;
+    os << "| " << hex(reg.offset, 3) << " | `" << reg.name << "` | " << reg.access << " | "
+       << cell(doc) << " |\n";
+  }
+
   os << "\n## Enumerations\n\n";
   for (const EnumTypeDef &e : model.enums) {
     os << "**" << e.name << "** — " << e.doc << "\n\n| name | value | meaning |\n|---|---|---|\n";

@@ -59,6 +59,15 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
   for (const HardwareParam &p : model.hardware)
     os << "  localparam int unsigned HW_" << snakeUpper(p.name) << " = " << p.value << ";\n";
 
+  os << "\n  // CSR window (isa/csr.td): byte offsets and bit positions.\n";
+  for (const CsrRegisterDef &reg : model.csrs) {
+    os << "  localparam logic [11:0] CSR_" << reg.name << " = 12'h"
+       << llvm::format_hex_no_prefix(reg.offset, 3) << ";\n";
+    for (const CsrBitDef &bit : reg.bits)
+      os << "  localparam int unsigned " << reg.name << "_" << bit.name << "_BIT = " << bit.bit
+         << ";\n";
+  }
+
   os << "\n  // Opcodes.\n";
   for (const InstructionDef &inst : model.instructions)
     os << "  localparam logic [31:0] OP_" << inst.defName << " = 32'h"

@@ -65,6 +65,7 @@ public:
     loadPrims();
     loadMicroPrograms();
     loadHardware();
+    loadCsrs();
     loadVersion();
     if (!failed_)
       model_.hash = computeHash();
@@ -614,6 +615,58 @@ private:
       }
       model_.hardware.push_back({name, v});
     }
+  }
+
+  void loadCsrs() {
+    std::map<uint32_t, const Record *> byOffset;
+    std::map<std::string, const Record *> byName;
+    std::map<const Record *, size_t> index;
+    for (Record *rec : defsOf("CsrRegister")) {
+      CsrRegisterDef reg;
+      reg.name = rec->getValueAsString("Name").str();
+      reg.access = rec->getValueAsString("Access").str();
+      reg.doc = rec->getValueAsString("Doc").str();
+      int64_t offset = rec->getValueAsInt("Offset");
+      if (offset < 0 || offset + 4 > kCsrWindowBytes || offset % 4) {
+        error(rec, "register " + reg.name + " offset " + Twine(offset) +
+                       " must be 4-byte aligned inside the " + Twine(kCsrWindowBytes) +
+                       "-byte window");
+        continue;
+      }
+      reg.offset = static_cast<uint32_t>(offset);
+      if (reg.access != "ro" && reg.access != "rw" && reg.access != "wo")
+        error(rec, "register " + reg.name + " access '" + reg.access + "' must be ro, rw or wo");
+      if (!isIdentifier(reg.name))
+        error(rec, "register name '" + reg.name + "' is not an identifier");
+      if (auto [it, inserted] = byOffset.emplace(reg.offset, rec); !inserted) {
+        error(rec, "register " + reg.name + " reuses offset 0x" + llvm::utohexstr(reg.offset));
+        note(it->second, "first register at that offset");
+      }
+      if (!byName.emplace(reg.name, rec).second)
+        error(rec, "duplicate register name " + reg.name);
+      index[rec] = model_.csrs.size();
+      model_.csrs.push_back(reg);
+    }
+    for (Record *rec : defsOf("CsrBit")) {
+      const Record *regRec = rec->getValueAsDef("Register");
+      CsrBitDef bit{rec->getValueAsString("Name").str(),
+                    static_cast<unsigned>(rec->getValueAsInt("Bit")),
+                    rec->getValueAsString("Doc").str()};
+      if (!index.count(regRec))
+        continue; // the register itself was rejected
+      CsrRegisterDef &reg = model_.csrs[index[regRec]];
+      if (rec->getValueAsInt("Bit") < 0 || bit.bit > 31) {
+        error(rec, "bit " + bit.name + " of " + reg.name + " must be in 0..31");
+        continue;
+      }
+      for (const CsrBitDef &other : reg.bits)
+        if (other.bit == bit.bit || other.name == bit.name)
+          error(rec, "bit " + bit.name + " clashes with bit " + other.name + " of " + reg.name);
+      reg.bits.push_back(bit);
+    }
+    llvm::sort(model_.csrs, [](const CsrRegisterDef &a, const CsrRegisterDef &b) {
+      return a.offset < b.offset;
+    });
   }
 
   void loadVersion() {

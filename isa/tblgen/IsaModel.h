@@ -115,6 +115,22 @@ struct MicroProgramDef {
   std::string doc;
 };
 
+struct CsrBitDef {
+  std::string name;
+  unsigned bit = 0;
+  std::string doc;
+};
+
+struct CsrRegisterDef {
+  std::string name;
+  uint32_t offset = 0;
+  std::string access; // ro, rw, wo
+  std::string doc;
+  std::vector<CsrBitDef> bits;
+};
+
+inline constexpr uint32_t kCsrWindowBytes = 4096;
+
 struct HardwareParam {
   std::string name;
   int64_t value = 0;
@@ -128,6 +144,7 @@ struct IsaModel {
   std::vector<PrimDef> prims;
   std::vector<MicroProgramDef> programs;
   std::vector<HardwareParam> hardware;
+  std::vector<CsrRegisterDef> csrs; // sorted by offset
   std::map<std::string, std::string> engineDocs;
   int64_t versionMajor = 0;
   int64_t versionMinor = 0;
