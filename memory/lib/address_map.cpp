@@ -171,6 +171,9 @@ AddressMap AddressMap::defaults() {
       {.name = "activations", .base = 0x1000'0000, .size = 256 * kMiB},
       {.name = "ring", .base = 0x2000'0000, .size = 1 * kMiB},
       {.name = "csr", .base = 0x3000'0000, .size = 4096, .kind = Region::Kind::Csr},
+      // Host data of captured traces is staged here and copied into place
+      // by the trace's own COPY packets.
+      {.name = "staging", .base = 0x1'0000'0000, .size = 1024 * kMiB},
   };
   return map;
 }

@@ -105,6 +105,15 @@ std::optional<DeviceAllocator::Block> DeviceAllocator::findAllocation(uint64_t a
   return Block{base_ + start, size};
 }
 
+std::vector<DeviceAllocator::Block> DeviceAllocator::liveAllocations() const {
+  std::lock_guard lock(mutex_);
+  std::vector<Block> blocks;
+  blocks.reserve(live_.size());
+  for (const auto &[offset, size] : live_)
+    blocks.push_back({base_ + offset, size});
+  return blocks;
+}
+
 DeviceAllocator::Stats DeviceAllocator::stats() const {
   std::lock_guard lock(mutex_);
   uint64_t freeBytes = capacity_ - allocatedBytes_;

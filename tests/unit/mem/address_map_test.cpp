@@ -36,7 +36,7 @@ std::string jsonError(const std::string &text) {
 
 TEST(AddressMapTest, DefaultsMatchTheDesign) {
   AddressMap map = AddressMap::defaults();
-  ASSERT_EQ(map.regions.size(), 4u);
+  ASSERT_EQ(map.regions.size(), 5u);
   const Region *weights = map.byName("weights");
   ASSERT_NE(weights, nullptr);
   EXPECT_EQ(weights->base, 0u);
@@ -50,6 +50,8 @@ TEST(AddressMapTest, DefaultsMatchTheDesign) {
   EXPECT_EQ(map.byName("csr")->base, 0x3000'0000u);
   EXPECT_EQ(map.byName("csr")->size, 4096u);
   EXPECT_EQ(map.byName("csr")->kind, Region::Kind::Csr);
+  EXPECT_EQ(map.byName("staging")->base, 0x1'0000'0000u);
+  EXPECT_EQ(map.byName("staging")->size, 1024 * kMiB);
   EXPECT_EQ(map.byName("nothing"), nullptr);
   EXPECT_NO_THROW(map.validate());
 }
@@ -230,7 +232,7 @@ TEST(AddressMapTest, OverrideMovesAnExistingRegionAndKeepsItsAttributes) {
   EXPECT_EQ(csr->base, 0xA000'0000u);
   EXPECT_EQ(csr->size, 8192u);
   EXPECT_EQ(csr->kind, Region::Kind::Csr);
-  EXPECT_EQ(map.regions.size(), 4u);
+  EXPECT_EQ(map.regions.size(), 5u);
 
   map.applyOverride("weights=0:2G:r");
   EXPECT_EQ(map.byName("weights")->size, 2 * kGiB);
@@ -246,11 +248,11 @@ TEST(AddressMapTest, OverrideMovesAnExistingRegionAndKeepsItsAttributes) {
 
 TEST(AddressMapTest, OverrideAddsANewRegion) {
   AddressMap map = AddressMap::defaults();
-  map.applyOverride("scratch=1073741824:64K:w");
-  ASSERT_EQ(map.regions.size(), 5u);
+  map.applyOverride("scratch=2147483648:64K:w");
+  ASSERT_EQ(map.regions.size(), 6u);
   const Region &scratch = map.regions.back();
   EXPECT_EQ(scratch.name, "scratch");
-  EXPECT_EQ(scratch.base, kGiB);
+  EXPECT_EQ(scratch.base, 2 * kGiB);
   EXPECT_EQ(scratch.size, 65536u);
   EXPECT_FALSE(scratch.readable);
   EXPECT_TRUE(scratch.writable);
@@ -268,7 +270,7 @@ TEST(AddressMapTest, OverrideRejectsMalformedSpecs) {
             "override 'weights=0:4K:x': access must be \"rw\", \"r\" or \"w\", got \"x\"");
   EXPECT_THAT(invalidArgument([&] { map.applyOverride("weights=zero:4K"); }),
               StartsWith("override 'weights=zero:4K' base: 'zero' is not a number"));
-  EXPECT_EQ(map.regions.size(), 4u);
+  EXPECT_EQ(map.regions.size(), 5u);
   EXPECT_EQ(map.byName("weights")->size, 256 * kMiB) << "a failed override changes nothing";
 }
 

@@ -22,6 +22,18 @@ auto asTuple(const DeviceAllocator::Stats &s) {
                     s.fragmentation, s.failedAllocations);
 }
 
+TEST(DeviceAllocatorTest, ListsLiveAllocationsInAddressOrder) {
+  DeviceAllocator allocator(kBase, kMiB);
+  uint64_t a = *allocator.allocate(100), b = *allocator.allocate(10), c = *allocator.allocate(64);
+  ASSERT_EQ(allocator.free(b), DeviceAllocator::FreeResult::Ok);
+  std::vector<DeviceAllocator::Block> live = allocator.liveAllocations();
+  ASSERT_EQ(live.size(), 2u);
+  EXPECT_EQ(live[0].address, a);
+  EXPECT_EQ(live[0].size, 128u);
+  EXPECT_EQ(live[1].address, c);
+  EXPECT_EQ(live[1].size, 64u);
+}
+
 TEST(DeviceAllocatorTest, RoundsSizesUpToTheAlignment) {
   DeviceAllocator allocator(kBase, kMiB);
   EXPECT_EQ(allocator.allocate(1), kBase);

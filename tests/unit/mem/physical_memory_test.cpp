@@ -204,7 +204,7 @@ TEST(PhysicalMemoryTest, CountersArePerRegionAndResettable) {
   EXPECT_THROW(memory.write(0x0FFF'FFF0, bytes.data(), 100), DeviceFault);
 
   auto stats = memory.stats();
-  ASSERT_EQ(stats.size(), 4u);
+  ASSERT_EQ(stats.size(), 5u);
   EXPECT_EQ(stats[0].name, "weights");
   EXPECT_EQ(stats[0].base, 0u);
   EXPECT_EQ(stats[0].size, 256 * kMiB);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace npu::mem {
 
@@ -42,6 +43,8 @@ public:
   };
   // The live allocation containing address, if any.
   std::optional<Block> findAllocation(uint64_t address) const;
+  // Every live allocation, in address order.
+  std::vector<Block> liveAllocations() const;
 
   struct Stats {
     uint64_t capacity, allocatedBytes, peakAllocatedBytes, freeBytes, largestFreeBlock,

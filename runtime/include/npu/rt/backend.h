@@ -1,0 +1,54 @@
+// The device as a driver sees it: host access to its memory, its CSR
+// window, and the chance to run. The iss, rtl and cosim backends implement
+// exactly this; nothing here knows how a backend computes.
+#pragma once
+
+#include "npu/mem/address_map.h"
+#include "npu/mem/physical_memory.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace npu::rt {
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+
+  // Host DMA into and out of device memory. Faults throw mem::DeviceFault.
+  virtual void readMemory(uint64_t address, void *dst, uint64_t length) = 0;
+  virtual void writeMemory(uint64_t address, const void *src, uint64_t length) = 0;
+  virtual void fillMemory(uint64_t address, uint8_t value, uint64_t length) = 0;
+  // Bytes read and written per region, and residency.
+  virtual std::vector<mem::PhysicalMemory::RegionStats> memoryStats() const = 0;
+
+  // The AXI4-Lite register window (offsets from isa::csr).
+  virtual uint32_t readCsr(uint32_t offset) = 0;
+  virtual void writeCsr(uint32_t offset, uint32_t value) = 0;
+
+  // Lets the device run until the ring is empty, or it halted or faulted.
+  virtual void waitIdle() = 0;
+
+  // A human-readable cause of the current fault beyond what the CSRs say
+  // (e.g. which operands overlap), or empty. Diagnostics only.
+  virtual std::string faultDiagnostic() const { return {}; }
+};
+
+struct BackendOptions {
+  mem::AddressMap addressMap = mem::AddressMap::defaults();
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions &)>;
+
+// Backends register themselves by name; createBackend throws
+// std::invalid_argument listing the available names for an unknown one.
+void registerBackend(std::string name, BackendFactory factory);
+std::vector<std::string> availableBackends();
+std::unique_ptr<Backend> createBackend(std::string_view name, const BackendOptions &options = {});
+
+} // namespace npu::rt

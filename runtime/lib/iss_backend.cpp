@@ -1,0 +1,70 @@
+// The iss backend: a device model whose command processor consumes the ring
+// in device memory through the CSR window, executing each packet on the ISS.
+#include "backends.h"
+
+#include "npu/isa/isa.h"
+#include "npu/sim/iss.h"
+
+namespace npu::rt {
+
+namespace {
+
+class IssBackend final : public Backend {
+public:
+  explicit IssBackend(const BackendOptions &options)
+      : memory_(options.addressMap), iss_(memory_, sim::Mode::Both) {}
+
+  std::string_view name() const override { return "iss"; }
+
+  void readMemory(uint64_t address, void *dst, uint64_t length) override {
+    memory_.read(address, dst, length);
+  }
+  void writeMemory(uint64_t address, const void *src, uint64_t length) override {
+    memory_.write(address, src, length);
+  }
+  void fillMemory(uint64_t address, uint8_t value, uint64_t length) override {
+    memory_.fill(address, value, length);
+  }
+  std::vector<mem::PhysicalMemory::RegionStats> memoryStats() const override {
+    return memory_.stats();
+  }
+
+  uint32_t readCsr(uint32_t offset) override { return csrs_.read(offset, iss_.cycle()); }
+  void writeCsr(uint32_t offset, uint32_t value) override {
+    if (csrs_.write(offset, value))
+      iss_.resetStats();
+  }
+
+  std::string faultDiagnostic() const override {
+    return csrs_.faulted ? csrs_.fault.describe() : std::string();
+  }
+
+  void waitIdle() override {
+    isa::Packet packet;
+    while (csrs_.ready()) {
+      const uint64_t slotAddress = csrs_.slotAddress(csrs_.head);
+      try {
+        memory_.read(slotAddress, packet.data(), packet.size());
+        const bool halted = iss_.step(packet, csrs_.packets);
+        csrs_.complete(halted);
+      } catch (const mem::DeviceFault &e) {
+        mem::Fault fault = e.fault();
+        fault.packetIndex = static_cast<int64_t>(csrs_.packets);
+        csrs_.raise(fault);
+      }
+    }
+  }
+
+private:
+  mem::PhysicalMemory memory_;
+  sim::Iss iss_;
+  CsrFile csrs_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options) {
+  return std::make_unique<IssBackend>(options);
+}
+
+} // namespace npu::rt

@@ -1,0 +1,454 @@
+#include "npu/rt/runtime.h"
+
+#include "backends.h"
+#include "capture.h"
+#include "npu/asm/disassembler.h"
+#include "npu/mem/allocator.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace npu::rt {
+
+const char *errorCodeName(ErrorCode code) {
+  switch (code) {
+  case ErrorCode::Success: return "success";
+  case ErrorCode::InvalidValue: return "invalid value";
+  case ErrorCode::OutOfMemory: return "out of device memory";
+  case ErrorCode::NotInitialized: return "runtime not initialised";
+  case ErrorCode::InvalidDevicePointer: return "invalid device pointer";
+  case ErrorCode::DeviceFault: return "device fault";
+  case ErrorCode::UnknownBackend: return "unknown backend";
+  case ErrorCode::Io: return "I/O error";
+  }
+  return "unknown error";
+}
+
+std::string FaultInfo::describe() const {
+  return "device fault at stream packet " + std::to_string(streamIndex) + " (" + disassembly +
+         "): " + fault.describe();
+}
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The device heap: allocations come from these regions, in this order.
+// The first 4 KiB of the weights region stay unused so that no allocation
+// is at address 0, which clients (PyTorch) treat as null.
+constexpr const char *kHeapRegions[] = {"activations", "weights"};
+constexpr uint64_t kNullGuard = 4096;
+
+} // namespace
+
+struct Runtime::Impl {
+  std::unique_ptr<Backend> backend;
+  std::vector<std::unique_ptr<mem::DeviceAllocator>> heaps;
+
+  // Serialises all use of the backend (the worker's ring batches and the
+  // host's copies).
+  std::mutex deviceMutex;
+  uint64_t ringBase = 0;
+  uint32_t ringEntries = 0;
+  uint32_t ringTail = 0;
+  uint64_t streamIndexAtReset = 0; // stream index of the device's packet 0
+
+  // Submission state, guarded by queueMutex.
+  mutable std::mutex queueMutex;
+  std::condition_variable workAvailable;
+  std::condition_variable progress;
+  std::deque<isa::Packet> queue;
+  uint64_t submitted = 0; // packets accepted since creation
+  uint64_t completed = 0; // packets executed or dropped after a fault
+  bool workerBusy = false;
+  std::optional<FaultInfo> fault;
+  bool stopping = false;
+  std::thread worker;
+
+  std::unique_ptr<TraceRecorder> capture; // guarded by captureMutex
+  mutable std::mutex captureMutex;
+
+  void programRing() {
+    using namespace isa::csr;
+    backend->writeCsr(CONTROL, CONTROL_RESET);
+    backend->writeCsr(RING_BASE_LO, static_cast<uint32_t>(ringBase));
+    backend->writeCsr(RING_BASE_HI, static_cast<uint32_t>(ringBase >> 32));
+    backend->writeCsr(RING_ENTRIES, ringEntries);
+    ringTail = 0;
+  }
+
+  // Executes a batch through the ring; returns the fault if one occurred.
+  std::optional<FaultInfo> runBatch(const std::vector<isa::Packet> &batch, uint64_t batchStart) {
+    using namespace isa::csr;
+    std::lock_guard<std::mutex> lock(deviceMutex);
+    for (size_t done = 0; done < batch.size();) {
+      const uint32_t slot = ringTail & (ringEntries - 1);
+      const size_t n = std::min<size_t>(batch.size() - done, ringEntries - slot);
+      backend->writeMemory(ringBase + uint64_t(slot) * isa::kPacketBytes, batch[done].data(),
+                           n * isa::kPacketBytes);
+      ringTail += static_cast<uint32_t>(n);
+      done += n;
+      backend->writeCsr(RING_TAIL, ringTail);
+      backend->waitIdle();
+      const uint32_t status = backend->readCsr(STATUS);
+      if (status & STATUS_FAULT)
+        return readFault();
+      if (status & STATUS_HALTED) {
+        // HALT stops the device until reset; the rest of the batch is dropped.
+        programRing();
+        streamIndexAtReset = batchStart + batch.size();
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+
+  FaultInfo readFault() {
+    using namespace isa::csr;
+    FaultInfo info;
+    info.fault.code = static_cast<mem::FaultCode>(backend->readCsr(ERROR_CODE));
+    const uint64_t devicePacket =
+        backend->readCsr(FAULT_PACKET_LO) | uint64_t(backend->readCsr(FAULT_PACKET_HI)) << 32;
+    info.fault.address =
+        backend->readCsr(FAULT_ADDR_LO) | uint64_t(backend->readCsr(FAULT_ADDR_HI)) << 32;
+    info.fault.packetIndex = static_cast<int64_t>(devicePacket);
+    info.streamIndex = streamIndexAtReset + devicePacket;
+    isa::Packet packet;
+    backend->readMemory(ringBase + (devicePacket & (ringEntries - 1)) * isa::kPacketBytes,
+                        packet.data(), packet.size());
+    info.disassembly = as::formatPacket(packet);
+    info.fault.detail = backend->faultDiagnostic();
+    if (info.fault.detail.empty())
+      info.fault.detail = mem::faultCodeName(info.fault.code);
+    return info;
+  }
+
+  void workerLoop() {
+    std::vector<isa::Packet> batch;
+    uint64_t batchStart = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(queueMutex);
+        workAvailable.wait(lock, [&] { return stopping || (!queue.empty() && !fault); });
+        if (stopping)
+          return;
+        const size_t n = std::min<size_t>(queue.size(), ringEntries);
+        batchStart = completed;
+        batch.assign(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+        queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+        workerBusy = true;
+      }
+      std::optional<FaultInfo> batchFault;
+      try {
+        batchFault = runBatch(batch, batchStart);
+      } catch (const mem::DeviceFault &e) {
+        // The ring itself is unreachable: report it as a fault of the batch.
+        batchFault = FaultInfo{e.fault(), batchStart, "(ring write)"};
+      }
+      std::lock_guard<std::mutex> lock(queueMutex);
+      workerBusy = false;
+      if (batchFault) {
+        fault = batchFault;
+        completed = submitted; // everything queued is dropped
+        queue.clear();
+      } else {
+        completed += batch.size();
+      }
+      progress.notify_all();
+    }
+  }
+
+  void waitFor(uint64_t event) {
+    std::unique_lock<std::mutex> lock(queueMutex);
+    progress.wait(lock, [&] { return completed >= event || fault; });
+    if (fault)
+      throw Error(ErrorCode::DeviceFault, fault->describe());
+  }
+
+  void throwIfFaulted() {
+    std::lock_guard<std::mutex> lock(queueMutex);
+    if (fault)
+      throw Error(ErrorCode::DeviceFault, fault->describe());
+  }
+
+  // The live allocation holding [address, address+bytes), or an error.
+  void requireAllocated(uint64_t address, uint64_t bytes, const char *what) {
+    for (const auto &heap : heaps) {
+      if (auto block = heap->findAllocation(address)) {
+        if (bytes > block->address + block->size - address)
+          throw Error(ErrorCode::InvalidValue,
+                      std::string(what) + " of " + std::to_string(bytes) + " bytes at " +
+                          hex(address) + " runs past its allocation [" + hex(block->address) +
+                          ", +" + std::to_string(block->size) + ")");
+        return;
+      }
+    }
+    throw Error(ErrorCode::InvalidDevicePointer,
+                std::string(what) + ": " + hex(address) + " is not inside a live allocation");
+  }
+
+  template <class F> auto withCapture(F f) {
+    std::lock_guard<std::mutex> lock(captureMutex);
+    if (capture)
+      f(*capture);
+  }
+};
+
+Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()) {
+  std::string backendName = options.backend;
+  if (backendName.empty()) {
+    const char *env = std::getenv("NPU_BACKEND");
+    backendName = env && *env ? env : "iss";
+  }
+  try {
+    impl_->backend = createBackend(backendName, options.backendOptions);
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::UnknownBackend, e.what());
+  }
+  const mem::AddressMap &map = options.backendOptions.addressMap;
+  for (const char *name : kHeapRegions) {
+    const mem::Region *region = map.byName(name);
+    if (!region || region->kind != mem::Region::Kind::Memory)
+      continue;
+    const uint64_t guard = region->base == 0 ? kNullGuard : 0;
+    impl_->heaps.push_back(
+        std::make_unique<mem::DeviceAllocator>(region->base + guard, region->size - guard, 64));
+  }
+  if (impl_->heaps.empty())
+    throw Error(ErrorCode::InvalidValue,
+                "the address map has neither an 'activations' nor a 'weights' memory region");
+  const mem::Region *ring = map.byName("ring");
+  if (!ring || ring->size < 64 * 16)
+    throw Error(ErrorCode::InvalidValue, "the address map needs a 'ring' region of >= 1 KiB");
+  impl_->ringBase = ring->base;
+  impl_->ringEntries = static_cast<uint32_t>(
+      std::min<uint64_t>(isa::hw::kRingEntries, std::bit_floor(ring->size / isa::kPacketBytes)));
+  impl_->programRing();
+  impl_->worker = std::thread([this] { impl_->workerLoop(); });
+
+  std::string tracePath = options.tracePath;
+  if (tracePath.empty())
+    if (const char *env = std::getenv("NPU_TRACE"); env && *env)
+      tracePath = env;
+  if (!tracePath.empty())
+    beginCapture(tracePath);
+}
+
+Runtime::~Runtime() {
+  try {
+    if (capturing())
+      endCapture();
+  } catch (const std::exception &) {
+    // A destructor cannot report; endCapture() called explicitly does.
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->queueMutex);
+    impl_->stopping = true;
+  }
+  impl_->workAvailable.notify_all();
+  impl_->worker.join();
+}
+
+std::string Runtime::backendName() const { return std::string(impl_->backend->name()); }
+
+uint64_t Runtime::malloc(uint64_t bytes) {
+  for (const auto &heap : impl_->heaps)
+    if (auto address = heap->allocate(bytes))
+      return *address;
+  const MemoryStats stats = memoryStats();
+  throw Error(ErrorCode::OutOfMemory,
+              "out of device memory: cannot allocate " + std::to_string(bytes) + " bytes (" +
+                  std::to_string(stats.allocatedBytes) + " of " +
+                  std::to_string(stats.reservedBytes) + " allocated, largest free block " +
+                  std::to_string(stats.largestFreeBlock) + ")");
+}
+
+void Runtime::free(uint64_t address) {
+  impl_->waitFor(recordEvent());
+  for (const auto &heap : impl_->heaps)
+    if (heap->free(address) == mem::DeviceAllocator::FreeResult::Ok)
+      return;
+  throw Error(ErrorCode::InvalidDevicePointer,
+              "free of " + hex(address) + ": not the start of a live allocation (double free?)");
+}
+
+void Runtime::memcpyHostToDevice(uint64_t dst, const void *src, uint64_t bytes) {
+  impl_->requireAllocated(dst, bytes, "host-to-device copy");
+  synchronize();
+  {
+    std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+    impl_->backend->writeMemory(dst, src, bytes);
+  }
+  impl_->withCapture([&](TraceRecorder &r) { r.hostWrite(dst, src, bytes); });
+}
+
+void Runtime::memcpyDeviceToHost(void *dst, uint64_t src, uint64_t bytes) {
+  impl_->requireAllocated(src, bytes, "device-to-host copy");
+  synchronize();
+  {
+    std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+    impl_->backend->readMemory(src, dst, bytes);
+  }
+  impl_->withCapture([&](TraceRecorder &r) { r.hostRead(src, bytes); });
+}
+
+void Runtime::memcpyDeviceToDevice(uint64_t dst, uint64_t src, uint64_t bytes) {
+  impl_->requireAllocated(dst, bytes, "device-to-device copy destination");
+  impl_->requireAllocated(src, bytes, "device-to-device copy source");
+  std::vector<isa::Packet> packets;
+  constexpr uint64_t kChunk = 0x80000000u;
+  for (uint64_t done = 0; done < bytes; done += kChunk) {
+    isa::inst::Copy copy;
+    copy.dst = dst + done;
+    copy.src = src + done;
+    copy.bytes = static_cast<uint32_t>(std::min(kChunk, bytes - done));
+    copy.toPacket(packets.emplace_back().data());
+  }
+  submit(packets);
+}
+
+void Runtime::memset(uint64_t dst, uint8_t value, uint64_t bytes) {
+  impl_->requireAllocated(dst, bytes, "memset");
+  synchronize();
+  {
+    std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+    impl_->backend->fillMemory(dst, value, bytes);
+  }
+  impl_->withCapture([&](TraceRecorder &r) { r.hostFill(dst, value, bytes); });
+}
+
+void Runtime::submit(std::span<const isa::Packet> packets) {
+  if (packets.empty())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(impl_->queueMutex);
+    if (impl_->fault)
+      throw Error(ErrorCode::DeviceFault, impl_->fault->describe());
+    impl_->queue.insert(impl_->queue.end(), packets.begin(), packets.end());
+    impl_->submitted += packets.size();
+    // Capture under the queue lock so the trace has the execution order.
+    impl_->withCapture([&](TraceRecorder &r) { r.packets(packets); });
+  }
+  impl_->workAvailable.notify_one();
+}
+
+uint64_t Runtime::recordEvent() {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  return impl_->submitted;
+}
+
+bool Runtime::eventDone(uint64_t event) {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  return impl_->completed >= event;
+}
+
+void Runtime::waitEvent(uint64_t event) { impl_->waitFor(event); }
+
+void Runtime::synchronize() { impl_->waitFor(recordEvent()); }
+
+std::optional<FaultInfo> Runtime::lastFault() const {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  return impl_->fault;
+}
+
+void Runtime::reset() {
+  std::unique_lock<std::mutex> lock(impl_->queueMutex);
+  impl_->progress.wait(lock, [&] { return !impl_->workerBusy; });
+  impl_->queue.clear();
+  impl_->completed = impl_->submitted;
+  {
+    std::lock_guard<std::mutex> device(impl_->deviceMutex);
+    impl_->programRing();
+    impl_->streamIndexAtReset = impl_->submitted;
+  }
+  impl_->fault.reset();
+}
+
+MemoryStats Runtime::memoryStats() const {
+  MemoryStats total;
+  for (const auto &heap : impl_->heaps) {
+    const mem::DeviceAllocator::Stats s = heap->stats();
+    total.allocatedBytes += s.allocatedBytes;
+    total.peakAllocatedBytes += s.peakAllocatedBytes;
+    total.reservedBytes += s.capacity;
+    total.largestFreeBlock = std::max(total.largestFreeBlock, s.largestFreeBlock);
+    total.liveAllocations += s.liveAllocations;
+    total.totalAllocations += s.totalAllocations;
+    total.totalFrees += s.totalFrees;
+    total.failedAllocations += s.failedAllocations;
+  }
+  return total;
+}
+
+void Runtime::resetPeakMemoryStats() {
+  for (const auto &heap : impl_->heaps)
+    heap->resetPeak();
+}
+
+std::vector<mem::PhysicalMemory::RegionStats> Runtime::regionStats() const {
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  return impl_->backend->memoryStats();
+}
+
+uint64_t Runtime::deviceCycles() {
+  synchronize();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  const uint64_t low = impl_->backend->readCsr(isa::csr::CYCLE_LO);
+  return low | uint64_t(impl_->backend->readCsr(isa::csr::CYCLE_HI)) << 32;
+}
+
+void Runtime::beginCapture(const std::string &path) {
+  synchronize();
+  std::unique_ptr<TraceRecorder> recorder;
+  {
+    std::lock_guard<std::mutex> device(impl_->deviceMutex);
+    std::vector<mem::PhysicalMemory::RegionStats> regions = impl_->backend->memoryStats();
+    const auto staging = std::find_if(regions.begin(), regions.end(),
+                                      [](const auto &r) { return r.name == "staging"; });
+    if (staging == regions.end())
+      throw Error(ErrorCode::InvalidValue,
+                  "trace capture needs a 'staging' memory region in the address map");
+    recorder = std::make_unique<TraceRecorder>(path, staging->base, staging->size);
+    // Whatever live allocations hold now is the trace's initial state.
+    for (const auto &heap : impl_->heaps)
+      for (const mem::DeviceAllocator::Block &block : heap->liveAllocations()) {
+        std::vector<uint8_t> bytes(block.size);
+        impl_->backend->readMemory(block.address, bytes.data(), bytes.size());
+        if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b != 0; }))
+          recorder->addInitialData(block.address, std::move(bytes));
+      }
+  }
+  std::lock_guard<std::mutex> lock(impl_->captureMutex);
+  if (impl_->capture)
+    throw Error(ErrorCode::InvalidValue, "a capture to " + impl_->capture->path() +
+                                             " is already running");
+  impl_->capture = std::move(recorder);
+}
+
+void Runtime::endCapture() {
+  synchronize();
+  std::unique_ptr<TraceRecorder> recorder;
+  {
+    std::lock_guard<std::mutex> lock(impl_->captureMutex);
+    recorder = std::move(impl_->capture);
+  }
+  if (!recorder)
+    throw Error(ErrorCode::InvalidValue, "no capture is running");
+  std::lock_guard<std::mutex> device(impl_->deviceMutex);
+  recorder->finish(*impl_->backend);
+}
+
+bool Runtime::capturing() const {
+  std::lock_guard<std::mutex> lock(impl_->captureMutex);
+  return impl_->capture != nullptr;
+}
+
+} // namespace npu::rt
