@@ -1,0 +1,252 @@
+// The runtime's contract: allocation, copies, submission, faults and reset,
+// through the C++ API and the C header.
+#include "npu/rt/runtime.h"
+#include "npu_runtime.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <random>
+
+namespace {
+
+using namespace npu;
+using ::testing::HasSubstr;
+
+isa::Packet packetOf(const auto &typed) {
+  isa::Packet p;
+  typed.toPacket(p.data());
+  return p;
+}
+
+ErrorCode codeOf(auto f) {
+  try {
+    f();
+  } catch (const rt::Error &e) {
+    return e.code();
+  }
+  return ErrorCode::Success;
+}
+
+TEST(RuntimeTest, AllocationsAreAlignedNonNullAndCoalesce) {
+  rt::Runtime runtime;
+  const rt::MemoryStats before = runtime.memoryStats();
+  std::vector<uint64_t> blocks;
+  for (uint64_t size : {1u, 63u, 64u, 65u, 4096u, 100000u})
+    blocks.push_back(runtime.malloc(size));
+  for (uint64_t b : blocks) {
+    EXPECT_NE(b, 0u);
+    EXPECT_EQ(b % 64, 0u);
+  }
+  EXPECT_EQ(runtime.memoryStats().liveAllocations, blocks.size());
+  for (size_t i = 0; i < blocks.size(); i += 2)
+    runtime.free(blocks[i]);
+  for (size_t i = 1; i < blocks.size(); i += 2)
+    runtime.free(blocks[i]);
+  const rt::MemoryStats after = runtime.memoryStats();
+  EXPECT_EQ(after.allocatedBytes, before.allocatedBytes);
+  EXPECT_EQ(after.largestFreeBlock, before.largestFreeBlock) << "free blocks coalesce";
+  EXPECT_GE(after.peakAllocatedBytes, 100000u);
+  runtime.resetPeakMemoryStats();
+  EXPECT_EQ(runtime.memoryStats().peakAllocatedBytes, 0u);
+}
+
+TEST(RuntimeTest, CopiesRoundTripInEveryDirectionAtBoundarySizes) {
+  rt::Runtime runtime;
+  std::mt19937 rng(3);
+  for (uint64_t size : {0u, 1u, 3u, 63u, 64u, 65u, 4095u, 4096u, 4097u, 1u << 20}) {
+    std::vector<uint8_t> in(size), out(size, 0xee), back(size, 0xdd);
+    for (uint8_t &b : in)
+      b = static_cast<uint8_t>(rng());
+    const uint64_t a = runtime.malloc(size), b = runtime.malloc(size);
+    runtime.memcpyHostToDevice(a, in.data(), size);
+    runtime.memcpyDeviceToDevice(b, a, size);
+    runtime.memcpyDeviceToHost(out.data(), b, size);
+    EXPECT_EQ(out, in) << size;
+    runtime.memset(a, 0x5a, size);
+    runtime.memcpyDeviceToHost(back.data(), a, size);
+    EXPECT_EQ(back, std::vector<uint8_t>(size, 0x5a));
+    runtime.free(a);
+    runtime.free(b);
+  }
+}
+
+TEST(RuntimeTest, BadPointersAndOverrunsAreErrors) {
+  rt::Runtime runtime;
+  const uint64_t a = runtime.malloc(100);
+  uint8_t buffer[256] = {};
+  try {
+    runtime.memcpyHostToDevice(a, buffer, 200);
+    FAIL() << "copy past the allocation was accepted";
+  } catch (const rt::Error &e) {
+    EXPECT_EQ(e.code(), rt::ErrorCode::InvalidValue);
+    EXPECT_THAT(e.what(), HasSubstr("runs past its allocation"));
+  }
+  EXPECT_EQ(codeOf([&] { runtime.memcpyDeviceToHost(buffer, a + 64, 100); }),
+            rt::ErrorCode::InvalidValue);
+  EXPECT_EQ(codeOf([&] { runtime.memcpyHostToDevice(0x7000'0000, buffer, 4); }),
+            rt::ErrorCode::InvalidDevicePointer);
+  EXPECT_EQ(codeOf([&] { runtime.free(a + 64); }), rt::ErrorCode::InvalidDevicePointer);
+  runtime.free(a);
+  EXPECT_EQ(codeOf([&] { runtime.free(a); }), rt::ErrorCode::InvalidDevicePointer) << "double free";
+  EXPECT_EQ(codeOf([&] { runtime.free(0x1234'5678); }), rt::ErrorCode::InvalidDevicePointer);
+  EXPECT_EQ(runtime.memoryStats().liveAllocations, 0u);
+}
+
+TEST(RuntimeTest, OutOfMemoryIsReportedAndTheDeviceStaysUsable) {
+  rt::Runtime runtime;
+  const uint64_t huge = uint64_t(1) << 40;
+  try {
+    runtime.malloc(huge);
+    FAIL();
+  } catch (const rt::Error &e) {
+    EXPECT_EQ(e.code(), rt::ErrorCode::OutOfMemory);
+    EXPECT_THAT(e.what(), HasSubstr("cannot allocate"));
+  }
+  std::vector<uint64_t> blocks;
+  for (;;) {
+    try {
+      blocks.push_back(runtime.malloc(64u << 20));
+    } catch (const rt::Error &e) {
+      EXPECT_EQ(e.code(), rt::ErrorCode::OutOfMemory);
+      break;
+    }
+  }
+  EXPECT_GE(blocks.size(), 6u);
+  runtime.free(blocks.back());
+  blocks.pop_back();
+  const uint64_t again = runtime.malloc(1 << 20);
+  uint32_t value = 42, out = 0;
+  runtime.memcpyHostToDevice(again, &value, 4);
+  runtime.memcpyDeviceToHost(&out, again, 4);
+  EXPECT_EQ(out, 42u);
+}
+
+TEST(RuntimeTest, PacketsExecuteInOrderAndEventsTrackThem) {
+  rt::Runtime runtime;
+  const uint64_t n = 1000;
+  const uint64_t a = runtime.malloc(n * 4), b = runtime.malloc(n * 4), c = runtime.malloc(n * 4);
+  std::vector<float> x(n), y(n);
+  std::iota(x.begin(), x.end(), 1.0f);
+  std::iota(y.begin(), y.end(), 100.0f);
+  runtime.memcpyHostToDevice(a, x.data(), n * 4);
+  runtime.memcpyHostToDevice(b, y.data(), n * 4);
+  isa::inst::Add add;
+  add.dst = c;
+  add.a = a;
+  add.b = b;
+  add.rows = 1;
+  add.cols = n;
+  isa::inst::Muls twice;
+  twice.dst = c;
+  twice.a = c;
+  twice.s = 2.0f;
+  twice.n = n;
+  const isa::Packet packets[] = {packetOf(add), packetOf(twice)};
+  runtime.submit(packets);
+  const uint64_t event = runtime.recordEvent();
+  runtime.waitEvent(event);
+  EXPECT_TRUE(runtime.eventDone(event));
+  std::vector<float> out(n);
+  runtime.memcpyDeviceToHost(out.data(), c, n * 4);
+  for (uint64_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], 2 * (x[i] + y[i])) << i;
+  EXPECT_GT(runtime.deviceCycles(), 0u);
+}
+
+TEST(RuntimeTest, FaultNamesThePacketAndResetRecovers) {
+  rt::Runtime runtime;
+  const uint64_t a = runtime.malloc(64);
+  isa::inst::Fill fill;
+  fill.dst = a;
+  fill.value = 7;
+  fill.count = 16;
+  isa::inst::Copy bad;
+  bad.dst = a;
+  bad.src = 0x7fff'0000'0000; // unmapped
+  bad.bytes = 16;
+  const isa::Packet packets[] = {packetOf(fill), packetOf(fill), packetOf(bad), packetOf(fill)};
+  runtime.submit(packets);
+  try {
+    runtime.synchronize();
+    FAIL() << "the fault was not reported";
+  } catch (const rt::Error &e) {
+    EXPECT_EQ(e.code(), rt::ErrorCode::DeviceFault);
+    EXPECT_THAT(e.what(), HasSubstr("stream packet 2"));
+    EXPECT_THAT(e.what(), HasSubstr("copy"));
+  }
+  std::optional<rt::FaultInfo> fault = runtime.lastFault();
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->streamIndex, 2u);
+  EXPECT_EQ(fault->fault.code, mem::FaultCode::Unmapped);
+  EXPECT_EQ(fault->fault.address, 0x7fff'0000'0000u);
+  EXPECT_EQ(codeOf([&] { runtime.submit(packets); }), rt::ErrorCode::DeviceFault)
+      << "a faulted stream refuses work until reset";
+  runtime.reset();
+  EXPECT_FALSE(runtime.lastFault());
+  const isa::Packet good[] = {packetOf(fill)};
+  runtime.submit(good);
+  runtime.synchronize();
+  uint32_t out = 0;
+  runtime.memcpyDeviceToHost(&out, a, 4);
+  EXPECT_EQ(out, 7u);
+  runtime.submit(packets); // the same stream faults again at its third packet
+  EXPECT_EQ(codeOf([&] { runtime.synchronize(); }), rt::ErrorCode::DeviceFault);
+  EXPECT_EQ(runtime.lastFault()->streamIndex, 3u + 2u);
+}
+
+TEST(RuntimeTest, UnknownBackendListsTheAvailableOnes) {
+  rt::RuntimeOptions options;
+  options.backend = "quantum";
+  try {
+    rt::Runtime runtime(options);
+    FAIL();
+  } catch (const rt::Error &e) {
+    EXPECT_EQ(e.code(), rt::ErrorCode::UnknownBackend);
+    EXPECT_THAT(e.what(), HasSubstr("unknown backend 'quantum' (available: "));
+    EXPECT_THAT(e.what(), HasSubstr("iss"));
+  }
+}
+
+TEST(RuntimeCApiTest, FullCycleAndErrors) {
+  ASSERT_EQ(npuMalloc(nullptr, 4), npuErrorInvalidValue);
+  npuDevicePtr p = 0;
+  ASSERT_EQ(npuMalloc(&p, 4), npuErrorNotInitialized);
+  ASSERT_EQ(npuInit("iss"), npuSuccess) << npuGetLastErrorMessage();
+  EXPECT_STREQ(npuGetBackendName(), "iss");
+  EXPECT_EQ(npuInit("iss"), npuErrorInvalidValue);
+  ASSERT_EQ(npuMalloc(&p, 256), npuSuccess);
+  std::vector<float> in(64, 1.5f), out(64);
+  ASSERT_EQ(npuMemcpyHtoD(p, in.data(), 256), npuSuccess);
+  isa::inst::Adds adds;
+  adds.dst = p;
+  adds.a = p;
+  adds.s = 0.25f;
+  adds.n = 64;
+  isa::Packet packet = packetOf(adds);
+  ASSERT_EQ(npuSubmit(packet.data(), 1), npuSuccess);
+  npuEvent_t event;
+  ASSERT_EQ(npuEventRecord(&event), npuSuccess);
+  ASSERT_EQ(npuEventSynchronize(event), npuSuccess);
+  int done = 0;
+  ASSERT_EQ(npuEventQuery(event, &done), npuSuccess);
+  EXPECT_EQ(done, 1);
+  ASSERT_EQ(npuMemcpyDtoH(out.data(), p, 256), npuSuccess);
+  EXPECT_EQ(out[63], 1.75f);
+  EXPECT_EQ(npuMemcpyDtoH(out.data(), p, 512), npuErrorInvalidValue);
+  EXPECT_THAT(npuGetLastErrorMessage(), HasSubstr("runs past its allocation"));
+  npuFaultInfo fault;
+  EXPECT_EQ(npuGetLastFault(&fault), npuErrorInvalidValue);
+  npuMemoryStats stats;
+  ASSERT_EQ(npuGetMemoryStats(&stats), npuSuccess);
+  EXPECT_EQ(stats.liveAllocations, 1u);
+  ASSERT_EQ(npuFree(p), npuSuccess);
+  EXPECT_EQ(npuFree(p), npuErrorInvalidDevicePointer);
+  EXPECT_STREQ(npuGetErrorString(npuErrorOutOfMemory), "out of device memory");
+  ASSERT_EQ(npuShutdown(), npuSuccess);
+  EXPECT_EQ(npuShutdown(), npuErrorNotInitialized);
+}
+
+} // namespace
