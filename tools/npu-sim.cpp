@@ -6,9 +6,10 @@
 #include "npu/asm/disassembler.h"
 #include "npu/bin/object.h"
 #include "npu/mem/address_map.h"
-#include "npu/mem/physical_memory.h"
-#include "npu/sim/iss.h"
+#include "npu/rt/runtime.h"
+#include "npu/sim/profile.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -147,11 +150,16 @@ float asFloat(uint32_t u) {
 
 // Compares every check region; prints each mismatch (up to a limit per
 // region) and returns the number of failed regions.
-size_t verifyChecks(const bin::Object &object, mem::PhysicalMemory &memory, bool quiet) {
+size_t verifyChecks(const bin::Object &object, rt::Runtime &runtime, bool quiet) {
   size_t failed = 0;
   for (const bin::CheckRegion &check : object.checks) {
     std::vector<uint8_t> actual(check.expected.size());
-    memory.read(check.address, actual.data(), actual.size());
+    try {
+      runtime.readPhysical(check.address, actual.data(), actual.size());
+    } catch (const mem::DeviceFault &e) {
+      throw InputError("check region at " + std::to_string(check.address) + ": " +
+                       e.fault().describe());
+    }
     size_t mismatches = 0;
     uint64_t worstUlp = 0;
     const bool f32 = check.kind == bin::CheckRegion::Kind::F32Ulp;
@@ -209,9 +217,6 @@ Dump parseDump(const std::string &spec) {
 int run(const po::variables_map &vm) {
   const std::string input = vm["input"].as<std::string>();
   const auto includeDirs = vm["include"].as<std::vector<std::string>>();
-  if (vm["backend"].as<std::string>() != "iss")
-    throw po::error("unknown backend '" + vm["backend"].as<std::string>() +
-                    "' (available: iss)");
   const auto mode = sim::parseMode(vm["mode"].as<std::string>());
   if (!mode)
     throw po::error("unknown mode '" + vm["mode"].as<std::string>() + "' (use func, perf or both)");
@@ -219,7 +224,10 @@ int run(const po::variables_map &vm) {
   for (const std::string &spec : vm["dump"].as<std::vector<std::string>>())
     dumps.push_back(parseDump(spec));
 
-  mem::AddressMap map = mem::AddressMap::defaults();
+  rt::RuntimeOptions options;
+  options.backend = vm["backend"].as<std::string>();
+  options.backendOptions.issMode = *mode;
+  mem::AddressMap &map = options.backendOptions.addressMap;
   if (vm.count("memory-config"))
     map = mem::AddressMap::fromJsonFile(vm["memory-config"].as<std::string>());
   for (const std::string &spec : vm["region"].as<std::vector<std::string>>())
@@ -233,11 +241,19 @@ int run(const po::variables_map &vm) {
                      "--ignore-isa-hash)");
   const bool quiet = vm.count("quiet");
 
-  mem::PhysicalMemory memory(map);
+  std::unique_ptr<rt::Runtime> runtimeOwner;
+  try {
+    runtimeOwner = std::make_unique<rt::Runtime>(options);
+  } catch (const rt::Error &e) {
+    if (e.code() == rt::ErrorCode::UnknownBackend)
+      throw po::error(e.what());
+    throw;
+  }
+  rt::Runtime &runtime = *runtimeOwner;
   for (size_t i = 0; i < program.data.size(); ++i) {
     const bin::DataSegment &seg = program.data[i];
     try {
-      memory.write(seg.address, seg.bytes.data(), seg.bytes.size());
+      runtime.writePhysical(seg.address, seg.bytes.data(), seg.bytes.size());
     } catch (const mem::DeviceFault &e) {
       throw InputError(input + ": data segment " + std::to_string(i) + ": " + e.fault().describe());
     }
@@ -251,48 +267,66 @@ int run(const po::variables_map &vm) {
     if (path.size() > 4 && path.ends_with(".npy"))
       bytes = npyPayload(path, std::move(bytes));
     try {
-      memory.write(parseNumber(spec.substr(at + 1), "load address"), bytes.data(), bytes.size());
+      runtime.writePhysical(parseNumber(spec.substr(at + 1), "load address"), bytes.data(),
+                            bytes.size());
     } catch (const mem::DeviceFault &e) {
       throw InputError("--load " + spec + ": " + e.fault().describe());
     }
   }
-  memory.resetCounters();
+  runtime.resetRegionCounters();
 
-  sim::Iss iss(memory, *mode);
   const bool trace = vm.count("trace");
-  iss.setRecording(trace || vm.count("trace-json"));
-  const uint64_t maxPackets = vm.count("max-packets") ? vm["max-packets"].as<uint64_t>() : UINT64_MAX;
-  const sim::RunResult result = iss.run(program.text, maxPackets);
+  runtime.setRecording(trace || vm.count("trace-json"));
+  std::span<const isa::Packet> text = program.text;
+  if (vm.count("max-packets"))
+    text = text.first(std::min<uint64_t>(text.size(), vm["max-packets"].as<uint64_t>()));
+  std::optional<rt::FaultInfo> fault;
+  try {
+    runtime.submit(text);
+    runtime.synchronize();
+  } catch (const rt::Error &e) {
+    if (e.code() != rt::ErrorCode::DeviceFault)
+      throw;
+    fault = runtime.lastFault();
+  }
+  const sim::Stats stats = runtime.deviceStats();
+  const std::vector<sim::PacketRecord> records = runtime.takeRecords();
 
   if (trace)
-    for (const sim::PacketRecord &r : iss.records())
+    for (const sim::PacketRecord &r : records)
       std::printf("[%6" PRIu64 "] %-60s cycles %" PRIu64 "-%" PRIu64 " read %" PRIu64
                   " written %" PRIu64 "\n",
                   r.index, as::formatPacket(program.text[r.index]).c_str(), r.startCycle,
                   r.endCycle, r.bytesRead, r.bytesWritten);
   if (vm.count("stats-json")) {
     std::ofstream out(vm["stats-json"].as<std::string>());
-    out << sim::statsJson(iss.stats(), memory);
+    out << sim::statsJson(stats, runtime.regionStats());
   }
   if (vm.count("trace-json")) {
     std::ofstream out(vm["trace-json"].as<std::string>());
-    out << sim::perfettoTraceJson(iss.records());
+    out << sim::perfettoTraceJson(records, "NPU (" + runtime.backendName() + ")");
   }
-  if (!quiet)
-    std::printf("%s: %" PRIu64 " packets, stopped at %s, %" PRIu64 " cycles (%s mode)\n",
-                input.c_str(), result.packetsExecuted, sim::stopReasonName(result.reason),
-                result.cycles, sim::modeName(*mode));
-  if (result.fault) {
-    const uint64_t index = static_cast<uint64_t>(result.fault->packetIndex);
-    std::fprintf(stderr, "npu-sim: device fault at packet %" PRIu64 " (%s): %s\n", index,
-                 index < program.text.size() ? as::formatPacket(program.text[index]).c_str() : "?",
-                 result.fault->describe().c_str());
+  if (!quiet) {
+    const auto halt = std::find_if(text.begin(), text.end(), [](const isa::Packet &p) {
+      return isa::detail::load32(p.data(), 0) == static_cast<uint32_t>(isa::Opcode::HALT);
+    });
+    const char *stop = fault                                               ? "fault"
+                       : halt != text.end() && stats.packets == uint64_t(halt - text.begin()) + 1
+                           ? "halt"
+                       : text.size() < program.text.size() ? "packet limit"
+                                                           : "end of stream";
+    std::printf("%s: %" PRIu64 " packets on %s, stopped at %s, %" PRIu64 " cycles (%s mode)\n",
+                input.c_str(), stats.packets, runtime.backendName().c_str(), stop, stats.cycles,
+                sim::modeName(*mode));
+  }
+  if (fault) {
+    std::fprintf(stderr, "npu-sim: %s\n", fault->describe().c_str());
     return cli::kExitFailure;
   }
   for (const Dump &d : dumps) {
     std::vector<uint8_t> bytes(d.length);
     try {
-      memory.read(d.address, bytes.data(), bytes.size());
+      runtime.readPhysical(d.address, bytes.data(), bytes.size());
     } catch (const mem::DeviceFault &e) {
       throw InputError("--dump: " + e.fault().describe());
     }
@@ -310,7 +344,7 @@ int run(const po::variables_map &vm) {
       std::printf("checks: skipped in perf mode (memory is not computed)\n");
     return cli::kExitOk;
   }
-  const size_t failed = verifyChecks(program, memory, quiet);
+  const size_t failed = verifyChecks(program, runtime, quiet);
   if (!program.checks.empty() && (!quiet || failed))
     std::printf("checks: %zu passed, %zu failed\n", program.checks.size() - failed, failed);
   return failed ? cli::kExitFailure : cli::kExitOk;
@@ -321,7 +355,8 @@ int run(const po::variables_map &vm) {
 int main(int argc, char **argv) {
   po::options_description options("Options");
   options.add_options()
-      ("backend,b", po::value<std::string>()->default_value("iss"), "execution backend: iss")
+      ("backend,b", po::value<std::string>()->default_value("iss"),
+       "execution backend (iss; rtl and cosim when built)")
       ("mode,m", po::value<std::string>()->default_value("func"),
        "func (values only), perf (cycles only) or both")
       ("max-packets", po::value<uint64_t>(), "stop after this many packets")

@@ -12,7 +12,7 @@ namespace {
 class IssBackend final : public Backend {
 public:
   explicit IssBackend(const BackendOptions &options)
-      : memory_(options.addressMap), iss_(memory_, sim::Mode::Both) {}
+      : memory_(options.addressMap), iss_(memory_, options.issMode) {}
 
   std::string_view name() const override { return "iss"; }
 
@@ -28,12 +28,17 @@ public:
   std::vector<mem::PhysicalMemory::RegionStats> memoryStats() const override {
     return memory_.stats();
   }
+  void resetMemoryCounters() override { memory_.resetCounters(); }
 
   uint32_t readCsr(uint32_t offset) override { return csrs_.read(offset, iss_.cycle()); }
   void writeCsr(uint32_t offset, uint32_t value) override {
     if (csrs_.write(offset, value))
       iss_.resetStats();
   }
+
+  void setRecording(bool enabled) override { iss_.setRecording(enabled); }
+  sim::Stats stats() const override { return iss_.stats(); }
+  std::vector<sim::PacketRecord> takeRecords() override { return iss_.takeRecords(); }
 
   std::string faultDiagnostic() const override {
     return csrs_.faulted ? csrs_.fault.describe() : std::string();

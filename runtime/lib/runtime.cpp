@@ -173,6 +173,14 @@ struct Runtime::Impl {
       throw Error(ErrorCode::DeviceFault, fault->describe());
   }
 
+  // Waits until the queue is empty or the stream faulted, without throwing:
+  // for inspection that must work after a fault too.
+  void drain() {
+    std::unique_lock<std::mutex> lock(queueMutex);
+    progress.wait(lock, [&] { return completed >= submitted || fault; });
+    progress.wait(lock, [&] { return !workerBusy; });
+  }
+
   void throwIfFaulted() {
     std::lock_guard<std::mutex> lock(queueMutex);
     if (fault)
@@ -372,6 +380,35 @@ void Runtime::reset() {
   impl_->fault.reset();
 }
 
+void Runtime::writePhysical(uint64_t address, const void *src, uint64_t bytes) {
+  impl_->drain();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  impl_->backend->writeMemory(address, src, bytes);
+}
+
+void Runtime::readPhysical(uint64_t address, void *dst, uint64_t bytes) {
+  impl_->drain();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  impl_->backend->readMemory(address, dst, bytes);
+}
+
+void Runtime::setRecording(bool enabled) {
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  impl_->backend->setRecording(enabled);
+}
+
+sim::Stats Runtime::deviceStats() {
+  impl_->drain();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  return impl_->backend->stats();
+}
+
+std::vector<sim::PacketRecord> Runtime::takeRecords() {
+  impl_->drain();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  return impl_->backend->takeRecords();
+}
+
 MemoryStats Runtime::memoryStats() const {
   MemoryStats total;
   for (const auto &heap : impl_->heaps) {
@@ -396,6 +433,12 @@ void Runtime::resetPeakMemoryStats() {
 std::vector<mem::PhysicalMemory::RegionStats> Runtime::regionStats() const {
   std::lock_guard<std::mutex> lock(impl_->deviceMutex);
   return impl_->backend->memoryStats();
+}
+
+void Runtime::resetRegionCounters() {
+  impl_->drain();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  impl_->backend->resetMemoryCounters();
 }
 
 uint64_t Runtime::deviceCycles() {

@@ -20,10 +20,6 @@ mem::FaultCode faultCodeFor(isa::DecodeError error) {
   return mem::FaultCode::InvalidOperand;
 }
 
-size_t instructionIndex(isa::Opcode opcode) {
-  return static_cast<size_t>(&isa::info(opcode) - isa::instructions().data());
-}
-
 } // namespace
 
 const char *modeName(Mode mode) {
@@ -89,20 +85,12 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   }
 
   const uint64_t cycles = mode_ == Mode::Func ? 0 : packetCycles(info, work);
-  const uint64_t start = stats_.cycles;
-  stats_.packets++;
-  stats_.cycles += cycles;
-  stats_.bytesRead += work.bytesRead;
-  stats_.bytesWritten += work.bytesWritten;
-  Stats::Engine &engine = stats_.engines[static_cast<size_t>(info.engine)];
-  engine.packets++;
-  engine.busyCycles += cycles;
-  Stats::Op &op = stats_.ops[instructionIndex(decoded.opcode)];
-  op.packets++;
-  op.cycles += cycles;
+  const PacketRecord record{index,           decoded.opcode,           info.engine,
+                            stats_.cycles,   stats_.cycles + cycles,   work.bytesRead,
+                            work.bytesWritten};
+  account(stats_, record);
   if (recording_)
-    records_.push_back({index, decoded.opcode, info.engine, start, start + cycles, work.bytesRead,
-                        work.bytesWritten});
+    records_.push_back(record);
   return decoded.opcode == isa::Opcode::HALT;
 }
 

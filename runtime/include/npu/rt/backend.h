@@ -5,6 +5,8 @@
 
 #include "npu/mem/address_map.h"
 #include "npu/mem/physical_memory.h"
+#include "npu/sim/iss.h"
+#include "npu/sim/profile.h"
 
 #include <cstdint>
 #include <functional>
@@ -26,6 +28,7 @@ public:
   virtual void fillMemory(uint64_t address, uint8_t value, uint64_t length) = 0;
   // Bytes read and written per region, and residency.
   virtual std::vector<mem::PhysicalMemory::RegionStats> memoryStats() const = 0;
+  virtual void resetMemoryCounters() = 0;
 
   // The AXI4-Lite register window (offsets from isa::csr).
   virtual uint32_t readCsr(uint32_t offset) = 0;
@@ -34,6 +37,12 @@ public:
   // Lets the device run until the ring is empty, or it halted or faulted.
   virtual void waitIdle() = 0;
 
+  // Profiling since the last RESET: aggregate statistics always, one record
+  // per packet while recording is on (indices count from the RESET).
+  virtual void setRecording(bool enabled) = 0;
+  virtual sim::Stats stats() const = 0;
+  virtual std::vector<sim::PacketRecord> takeRecords() = 0;
+
   // A human-readable cause of the current fault beyond what the CSRs say
   // (e.g. which operands overlap), or empty. Diagnostics only.
   virtual std::string faultDiagnostic() const { return {}; }
@@ -41,6 +50,8 @@ public:
 
 struct BackendOptions {
   mem::AddressMap addressMap = mem::AddressMap::defaults();
+  // For backends built on the ISS: values only, cycles only, or both.
+  sim::Mode issMode = sim::Mode::Both;
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions &)>;

@@ -101,9 +101,20 @@ public:
   // Clears a fault: drops queued packets, resets the device, keeps memory.
   void reset();
 
+  // Loader access to any physical address, bypassing the allocator, for
+  // tools that place code and data themselves. Waits for queued packets.
+  void writePhysical(uint64_t address, const void *src, uint64_t bytes);
+  void readPhysical(uint64_t address, void *dst, uint64_t bytes);
+
+  // Device profiling since the last reset (see Backend).
+  void setRecording(bool enabled);
+  sim::Stats deviceStats();
+  std::vector<sim::PacketRecord> takeRecords();
+
   MemoryStats memoryStats() const;
   void resetPeakMemoryStats();
   std::vector<mem::PhysicalMemory::RegionStats> regionStats() const;
+  void resetRegionCounters();
   uint64_t deviceCycles(); // the device's cycle counter since its last reset
 
   // Records every packet and the host data it depends on; endCapture writes

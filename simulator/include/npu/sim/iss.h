@@ -7,6 +7,7 @@
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/mem/physical_memory.h"
+#include "npu/sim/profile.h"
 
 #include <array>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace npu::sim {
@@ -24,36 +26,6 @@ namespace npu::sim {
 enum class Mode { Func, Perf, Both };
 const char *modeName(Mode mode);
 std::optional<Mode> parseMode(std::string_view name);
-
-inline constexpr size_t kNumEngines = 4;
-
-// One executed packet, for --trace logs and timelines.
-struct PacketRecord {
-  uint64_t index = 0;
-  isa::Opcode opcode = isa::Opcode::NOP;
-  isa::Engine engine = isa::Engine::Control;
-  uint64_t startCycle = 0;
-  uint64_t endCycle = 0;
-  uint64_t bytesRead = 0;
-  uint64_t bytesWritten = 0;
-};
-
-struct Stats {
-  struct Engine {
-    uint64_t packets = 0;
-    uint64_t busyCycles = 0;
-  };
-  struct Op {
-    uint64_t packets = 0;
-    uint64_t cycles = 0;
-  };
-  uint64_t packets = 0;
-  uint64_t cycles = 0;
-  uint64_t bytesRead = 0;
-  uint64_t bytesWritten = 0;
-  std::array<Engine, kNumEngines> engines{};
-  std::array<Op, isa::kNumOpcodes> ops{}; // indexed like isa::instructions()
-};
 
 enum class StopReason { Halt, EndOfStream, Fault, PacketLimit };
 const char *stopReasonName(StopReason reason);
@@ -85,6 +57,7 @@ public:
   // Keeps a PacketRecord of every executed packet (off by default).
   void setRecording(bool enabled) { recording_ = enabled; }
   const std::vector<PacketRecord> &records() const { return records_; }
+  std::vector<PacketRecord> takeRecords() { return std::exchange(records_, {}); }
 
 private:
   mem::PhysicalMemory &memory_;
@@ -93,13 +66,5 @@ private:
   bool recording_ = false;
   std::vector<PacketRecord> records_;
 };
-
-// Statistics as JSON: cycles per engine and op class, utilisation, bytes
-// per memory region (from the memory's counters).
-std::string statsJson(const Stats &stats, const mem::PhysicalMemory &memory);
-
-// A Chrome/Perfetto trace-event timeline: one track per engine, one slice
-// per packet; one cycle is shown as one nanosecond.
-std::string perfettoTraceJson(std::span<const PacketRecord> records);
 
 } // namespace npu::sim

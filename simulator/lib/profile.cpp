@@ -1,6 +1,8 @@
-#include "npu/sim/iss.h"
+#include "npu/sim/profile.h"
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace npu::sim {
 
@@ -8,7 +10,22 @@ namespace {
 const char *engineNameAt(size_t i) { return isa::engineName(static_cast<isa::Engine>(i)); }
 } // namespace
 
-std::string statsJson(const Stats &stats, const mem::PhysicalMemory &memory) {
+void account(Stats &stats, const PacketRecord &record) {
+  const uint64_t cycles = record.endCycle - record.startCycle;
+  stats.packets++;
+  stats.cycles = std::max(stats.cycles, record.endCycle);
+  stats.bytesRead += record.bytesRead;
+  stats.bytesWritten += record.bytesWritten;
+  Stats::Engine &engine = stats.engines[static_cast<size_t>(record.engine)];
+  engine.packets++;
+  engine.busyCycles += cycles;
+  Stats::Op &op = stats.ops[static_cast<size_t>(&isa::info(record.opcode) - isa::instructions().data())];
+  op.packets++;
+  op.cycles += cycles;
+}
+
+std::string statsJson(const Stats &stats,
+                      std::span<const mem::PhysicalMemory::RegionStats> regions) {
   nlohmann::ordered_json j;
   j["packets"] = stats.packets;
   j["cycles"] = stats.cycles;
@@ -28,7 +45,7 @@ std::string statsJson(const Stats &stats, const mem::PhysicalMemory &memory) {
       j["ops"][instructions[i].mnemonic] = {{"packets", stats.ops[i].packets},
                                             {"cycles", stats.ops[i].cycles},
                                             {"family", instructions[i].family}};
-  for (const mem::PhysicalMemory::RegionStats &region : memory.stats())
+  for (const mem::PhysicalMemory::RegionStats &region : regions)
     j["memory"].push_back({{"region", region.name},
                            {"bytes_read", region.bytesRead},
                            {"bytes_written", region.bytesWritten},
@@ -36,7 +53,7 @@ std::string statsJson(const Stats &stats, const mem::PhysicalMemory &memory) {
   return j.dump(2) + "\n";
 }
 
-std::string perfettoTraceJson(std::span<const PacketRecord> records) {
+std::string perfettoTraceJson(std::span<const PacketRecord> records, const std::string &process) {
   nlohmann::json events = nlohmann::json::array();
   for (size_t e = 0; e < kNumEngines; ++e)
     events.push_back({{"name", "thread_name"},
@@ -45,7 +62,7 @@ std::string perfettoTraceJson(std::span<const PacketRecord> records) {
                       {"tid", e},
                       {"args", {{"name", std::string(engineNameAt(e)) + " engine"}}}});
   events.push_back(
-      {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "NPU (ISS)"}}}});
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", process}}}});
   for (const PacketRecord &r : records) {
     const isa::InstrInfo &info = isa::info(r.opcode);
     // Trace-event timestamps are microseconds: one cycle shows as 1 ns.

@@ -1,0 +1,58 @@
+// What a device reports about a run, whichever backend executed it: one
+// record per packet (for logs and timelines) and aggregate statistics.
+#pragma once
+
+#include "npu/isa/isa.h"
+#include "npu/mem/physical_memory.h"
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace npu::sim {
+
+inline constexpr size_t kNumEngines = 4;
+
+// One executed packet, for --trace logs and timelines.
+struct PacketRecord {
+  uint64_t index = 0;
+  isa::Opcode opcode = isa::Opcode::NOP;
+  isa::Engine engine = isa::Engine::Control;
+  uint64_t startCycle = 0;
+  uint64_t endCycle = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesWritten = 0;
+};
+
+struct Stats {
+  struct Engine {
+    uint64_t packets = 0;
+    uint64_t busyCycles = 0;
+  };
+  struct Op {
+    uint64_t packets = 0;
+    uint64_t cycles = 0;
+  };
+  uint64_t packets = 0;
+  uint64_t cycles = 0;
+  uint64_t bytesRead = 0;
+  uint64_t bytesWritten = 0;
+  std::array<Engine, kNumEngines> engines{};
+  std::array<Op, isa::kNumOpcodes> ops{}; // indexed like isa::instructions()
+};
+
+// Adds one executed packet to the statistics.
+void account(Stats &stats, const PacketRecord &record);
+
+// Statistics as JSON: cycles per engine and op class, utilisation, bytes
+// per memory region.
+std::string statsJson(const Stats &stats,
+                      std::span<const mem::PhysicalMemory::RegionStats> regions);
+
+// A Chrome/Perfetto trace-event timeline: one track per engine, one slice
+// per packet; one cycle is shown as one nanosecond.
+std::string perfettoTraceJson(std::span<const PacketRecord> records, const std::string &process);
+
+} // namespace npu::sim
