@@ -1,6 +1,7 @@
 // EMBEDDING and EMBEDDING_BWD.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../vector_ops.h"
 
 #include <cstring>
 #include <string>
@@ -74,7 +75,8 @@ void execute(ExecContext &ctx, const isa::inst::EmbeddingBwd &op) {
     const uint64_t row = checkedIndex(ctx, op, indices, t);
     if (op.padding_idx >= 0 && row == static_cast<uint64_t>(op.padding_idx))
       continue;
-    arith::addArrays(dtable + row * op.dim, dy + t * op.dim, dtable + row * op.dim, op.dim);
+    float *target = dtable + row * op.dim;
+    map(Program::Add, {each(target), each(dy + t * op.dim)}, target, op.dim);
   }
 }
 

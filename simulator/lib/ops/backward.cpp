@@ -1,0 +1,117 @@
+// SOFTMAX_BWD RMSNORM_BWD SILU_BWD GELU_BWD.
+#include "../arith_util.h"
+#include "../context.h"
+#include "../vector_ops.h"
+
+#include <vector>
+
+namespace npu::sim {
+
+Work work(const isa::inst::SoftmaxBwd &op) {
+  const uint64_t n = satMul(op.rows, op.cols);
+  return {.elements = n, .bytesRead = satMul(n, 8), .bytesWritten = satMul(n, 4)};
+}
+
+void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
+  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
+  ctx.requireDisjoint("dx", op.dx, n * 4, "y", op.y, n * 4, true);
+  ctx.requireDisjoint("dx", op.dx, n * 4, "dy", op.dy, n * 4, true);
+  const float *y = ctx.read<float>(op.y, n).data();
+  const float *dy = ctx.read<float>(op.dy, n).data();
+  float *dx = ctx.write<float>(op.dx, n).data();
+  std::vector<float> t(op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const float *yi = y + i * op.cols, *dyi = dy + i * op.cols;
+    float *dxi = dx + i * op.cols;
+    if (op.log) {
+      // dx = dy - exp(y) * sum(dy)
+      const float s = laneSum(dyi, op.cols);
+      map(Program::Exp, {each(yi)}, t.data(), op.cols);
+      map(Program::Mul, {each(t.data()), every(&s)}, t.data(), op.cols);
+      map(Program::Sub, {each(dyi), each(t.data())}, dxi, op.cols);
+    } else {
+      // dx = y * (dy - sum(dy * y))
+      map(Program::Mul, {each(dyi), each(yi)}, t.data(), op.cols);
+      const float s = laneSum(t.data(), op.cols);
+      map(Program::Sub, {each(dyi), every(&s)}, t.data(), op.cols);
+      map(Program::Mul, {each(yi), each(t.data())}, dxi, op.cols);
+    }
+  }
+}
+
+Work work(const isa::inst::RmsnormBwd &op) {
+  const uint64_t n = satMul(op.rows, op.cols);
+  return {.elements = n,
+          .bytesRead = satMul(satAdd(satAdd(satMul(n, 2), op.rows), op.cols), 4),
+          .bytesWritten = satMul(satAdd(n, op.write_dweight ? op.cols : 0), 4)};
+}
+
+void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
+  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
+  const uint64_t rowBytes = uint64_t(op.cols) * 4;
+  ctx.requireDisjoint("dx", op.dx, n * 4, "x", op.x, n * 4, true);
+  ctx.requireDisjoint("dx", op.dx, n * 4, "dy", op.dy, n * 4, true);
+  ctx.requireDisjoint("dx", op.dx, n * 4, "rstd", op.rstd, uint64_t(op.rows) * 4, false);
+  if (op.write_dweight) {
+    ctx.requireDisjoint("dweight", op.dweight, rowBytes, "x", op.x, n * 4, false);
+    ctx.requireDisjoint("dweight", op.dweight, rowBytes, "dy", op.dy, n * 4, false);
+    ctx.requireDisjoint("dweight", op.dweight, rowBytes, "dx", op.dx, n * 4, false);
+  }
+  const float *x = ctx.read<float>(op.x, n).data();
+  const float *dy = ctx.read<float>(op.dy, n).data();
+  const float *rstd = ctx.read<float>(op.rstd, op.rows).data();
+  const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;
+  float *dweight = op.write_dweight ? ctx.write<float>(op.dweight, op.cols).data() : nullptr;
+  float *dx = ctx.write<float>(op.dx, n).data();
+  const float inverseCols = scalar(Program::Recip, {static_cast<float>(op.cols)});
+  std::vector<float> g(op.cols), t(op.cols), dw(dweight ? op.cols : 0, 0.0f);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const float *xi = x + i * op.cols, *dyi = dy + i * op.cols;
+    const float r = rstd[i];
+    if (dweight) {
+      // dweight += (dy * x) * r, rows in increasing order from +0.
+      map(Program::Mul, {each(dyi), each(xi)}, t.data(), op.cols);
+      map(Program::Mul, {each(t.data()), every(&r)}, t.data(), op.cols);
+      map(Program::Add, {each(dw.data()), each(t.data())}, dw.data(), op.cols);
+    }
+    // g = dy * weight; c = ((sum(g * x) / cols) * r) * r; dx = r * (g - x * c)
+    if (weight)
+      map(Program::Mul, {each(dyi), each(weight)}, g.data(), op.cols);
+    else
+      std::copy(dyi, dyi + op.cols, g.begin());
+    map(Program::Mul, {each(g.data()), each(xi)}, t.data(), op.cols);
+    float c = scalar(Program::Mul, {laneSum(t.data(), op.cols), inverseCols});
+    c = scalar(Program::Mul, {scalar(Program::Mul, {c, r}), r});
+    map(Program::Mul, {each(xi), every(&c)}, t.data(), op.cols);
+    map(Program::Sub, {each(g.data()), each(t.data())}, t.data(), op.cols);
+    map(Program::Mul, {every(&r), each(t.data())}, dx + i * op.cols, op.cols);
+  }
+  if (dweight)
+    std::copy(dw.begin(), dw.end(), dweight);
+}
+
+namespace {
+
+template <class Op> Work pointwiseWork(const Op &op) {
+  return {.elements = op.n, .bytesRead = satMul(op.n, 8), .bytesWritten = satMul(op.n, 4)};
+}
+
+template <class Op> void pointwise(ExecContext &ctx, const Op &op, Program program) {
+  const uint64_t bytes = uint64_t(op.n) * 4;
+  ctx.requireDisjoint("dx", op.dx, bytes, "x", op.x, bytes, true);
+  ctx.requireDisjoint("dx", op.dx, bytes, "dy", op.dy, bytes, true);
+  const float *x = ctx.read<float>(op.x, op.n).data();
+  const float *dy = ctx.read<float>(op.dy, op.n).data();
+  float *dx = ctx.write<float>(op.dx, op.n).data();
+  map(program, {each(x), each(dy)}, dx, op.n);
+}
+
+} // namespace
+
+Work work(const isa::inst::SiluBwd &op) { return pointwiseWork(op); }
+void execute(ExecContext &ctx, const isa::inst::SiluBwd &op) { pointwise(ctx, op, Program::SiluBwd); }
+
+Work work(const isa::inst::GeluBwd &op) { return pointwiseWork(op); }
+void execute(ExecContext &ctx, const isa::inst::GeluBwd &op) { pointwise(ctx, op, Program::GeluBwd); }
+
+} // namespace npu::sim

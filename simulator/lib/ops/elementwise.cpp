@@ -1,0 +1,130 @@
+// ADD SUB MUL DIV MAX MIN (with broadcast of b) and their scalar forms.
+#include "../arith_util.h"
+#include "../context.h"
+#include "../vector_ops.h"
+
+namespace npu::sim {
+
+namespace {
+
+uint64_t broadcastElements(isa::Broadcast bcast, uint64_t rows, uint64_t cols) {
+  switch (bcast) {
+  case isa::Broadcast::none: return satMul(rows, cols);
+  case isa::Broadcast::row: return cols;
+  case isa::Broadcast::col: return rows;
+  case isa::Broadcast::scalar: return 1;
+  }
+  return 0;
+}
+
+template <class Op> Work binaryWork(const Op &op) {
+  const uint64_t n = satMul(op.rows, op.cols);
+  return {.elements = n,
+          .bytesRead = satMul(satAdd(n, broadcastElements(op.bcast, op.rows, op.cols)), 4),
+          .bytesWritten = satMul(n, 4)};
+}
+
+// dst = program(a, b) over rows x cols with b broadcast; `extra` is a
+// per-packet constant input (alpha) or null.
+template <class Op>
+void binary(ExecContext &ctx, const Op &op, Program program, const float *extra = nullptr) {
+  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
+  const uint64_t bCount = broadcastElements(op.bcast, op.rows, op.cols);
+  ctx.requireDisjoint("dst", op.dst, n * 4, "a", op.a, n * 4, true);
+  ctx.requireDisjoint("dst", op.dst, n * 4, "b", op.b, bCount * 4, op.bcast == isa::Broadcast::none);
+  const float *a = ctx.read<float>(op.a, n).data();
+  const float *b = ctx.read<float>(op.b, bCount).data();
+  float *dst = ctx.write<float>(op.dst, n).data();
+  const auto run = [&](const float *aPart, arith::Operand bPart, float *dstPart, uint64_t count) {
+    if (extra)
+      map(program, {each(aPart), bPart, every(extra)}, dstPart, count);
+    else
+      map(program, {each(aPart), bPart}, dstPart, count);
+  };
+  switch (op.bcast) {
+  case isa::Broadcast::none: run(a, each(b), dst, n); break;
+  case isa::Broadcast::scalar: run(a, every(b), dst, n); break;
+  case isa::Broadcast::row:
+    for (uint64_t i = 0; i < op.rows; ++i)
+      run(a + i * op.cols, each(b), dst + i * op.cols, op.cols);
+    break;
+  case isa::Broadcast::col:
+    for (uint64_t i = 0; i < op.rows; ++i)
+      run(a + i * op.cols, every(b + i), dst + i * op.cols, op.cols);
+    break;
+  }
+}
+
+template <class Op> Work scalarWork(const Op &op) {
+  return {.elements = op.n, .bytesRead = satMul(op.n, 4), .bytesWritten = satMul(op.n, 4)};
+}
+
+// dst = program(a, s), or program(s, a) for the reversed forms.
+template <class Op> void withScalar(ExecContext &ctx, const Op &op, Program program, bool reversed) {
+  ctx.requireDisjoint("dst", op.dst, uint64_t(op.n) * 4, "a", op.a, uint64_t(op.n) * 4, true);
+  const float *a = ctx.read<float>(op.a, op.n).data();
+  float *dst = ctx.write<float>(op.dst, op.n).data();
+  const float s = op.s;
+  if (reversed)
+    map(program, {every(&s), each(a)}, dst, op.n);
+  else
+    map(program, {each(a), every(&s)}, dst, op.n);
+}
+
+} // namespace
+
+// alpha = 1 takes the one-step program: alpha*b is then exact, so the
+// result is the same bits either way.
+Work work(const isa::inst::Add &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Add &op) {
+  if (op.alpha == 1.0f)
+    binary(ctx, op, Program::Add);
+  else
+    binary(ctx, op, Program::AddScaled, &op.alpha);
+}
+
+Work work(const isa::inst::Sub &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Sub &op) {
+  if (op.alpha == 1.0f)
+    binary(ctx, op, Program::Sub);
+  else
+    binary(ctx, op, Program::SubScaled, &op.alpha);
+}
+
+Work work(const isa::inst::Mul &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Mul &op) { binary(ctx, op, Program::Mul); }
+
+Work work(const isa::inst::Div &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Div &op) { binary(ctx, op, Program::Div); }
+
+Work work(const isa::inst::Max &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Max &op) { binary(ctx, op, Program::Max); }
+
+Work work(const isa::inst::Min &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Min &op) { binary(ctx, op, Program::Min); }
+
+Work work(const isa::inst::Adds &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Adds &op) { withScalar(ctx, op, Program::Add, false); }
+
+Work work(const isa::inst::Subs &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Subs &op) { withScalar(ctx, op, Program::Sub, false); }
+
+Work work(const isa::inst::Muls &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Muls &op) { withScalar(ctx, op, Program::Mul, false); }
+
+Work work(const isa::inst::Divs &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Divs &op) { withScalar(ctx, op, Program::Div, false); }
+
+Work work(const isa::inst::Maxs &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Maxs &op) { withScalar(ctx, op, Program::Max, false); }
+
+Work work(const isa::inst::Mins &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Mins &op) { withScalar(ctx, op, Program::Min, false); }
+
+Work work(const isa::inst::Rsubs &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Rsubs &op) { withScalar(ctx, op, Program::Sub, true); }
+
+Work work(const isa::inst::Rdivs &op) { return scalarWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Rdivs &op) { withScalar(ctx, op, Program::Div, true); }
+
+} // namespace npu::sim

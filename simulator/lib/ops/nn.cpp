@@ -1,0 +1,89 @@
+// SOFTMAX and RMSNORM, row by row, in the step order of docs/arith.md.
+#include "../arith_util.h"
+#include "../context.h"
+#include "../vector_ops.h"
+
+#include <limits>
+#include <vector>
+
+namespace npu::sim {
+
+namespace {
+
+template <class Op> Work rowsWork(const Op &op, uint64_t extraReads) {
+  const uint64_t n = satMul(op.rows, op.cols);
+  return {.elements = n,
+          .bytesRead = satMul(satAdd(n, extraReads), 4),
+          .bytesWritten = satMul(n, 4)};
+}
+
+} // namespace
+
+Work work(const isa::inst::Softmax &op) { return rowsWork(op, 0); }
+
+void execute(ExecContext &ctx, const isa::inst::Softmax &op) {
+  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
+  ctx.requireDisjoint("dst", op.dst, n * 4, "src", op.src, n * 4, true);
+  const float *src = ctx.read<float>(op.src, n).data();
+  float *dst = ctx.write<float>(op.dst, n).data();
+  const float scale = op.scale;
+  const float minusInfinity = -std::numeric_limits<float>::infinity();
+  std::vector<float> z(op.cols), e(op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    // z = scale * x, with masked columns at -inf.
+    map(Program::Mul, {each(src + i * op.cols), every(&scale)}, z.data(), op.cols);
+    if (op.causal) {
+      const int64_t last = static_cast<int64_t>(i) + op.offset; // last visible column
+      for (int64_t j = std::max<int64_t>(last + 1, 0); j < static_cast<int64_t>(op.cols); ++j)
+        z[static_cast<size_t>(j)] = minusInfinity;
+    }
+    const float m = laneMax(z.data(), op.cols);
+    map(Program::Sub, {each(z.data()), every(&m)}, z.data(), op.cols); // z - m
+    map(Program::Exp, {each(z.data())}, e.data(), op.cols);
+    const float s = laneSum(e.data(), op.cols);
+    float *out = dst + i * op.cols;
+    if (op.log) {
+      const float logS = scalar(Program::Log, {s});
+      map(Program::Sub, {each(z.data()), every(&logS)}, out, op.cols);
+    } else {
+      const float inverse = scalar(Program::Recip, {s});
+      map(Program::Mul, {each(e.data()), every(&inverse)}, out, op.cols);
+    }
+  }
+}
+
+Work work(const isa::inst::Rmsnorm &op) {
+  return rowsWork(op, op.use_weight ? op.cols : 0);
+}
+
+void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
+  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
+  ctx.requireDisjoint("dst", op.dst, n * 4, "src", op.src, n * 4, true);
+  if (op.use_weight)
+    ctx.requireDisjoint("dst", op.dst, n * 4, "weight", op.weight, uint64_t(op.cols) * 4, false);
+  if (op.write_rstd) {
+    ctx.requireDisjoint("rstd", op.rstd, uint64_t(op.rows) * 4, "src", op.src, n * 4, false);
+    ctx.requireDisjoint("rstd", op.rstd, uint64_t(op.rows) * 4, "dst", op.dst, n * 4, false);
+  }
+  const float *src = ctx.read<float>(op.src, n).data();
+  const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;
+  float *rstd = op.write_rstd ? ctx.write<float>(op.rstd, op.rows).data() : nullptr;
+  float *dst = ctx.write<float>(op.dst, n).data();
+  const float inverseCols = scalar(Program::Recip, {static_cast<float>(op.cols)});
+  const float eps = op.eps;
+  std::vector<float> squares(op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const float *x = src + i * op.cols;
+    map(Program::Mul, {each(x), each(x)}, squares.data(), op.cols);
+    const float meanSquare = scalar(Program::Mul, {laneSum(squares.data(), op.cols), inverseCols});
+    const float r = scalar(Program::Rsqrt, {scalar(Program::Add, {meanSquare, eps})});
+    float *out = dst + i * op.cols;
+    map(Program::Mul, {each(x), every(&r)}, out, op.cols);
+    if (weight)
+      map(Program::Mul, {each(out), each(weight)}, out, op.cols);
+    if (rstd)
+      rstd[i] = r;
+  }
+}
+
+} // namespace npu::sim

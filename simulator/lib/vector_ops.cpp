@@ -1,0 +1,83 @@
+#include "vector_ops.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace npu::sim {
+
+namespace {
+
+constexpr size_t kLanes = isa::hw::kVectorLanes;
+static_assert((kLanes & (kLanes - 1)) == 0, "the pairwise tree needs a power-of-two lane count");
+
+uint32_t bitsOfFloat(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float floatOfBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Denormals read as zeros of the same sign (DAZ).
+float flushed(float x) {
+  const uint32_t u = bitsOfFloat(x);
+  return (u & 0x7f800000u) == 0 ? floatOfBits(u & 0x80000000u) : x;
+}
+
+// fmax of docs/arith.md: NaN if either is NaN, -0 < +0, denormals as zeros.
+float specMax(float a, float b) {
+  if (std::isnan(a) || std::isnan(b))
+    return floatOfBits(kCanonicalNaN);
+  a = flushed(a);
+  b = flushed(b);
+  if (a == b) // equal values, or +0 and -0: +0 wins
+    return floatOfBits(bitsOfFloat(a) & bitsOfFloat(b));
+  return a > b ? a : b;
+}
+
+// Combines the lanes pairwise: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)) for L = 8.
+template <class Combine> float tree(float *lanes, Combine combine) {
+  for (size_t width = kLanes / 2; width >= 1; width /= 2)
+    for (size_t l = 0; l < width; ++l)
+      lanes[l] = combine(lanes[2 * l], lanes[2 * l + 1]);
+  return lanes[0];
+}
+
+} // namespace
+
+float canonical(float x) { return std::isnan(x) ? floatOfBits(kCanonicalNaN) : x; }
+
+float scalar(Program program, std::initializer_list<float> inputs) {
+  std::vector<uint32_t> bits;
+  for (float f : inputs)
+    bits.push_back(bitsOfFloat(f));
+  return floatOfBits(arith::evaluate(program, bits));
+}
+
+float laneSum(const float *x, size_t n) {
+  // The host adds round like fadd under FloatEnvGuard; NaN payloads are
+  // made canonical once at the end, which NaN propagation makes equivalent.
+  float lanes[kLanes] = {};
+  size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (size_t l = 0; l < kLanes; ++l)
+      lanes[l] += x[j + l];
+  for (size_t l = 0; j + l < n; ++l)
+    lanes[l] += x[j + l];
+  return canonical(tree(lanes, [](float a, float b) { return a + b; }));
+}
+
+float laneMax(const float *x, size_t n) {
+  float lanes[kLanes];
+  for (float &l : lanes)
+    l = -std::numeric_limits<float>::infinity();
+  for (size_t j = 0; j < n; ++j)
+    lanes[j % kLanes] = specMax(lanes[j % kLanes], x[j]);
+  return tree(lanes, specMax);
+}
+
+} // namespace npu::sim
