@@ -1,0 +1,80 @@
+// Tokens of one .npuasm source line. The lexer works on a string_view of the
+// line and never allocates; positions are byte offsets into that line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace npu::as {
+
+enum class TokenKind : uint8_t { End, Ident, Int, Float, String, Punct, Error };
+
+// Two-character operators are stored in Token::op as (first << 8 | second).
+constexpr uint16_t op2(char a, char b) {
+  return uint16_t(uint8_t(a)) << 8 | uint8_t(b);
+}
+
+struct Token {
+  TokenKind kind = TokenKind::End;
+  uint16_t op = 0; // Punct: the character, or op2() of a two-character operator
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  uint64_t intValue = 0;
+  float floatValue = 0;
+  const char *error = nullptr; // Error: what is wrong with the token
+
+  bool is(uint16_t punct) const { return kind == TokenKind::Punct && op == punct; }
+};
+
+inline bool isIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '$';
+}
+inline bool isIdentChar(char c) {
+  return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+inline bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+class Lexer {
+public:
+  explicit Lexer(std::string_view line, uint32_t pos = 0) : line_(line), pos_(pos) { advance(); }
+
+  const Token &peek() const { return current_; }
+  Token next() {
+    Token t = current_;
+    advance();
+    return t;
+  }
+  // Consumes the next token if it is the punctuation `punct`.
+  bool accept(uint16_t punct) {
+    if (!current_.is(punct))
+      return false;
+    advance();
+    return true;
+  }
+  std::string_view text(const Token &t) const { return line_.substr(t.begin, t.end - t.begin); }
+  std::string_view line() const { return line_; }
+  // Offset where the next token starts (after whitespace).
+  uint32_t position() const { return current_.begin; }
+  // Re-positions the lexer at `pos`.
+  void reset(uint32_t pos) {
+    pos_ = pos;
+    advance();
+  }
+
+private:
+  void advance();
+  void lexNumber(Token &t);
+
+  std::string_view line_;
+  uint32_t pos_;
+  Token current_;
+};
+
+// The value of a string literal token (with its quotes); false and an
+// explanation for a bad escape.
+bool decodeString(std::string_view literal, std::string &out, const char **error);
+
+} // namespace npu::as
