@@ -1703,7 +1703,11 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
     }
     uint64_t bits;
     std::string why, warn;
-    if (!dataBits(value, uint8_t(size), false, bits, why, warn)) {
+    if (value.isFloat && size != 4) {
+      error(valueAt, "a float .fill value needs SIZE 4");
+      return;
+    }
+    if (!dataBits(value, uint8_t(size), value.isFloat, bits, why, warn)) {
       error(valueAt, std::move(why));
       return;
     }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <tuple>
 
 namespace npu::bin {
 
@@ -37,7 +38,9 @@ std::string format(const char *fmt, auto... args) {
   return buf;
 }
 
-uint64_t padTo8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
+uint64_t padTo8(uint64_t n) {
+  return (n + 7) & ~uint64_t(7);
+}
 
 class Writer {
 public:
@@ -74,9 +77,9 @@ public:
   uint64_t remaining() const { return data_.size() - pos_; }
   void need(uint64_t n, const char *field) {
     if (n > remaining())
-      throw FormatError(offset(), format("%s: %s needs %" PRIu64 " bytes but only %" PRIu64
-                                         " remain",
-                                         what_, field, n, remaining()));
+      throw FormatError(offset(),
+                        format("%s: %s needs %" PRIu64 " bytes but only %" PRIu64 " remain", what_,
+                               field, n, remaining()));
   }
   uint32_t u32(const char *field) {
     need(4, field);
@@ -117,18 +120,6 @@ struct SectionEntry {
   uint64_t count;
 };
 
-void checkNoOverlap(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char *what,
-                    uint64_t errorOffset) {
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].first + ranges[i - 1].second)
-      throw FormatError(errorOffset,
-                        format("%s at 0x%" PRIx64 " (+%" PRIu64 ") overlaps the one at 0x%" PRIx64
-                               " (+%" PRIu64 ")",
-                               what, ranges[i].first, ranges[i].second, ranges[i - 1].first,
-                               ranges[i - 1].second));
-}
-
 void checkRange(uint64_t address, uint64_t length, const char *what, uint64_t errorOffset) {
   if (length == 0)
     throw FormatError(errorOffset, format("%s at 0x%" PRIx64 " is empty", what, address));
@@ -138,29 +129,56 @@ void checkRange(uint64_t address, uint64_t length, const char *what, uint64_t er
                                           what, address, length));
 }
 
-void validateObject(const Object &object, uint64_t errorOffset) {
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const DataSegment &seg : object.data) {
-    checkRange(seg.address, seg.bytes.size(), "data segment", errorOffset);
-    ranges.emplace_back(seg.address, seg.bytes.size());
+// File offsets of each record, so that a semantic error names the record;
+// empty when validating an object about to be written (offset 0).
+struct RecordOffsets {
+  std::vector<uint64_t> data, checks, symbols, metadata;
+  static uint64_t at(const std::vector<uint64_t> &v, size_t i) { return i < v.size() ? v[i] : 0; }
+};
+
+// Overlap errors name the record that starts inside an earlier one.
+void checkNoOverlap(std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> ranges,
+                    const char *what) {
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    auto [address, length, offset] = ranges[i];
+    auto [prevAddress, prevLength, prevOffset] = ranges[i - 1];
+    if (address < prevAddress + prevLength)
+      throw FormatError(offset, format("%s at 0x%" PRIx64 " (+%" PRIu64
+                                       ") overlaps the one at 0x%" PRIx64 " (+%" PRIu64 ")",
+                                       what, address, length, prevAddress, prevLength));
   }
-  checkNoOverlap(ranges, "data segment", errorOffset);
+}
+
+void validateObject(const Object &object, const RecordOffsets &offsets) {
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> ranges;
+  for (size_t i = 0; i < object.data.size(); ++i) {
+    const DataSegment &seg = object.data[i];
+    const uint64_t errorOffset = RecordOffsets::at(offsets.data, i);
+    checkRange(seg.address, seg.bytes.size(), "data segment", errorOffset);
+    ranges.emplace_back(seg.address, seg.bytes.size(), errorOffset);
+  }
+  checkNoOverlap(ranges, "data segment");
   ranges.clear();
-  for (const CheckRegion &check : object.checks) {
+  for (size_t i = 0; i < object.checks.size(); ++i) {
+    const CheckRegion &check = object.checks[i];
+    const uint64_t errorOffset = RecordOffsets::at(offsets.checks, i);
     checkRange(check.address, check.expected.size(), "check region", errorOffset);
     if (check.kind == CheckRegion::Kind::F32Ulp && (check.expected.size() % 4 || check.address % 4))
       throw FormatError(errorOffset, format("f32 check region at 0x%" PRIx64
                                             " must be 4-byte aligned and a multiple of 4 bytes",
                                             check.address));
     if (check.kind == CheckRegion::Kind::Exact && check.ulpTolerance)
-      throw FormatError(errorOffset, format("exact check region at 0x%" PRIx64
-                                            " has a ulp tolerance",
-                                            check.address));
-    ranges.emplace_back(check.address, check.expected.size());
+      throw FormatError(
+          errorOffset,
+          format("exact check region at 0x%" PRIx64 " has a ulp tolerance", check.address));
+    ranges.emplace_back(check.address, check.expected.size(), errorOffset);
   }
-  checkNoOverlap(ranges, "check region", errorOffset);
+  checkNoOverlap(ranges, "check region");
   std::set<std::string> names;
-  for (const Symbol &sym : object.symbols) {
+  for (size_t i = 0; i < object.symbols.size(); ++i) {
+    const Symbol &sym = object.symbols[i];
+    const uint64_t errorOffset = RecordOffsets::at(offsets.symbols, i);
     if (sym.name.empty() || sym.name.size() > 4096)
       throw FormatError(errorOffset, "symbol name must have 1 to 4096 characters");
     for (unsigned char c : sym.name)
@@ -170,12 +188,14 @@ void validateObject(const Object &object, uint64_t errorOffset) {
     if (!names.insert(sym.name).second)
       throw FormatError(errorOffset, format("duplicate symbol '%s'", sym.name.c_str()));
     if (sym.kind == Symbol::Kind::Packet && sym.value > object.text.size())
-      throw FormatError(errorOffset, format("symbol '%s' names packet %" PRIu64
-                                            " but the text has %zu packets",
-                                            sym.name.c_str(), sym.value, object.text.size()));
+      throw FormatError(errorOffset,
+                        format("symbol '%s' names packet %" PRIu64 " but the text has %zu packets",
+                               sym.name.c_str(), sym.value, object.text.size()));
   }
   std::set<std::string> keys;
-  for (const auto &[key, value] : object.metadata) {
+  for (size_t i = 0; i < object.metadata.size(); ++i) {
+    const std::string &key = object.metadata[i].first;
+    const uint64_t errorOffset = RecordOffsets::at(offsets.metadata, i);
     if (key.empty())
       throw FormatError(errorOffset, "empty metadata key");
     if (!keys.insert(key).second)
@@ -183,21 +203,24 @@ void validateObject(const Object &object, uint64_t errorOffset) {
   }
 }
 
-std::string string(std::span<const uint8_t> b) { return std::string(b.begin(), b.end()); }
+std::string string(std::span<const uint8_t> b) {
+  return std::string(b.begin(), b.end());
+}
 
 } // namespace
 
 FormatError::FormatError(uint64_t offset, const std::string &message, const std::string &path)
-    : std::runtime_error((path.empty() ? "" : path + ": ") + format("offset %" PRIu64 ": ", offset) +
-                         message),
+    : std::runtime_error((path.empty() ? "" : path + ": ") +
+                         format("offset %" PRIu64 ": ", offset) + message),
       offset_(offset), message_(message) {}
 
 bool hasMagic(std::span<const uint8_t> bytes) {
-  return bytes.size() >= sizeof kMagic && std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
+  return bytes.size() >= sizeof kMagic &&
+         std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
 }
 
 std::vector<uint8_t> write(const Object &object) {
-  validateObject(object, 0);
+  validateObject(object, RecordOffsets{});
   std::vector<std::pair<uint32_t, uint64_t>> sections; // type, record count
   if (!object.text.empty())
     sections.push_back({kText, object.text.size()});
@@ -286,8 +309,8 @@ std::vector<uint8_t> write(const Object &object) {
 
 Object read(std::span<const uint8_t> bytes) {
   if (bytes.size() < kHeaderBytes)
-    throw FormatError(0, format("file has %zu bytes, less than the %u-byte header", bytes.size(),
-                                kHeaderBytes));
+    throw FormatError(
+        0, format("file has %zu bytes, less than the %u-byte header", bytes.size(), kHeaderBytes));
   if (!hasMagic(bytes))
     throw FormatError(0, "bad magic: not an .npubin file");
   Reader h(bytes.first(kHeaderBytes), 0, "header");
@@ -297,28 +320,36 @@ Object read(std::span<const uint8_t> bytes) {
   if (major != kFormatMajor)
     throw FormatError(8, format("format version %u.%u is not supported (this reader reads %u.x)",
                                 major, minor, kFormatMajor));
+  // A newer minor version may add fields this reader would not check.
+  if (minor > kFormatMinor)
+    throw FormatError(12, format("format version %u.%u is newer than this reader's %u.%u", major,
+                                 minor, kFormatMajor, kFormatMinor));
   Object object;
   object.isaVersionMajor = h.u32("ISA version");
   object.isaVersionMinor = h.u32("ISA version");
   object.isaHash = h.u64("ISA hash");
-  const uint32_t sectionCount = h.u32("section count");
-  const uint32_t tableOffset = h.u32("section table offset");
-  const uint64_t fileSize = h.u64("file size");
-  const uint32_t headerSize = h.u32("header size");
-  for (uint8_t b : h.bytes(h.remaining(), "reserved"))
-    if (b)
-      throw FormatError(h.offset(), "reserved header bytes must be zero");
+  // Field offsets: see docs/binary-format.md.
+  const uint32_t sectionCount = h.u32("section count");       // 32
+  const uint32_t tableOffset = h.u32("section table offset"); // 36
+  const uint64_t fileSize = h.u64("file size");               // 40
+  const uint32_t headerSize = h.u32("header size");           // 48
+  const uint64_t reservedAt = h.offset();
+  const auto reserved = h.bytes(h.remaining(), "reserved");
+  for (size_t i = 0; i < reserved.size(); ++i)
+    if (reserved[i])
+      throw FormatError(reservedAt + i, "reserved header bytes must be zero");
   if (headerSize != kHeaderBytes)
-    throw FormatError(44, format("header size %u, expected %u", headerSize, kHeaderBytes));
+    throw FormatError(48, format("header size %u, expected %u", headerSize, kHeaderBytes));
   if (fileSize != bytes.size())
-    throw FormatError(32, format("header records %" PRIu64 " bytes but the file has %zu%s",
-                                 fileSize, bytes.size(),
-                                 fileSize > bytes.size() ? " (truncated?)" : ""));
+    throw FormatError(40,
+                      format("header records %" PRIu64 " bytes but the file has %zu%s", fileSize,
+                             bytes.size(), fileSize > bytes.size() ? " (truncated?)" : ""));
   if (tableOffset != kHeaderBytes)
-    throw FormatError(28, format("section table offset %u, expected %u", tableOffset, kHeaderBytes));
+    throw FormatError(36,
+                      format("section table offset %u, expected %u", tableOffset, kHeaderBytes));
   if (sectionCount > 5)
-    throw FormatError(24, format("%u sections; a file has at most one of each of the 5 types",
-                                 sectionCount));
+    throw FormatError(
+        32, format("%u sections; a file has at most one of each of the 5 types", sectionCount));
   const uint64_t tableEnd = kHeaderBytes + uint64_t(sectionCount) * kSectionEntryBytes;
   if (tableEnd > bytes.size())
     throw FormatError(kHeaderBytes, "section table runs past the end of the file");
@@ -329,8 +360,10 @@ Object read(std::span<const uint8_t> bytes) {
 
   Reader t(bytes.subspan(kHeaderBytes, tableEnd - kHeaderBytes), kHeaderBytes, "section table");
   std::vector<SectionEntry> entries;
-  std::set<uint32_t> seenTypes;
-  std::vector<std::pair<uint64_t, uint64_t>> extents;
+  // Sections follow the table back to back, in increasing type order, each
+  // type at most once: the writer's layout is the only valid one, so no
+  // byte of a file escapes validation.
+  uint64_t expectedOffset = tableEnd;
   for (uint32_t i = 0; i < sectionCount; ++i) {
     const uint64_t at = t.offset();
     SectionEntry e;
@@ -342,32 +375,50 @@ Object read(std::span<const uint8_t> bytes) {
     e.count = t.u64("section record count");
     if (e.type < kText || e.type > kMetadata)
       throw FormatError(at, format("section %u: unknown type %u", i, e.type));
-    if (!seenTypes.insert(e.type).second)
+    if (!entries.empty() && e.type == entries.back().type)
       throw FormatError(at, format("section %u: second %s section", i, sectionName(e.type)));
-    if (e.offset % 8 || e.offset < tableEnd || e.offset > bytes.size() ||
-        e.size > bytes.size() - e.offset)
-      throw FormatError(at + 8, format("%s section: bytes [%" PRIu64 ", +%" PRIu64
-                                       ") are not an 8-aligned range after the section table "
-                                       "inside the %zu-byte file",
-                                       sectionName(e.type), e.offset, e.size, bytes.size()));
-    extents.emplace_back(e.offset, e.size);
+    if (!entries.empty() && e.type < entries.back().type)
+      throw FormatError(at, format("section %u: %s section after the %s section (sections must be "
+                                   "in increasing type order)",
+                                   i, sectionName(e.type), sectionName(entries.back().type)));
+    if (e.count == 0)
+      throw FormatError(at + 24, format("%s section: record count is zero (empty sections are "
+                                        "left out)",
+                                        sectionName(e.type)));
+    if (e.offset != expectedOffset)
+      throw FormatError(at + 8, format("%s section starts at offset %" PRIu64 ", expected %" PRIu64
+                                       " (sections follow the table without gaps or overlaps)",
+                                       sectionName(e.type), e.offset, expectedOffset));
+    if (e.size > bytes.size() - e.offset)
+      throw FormatError(at + 16, format("%s section: %" PRIu64 " bytes at offset %" PRIu64
+                                        " run past the end of the %zu-byte file",
+                                        sectionName(e.type), e.size, e.offset, bytes.size()));
+    if (e.size % 8)
+      throw FormatError(at + 16, format("%s section: size %" PRIu64 " is not a multiple of 8",
+                                        sectionName(e.type), e.size));
+    expectedOffset = e.offset + e.size;
     entries.push_back(e);
   }
-  std::sort(extents.begin(), extents.end());
-  for (size_t i = 1; i < extents.size(); ++i)
-    if (extents[i].first < extents[i - 1].first + extents[i - 1].second)
-      throw FormatError(extents[i].first, "sections overlap");
+  if (expectedOffset != bytes.size())
+    throw FormatError(expectedOffset, format("%" PRIu64 " bytes after the last section",
+                                             bytes.size() - expectedOffset));
 
+  RecordOffsets offsets;
   for (const SectionEntry &e : entries) {
     const char *name = sectionName(e.type);
     Reader r(bytes.subspan(e.offset, e.size), e.offset, name);
     // Every record has a fixed part of at least 8 bytes: reject absurd
     // counts before allocating anything.
-    const uint64_t minRecord = e.type == kText ? isa::kPacketBytes : e.type == kCheck ? 24 : e.type == kMetadata ? 8 : 16;
+    const uint64_t minRecord = e.type == kText       ? isa::kPacketBytes
+                               : e.type == kCheck    ? 24
+                               : e.type == kMetadata ? 8
+                                                     : 16;
     if (e.count > e.size / minRecord)
       throw FormatError(e.offset, format("%s section claims %" PRIu64
                                          " records but has room for at most %" PRIu64,
                                          name, e.count, e.size / minRecord));
+    if (e.type == kText)
+      object.text.reserve(e.count);
     for (uint64_t i = 0; i < e.count; ++i) {
       switch (e.type) {
       case kText: {
@@ -378,6 +429,7 @@ Object read(std::span<const uint8_t> bytes) {
         break;
       }
       case kData: {
+        offsets.data.push_back(r.offset());
         DataSegment seg;
         seg.address = r.u64("segment address");
         uint64_t length = r.u64("segment length");
@@ -390,6 +442,7 @@ Object read(std::span<const uint8_t> bytes) {
       case kCheck: {
         CheckRegion c;
         const uint64_t at = r.offset();
+        offsets.checks.push_back(at);
         c.address = r.u64("check address");
         uint32_t kind = r.u32("check kind");
         if (kind > 1)
@@ -406,6 +459,7 @@ Object read(std::span<const uint8_t> bytes) {
       case kSymbols: {
         Symbol sym;
         const uint64_t at = r.offset();
+        offsets.symbols.push_back(at);
         uint32_t kind = r.u32("symbol kind");
         if (kind > 1)
           throw FormatError(at, format("symbol %" PRIu64 ": unknown kind %u", i, kind));
@@ -418,6 +472,7 @@ Object read(std::span<const uint8_t> bytes) {
         break;
       }
       case kMetadata: {
+        offsets.metadata.push_back(r.offset());
         uint32_t keyLength = r.u32("metadata key length");
         uint32_t valueLength = r.u32("metadata value length");
         std::string key = string(r.bytes(keyLength, "metadata key"));
@@ -429,11 +484,11 @@ Object read(std::span<const uint8_t> bytes) {
       }
     }
     if (r.remaining())
-      throw FormatError(r.offset(), format("%s section has %" PRIu64
-                                           " bytes after its %" PRIu64 " records",
-                                           name, r.remaining(), e.count));
+      throw FormatError(r.offset(),
+                        format("%s section has %" PRIu64 " bytes after its %" PRIu64 " records",
+                               name, r.remaining(), e.count));
   }
-  validateObject(object, kHeaderBytes);
+  validateObject(object, offsets);
   return object;
 }
 
@@ -441,7 +496,8 @@ Object readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad())
     throw std::runtime_error(path + ": read error");
   try {
@@ -456,7 +512,8 @@ void writeFile(const std::string &path, const Object &object) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out)
     throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
-  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char *>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   out.close();
   if (!out)
     throw std::runtime_error(path + ": write error");
