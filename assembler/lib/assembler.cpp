@@ -5,6 +5,7 @@
 
 #include "expression.h"
 #include "lexer.h"
+#include "name_table.h"
 
 #include <algorithm>
 #include <bit>
@@ -15,7 +16,6 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 
 namespace npu::as {
 
@@ -38,28 +38,26 @@ std::string inQuotes(std::string_view s) {
   return "'" + std::string(s) + "'";
 }
 
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-template <typename T>
-using StringMap = std::unordered_map<std::string, T, StringHash, std::equal_to<>>;
+using Notes = std::shared_ptr<const std::vector<std::string>>;
 
-// A source position that outlives the line it came from.
+// A source position kept for later diagnostics. The text views source
+// buffers that live until the assembly ends (expansions are retired, not
+// freed).
 struct SavedLocation {
   const std::string *file = nullptr;
   uint32_t line = 0;
   uint32_t column = 0;
-  std::string text;
-  std::vector<std::string> notes;
+  std::string_view text;
+  Notes notes;
 };
 
 // An expression whose value is needed only after the whole source is read.
+// Kept small: a large source may have millions.
 struct DeferredExpression {
-  SavedLocation location;
-  uint32_t offset = 0; // where the expression starts in location.text
-  // Values of .set symbols at the point of use (they may change later).
-  std::vector<std::pair<std::string, Value>> captured;
+  uint32_t line;    // index into Assembler::lines_
+  uint32_t offset;  // where the expression starts in that line
+  int32_t captures; // index into Assembler::captures_ of the values the
+                    // .set symbols had at the use (they may change), or -1
 };
 
 struct SymbolEntry {
@@ -97,6 +95,7 @@ struct Frame {
   uint64_t iterationsLeft = 0;
   std::string note; // Macro frames: "in expansion of macro ..."
   size_t conditionDepth = 0;
+  Notes notes; // context of lines of this frame, built on first use
 };
 
 struct Condition {
@@ -130,16 +129,33 @@ struct Segment {
   SavedLocation location;
 };
 
+// An instruction operand that names a later symbol; the packet is encoded
+// without it and patched at the end.
 struct PendingOperand {
-  uint8_t operand;
   DeferredExpression expression;
+  uint32_t packet;
+  uint16_t instruction; // index into isa::instructions()
+  uint8_t operand;
 };
 
-struct PendingInstruction {
-  size_t packet;
-  isa::Instruction inst;
-  std::vector<PendingOperand> operands;
-};
+// Writes `bits` into the operand's bit range of a packet, as isa::encode
+// does (the round-trip tests hold the two together). Byte-aligned fields,
+// nearly all of them, are one little-endian store.
+void patchOperand(bin::Packet &packet, const OperandInfo &op, uint64_t bits) {
+  if (op.bitOffset % 8 == 0 && op.bitWidth % 8 == 0) {
+    for (unsigned i = 0; i < op.bitWidth / 8u; ++i)
+      packet[op.bitOffset / 8u + i] = static_cast<uint8_t>(bits >> (8 * i));
+    return;
+  }
+  for (unsigned i = 0; i < op.bitWidth;) {
+    const unsigned bit = op.bitOffset + i, shift = bit % 8;
+    const unsigned n = std::min(8 - shift, op.bitWidth - i);
+    const unsigned mask = ((1u << n) - 1) << shift;
+    uint8_t &byte = packet[bit / 8];
+    byte = static_cast<uint8_t>((byte & ~mask) | ((unsigned(bits >> i) << shift) & mask));
+    i += n;
+  }
+}
 
 struct DataFixup {
   size_t segment;
@@ -191,33 +207,39 @@ enum class Directive {
   Warning,
 };
 
-const StringMap<Directive> &directives() {
-  static const StringMap<Directive> map = {
-      {".equ", Directive::Equ},         {".set", Directive::Set},
-      {".include", Directive::Include}, {".macro", Directive::Macro},
-      {".endm", Directive::Endm},       {".rept", Directive::Rept},
-      {".endr", Directive::Endr},       {".if", Directive::If},
-      {".ifdef", Directive::Ifdef},     {".ifndef", Directive::Ifndef},
-      {".elif", Directive::Elif},       {".else", Directive::Else},
-      {".endif", Directive::Endif},     {".text", Directive::Text},
-      {".data", Directive::Data},       {".check", Directive::Check},
-      {".align", Directive::Align},     {".byte", Directive::Byte},
-      {".half", Directive::Half},       {".word", Directive::Word},
-      {".quad", Directive::Quad},       {".float", Directive::Float},
-      {".fill", Directive::Fill},       {".incbin", Directive::Incbin},
-      {".ascii", Directive::Ascii},     {".asciz", Directive::Asciz},
-      {".meta", Directive::Meta},       {".packet", Directive::Packet},
-      {".error", Directive::Error},     {".warning", Directive::Warning},
-  };
+const NameTable<Directive> &directives() {
+  static const NameTable<Directive> map = [] {
+    static constexpr std::pair<const char *, Directive> kAll[] = {
+        {".equ", Directive::Equ},         {".set", Directive::Set},
+        {".include", Directive::Include}, {".macro", Directive::Macro},
+        {".endm", Directive::Endm},       {".rept", Directive::Rept},
+        {".endr", Directive::Endr},       {".if", Directive::If},
+        {".ifdef", Directive::Ifdef},     {".ifndef", Directive::Ifndef},
+        {".elif", Directive::Elif},       {".else", Directive::Else},
+        {".endif", Directive::Endif},     {".text", Directive::Text},
+        {".data", Directive::Data},       {".check", Directive::Check},
+        {".align", Directive::Align},     {".byte", Directive::Byte},
+        {".half", Directive::Half},       {".word", Directive::Word},
+        {".quad", Directive::Quad},       {".float", Directive::Float},
+        {".fill", Directive::Fill},       {".incbin", Directive::Incbin},
+        {".ascii", Directive::Ascii},     {".asciz", Directive::Asciz},
+        {".meta", Directive::Meta},       {".packet", Directive::Packet},
+        {".error", Directive::Error},     {".warning", Directive::Warning},
+    };
+    NameTable<Directive> table;
+    for (const auto &[name, d] : kAll)
+      *table.emplace(name).first = d;
+    return table;
+  }();
   return map;
 }
 
-const StringMap<const InstrInfo *> &mnemonics() {
-  static const StringMap<const InstrInfo *> map = [] {
-    StringMap<const InstrInfo *> m;
+const NameTable<const InstrInfo *> &mnemonics() {
+  static const NameTable<const InstrInfo *> map = [] {
+    NameTable<const InstrInfo *> table;
     for (const InstrInfo &ins : isa::instructions())
-      m.emplace(ins.mnemonic, &ins);
-    return m;
+      *table.emplace(ins.mnemonic).first = &ins;
+    return table;
   }();
   return map;
 }
@@ -262,6 +284,10 @@ bool readWholeFile(const std::string &path, std::string &out) {
   if (!f)
     return false;
   out.clear();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec)
+    out.reserve(size);
   char buf[1 << 16];
   size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
@@ -286,8 +312,8 @@ private:
   void mainLoop();
   void finishFrame(Frame &frame);
   void processLine(std::string_view line);
-  std::vector<std::string> notes() const;
-  SavedLocation saveLocation(uint32_t offset) const;
+  Notes notes();
+  SavedLocation saveLocation(uint32_t offset);
   void report(Diagnostic::Severity severity, const SavedLocation &loc, std::string message);
   void error(uint32_t offset, std::string message);
   void warning(uint32_t offset, std::string message);
@@ -301,8 +327,7 @@ private:
   bool conditional(Lexer &lex, Directive d, const Token &name);
   void directive(Lexer &lex, Directive d, const Token &name);
   void instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemonic);
-  bool operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::Instruction &inst,
-               std::vector<PendingOperand> &pending);
+  bool operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::Instruction &inst);
   void expandMacro(Lexer &lex, const MacroDefinition &macro, const Token &name);
   void defineLabel(const Token &t, std::string_view name);
   void defineSymbol(const Token &t, std::string_view name, SymbolEntry::Kind kind, Lexer &lex);
@@ -348,6 +373,7 @@ private:
   std::deque<std::string> strings_; // file names and directories, stable addresses
   std::deque<std::string> sources_; // file contents, stable addresses
   std::vector<Frame> frames_;
+  std::vector<std::unique_ptr<std::string>> retired_; // expansion texts of finished frames
   std::vector<Condition> conditions_;
   Collection collecting_;
 
@@ -356,10 +382,13 @@ private:
   uint32_t line_ = 0;
   std::string_view text_;
 
-  StringMap<SymbolEntry> symbols_;
-  StringMap<MacroDefinition> macros_;
+  NameTable<SymbolEntry> symbols_;
+  NameTable<MacroDefinition> macros_;
   std::vector<DeferredExpression> deferred_;
-  std::vector<PendingInstruction> pendingInstructions_;
+  // Deques: these grow large, and never move their elements.
+  std::deque<PendingOperand> pendingOperands_;
+  std::vector<std::vector<std::pair<std::string, Value>>> captures_;
+  std::deque<SavedLocation> lines_; // lines with deferred expressions
   std::vector<DataFixup> dataFixups_;
   std::vector<Segment> segments_;
   int current_ = -1; // index into segments_, or -1 for the text section
@@ -371,22 +400,28 @@ private:
 // Symbol lookup while reading the source.
 class LiveResolver final : public SymbolResolver {
 public:
-  LiveResolver(Assembler &as, bool allowForward, DeferredExpression *capture = nullptr)
+  LiveResolver(Assembler &as, bool allowForward,
+               std::vector<std::pair<std::string, Value>> *capture = nullptr)
       : as_(as), allowForward_(allowForward), capture_(capture) {}
   Lookup lookup(std::string_view name, Value &out) override {
-    auto it = as_.symbols_.find(name);
-    if (it == as_.symbols_.end() || it->second.state != SymbolEntry::State::Resolved)
+    const SymbolEntry *symbol = as_.symbols_.find(name);
+    if (!symbol || symbol->state != SymbolEntry::State::Resolved)
       return allowForward_ ? Lookup::Unresolved : Lookup::Undefined;
-    out = it->second.value;
-    if (capture_ && it->second.kind == SymbolEntry::Kind::Set)
-      capture_->captured.emplace_back(std::string(name), out);
+    out = symbol->value;
+    if (symbol->kind == SymbolEntry::Kind::Set) {
+      sawSet_ = true;
+      if (capture_)
+        capture_->emplace_back(std::string(name), out);
+    }
     return Lookup::Found;
   }
+  bool sawSet() const { return sawSet_; }
 
 private:
   Assembler &as_;
   bool allowForward_;
-  DeferredExpression *capture_;
+  std::vector<std::pair<std::string, Value>> *capture_;
+  bool sawSet_ = false;
 };
 
 // Symbol lookup after the whole source was read.
@@ -394,21 +429,22 @@ class FinalResolver final : public SymbolResolver {
 public:
   FinalResolver(Assembler &as, const DeferredExpression &e) : as_(as), e_(e) {}
   Lookup lookup(std::string_view name, Value &out) override {
-    for (const auto &[captured, value] : e_.captured)
-      if (captured == name) {
-        out = value;
-        return Lookup::Found;
-      }
-    auto it = as_.symbols_.find(name);
-    if (it == as_.symbols_.end())
+    if (e_.captures >= 0)
+      for (const auto &[captured, value] : as_.captures_[size_t(e_.captures)])
+        if (captured == name) {
+          out = value;
+          return Lookup::Found;
+        }
+    SymbolEntry *symbol = as_.symbols_.find(name);
+    if (!symbol)
       return Lookup::Undefined;
-    if (!as_.resolveSymbol(it->second, name)) {
+    if (!as_.resolveSymbol(*symbol, name)) {
       // Already reported where that symbol is defined.
       poisoned_ = true;
       out = Value::integer(0);
       return Lookup::Found;
     }
-    out = it->second.value;
+    out = symbol->value;
     return Lookup::Found;
   }
   bool poisoned() const { return poisoned_; }
@@ -438,6 +474,15 @@ AssembleResult Assembler::run(std::string_view rootName, std::optional<std::stri
     }
     pushFile(name, dir, contents);
   }
+  // Most lines of a large source are instructions: reserving one packet
+  // per line saves the copies of a growing vector (untouched pages of an
+  // over-estimate cost nothing).
+  const std::string_view root = frames_.back().text;
+  size_t lines = 1;
+  for (const char *p = root.data(), *end = p + root.size();
+       (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))); ++p)
+    ++lines;
+  text_packets_.reserve(std::min<uint64_t>(lines, options_.maxOutputBytes / isa::kPacketBytes));
   mainLoop();
   if (!stopped_)
     resolveAll();
@@ -468,6 +513,8 @@ void Assembler::mainLoop() {
         continue;
       }
       finishFrame(f);
+      if (f.owned)
+        retired_.push_back(std::move(f.owned));
       frames_.pop_back();
       continue;
     }
@@ -507,23 +554,28 @@ void Assembler::finishFrame(Frame &frame) {
   }
 }
 
-std::vector<std::string> Assembler::notes() const {
-  std::vector<std::string> out;
+Notes Assembler::notes() {
+  if (frames_.empty())
+    return nullptr;
+  if (frames_.back().notes)
+    return frames_.back().notes;
+  auto out = std::make_shared<std::vector<std::string>>();
   for (size_t i = frames_.size(); i-- > 0;) {
     const Frame &f = frames_[i];
     if (f.kind == Frame::Kind::Macro)
-      out.push_back(f.note);
+      out->push_back(f.note);
     else if (f.kind == Frame::Kind::File && i > 0) {
       const Frame &parent = frames_[i - 1];
-      out.push_back("included from " + *parent.file + ":" +
-                    std::to_string(parent.firstLine + parent.lineIndex - 1));
+      out->push_back("included from " + *parent.file + ":" +
+                     std::to_string(parent.firstLine + parent.lineIndex - 1));
     }
   }
+  frames_.back().notes = out;
   return out;
 }
 
-SavedLocation Assembler::saveLocation(uint32_t offset) const {
-  return SavedLocation{file_, line_, offset + 1, std::string(text_), notes()};
+SavedLocation Assembler::saveLocation(uint32_t offset) {
+  return SavedLocation{file_, line_, offset + 1, text_, notes()};
 }
 
 void Assembler::report(Diagnostic::Severity severity, const SavedLocation &loc,
@@ -540,8 +592,9 @@ void Assembler::report(Diagnostic::Severity severity, const SavedLocation &loc,
   d.line = loc.line;
   d.column = loc.column;
   d.message = std::move(message);
-  d.sourceLine = loc.text;
-  d.notes = loc.notes;
+  d.sourceLine = std::string(loc.text);
+  if (loc.notes)
+    d.notes = *loc.notes;
   result_.diagnostics.push_back(std::move(d));
   if (severity == Diagnostic::Severity::Error && ++errors_ >= options_.maxErrors) {
     Diagnostic stop;
@@ -579,8 +632,8 @@ void Assembler::processLine(std::string_view line) {
   Lexer lex(line);
   const Token &first = lex.peek();
   if (first.kind == TokenKind::Ident && lex.text(first)[0] == '.') {
-    auto it = directives().find(lex.text(first));
-    if (it != directives().end() && conditional(lex, it->second, first))
+    const Directive *d = directives().find(lex.text(first));
+    if (d && conditional(lex, *d, first))
       return;
   }
   if (!conditions_.empty() && !conditions_.back().active)
@@ -630,8 +683,7 @@ bool Assembler::collectLine(std::string_view line) {
           done.macro.body = std::move(done.body);
           done.macro.file = done.location.file;
           done.macro.firstLine = done.firstBodyLine;
-          std::string name = done.macro.name;
-          macros_.insert_or_assign(std::move(name), std::move(done.macro));
+          *macros_.emplace(done.macro.name).first = std::move(done.macro);
         } else if (done.count > 0 && !done.body.empty()) {
           if (frames_.size() >= kMaxNesting * 3) {
             errorAt(done.location, done.location.column - 1, ".rept nested too deeply");
@@ -701,36 +753,35 @@ void Assembler::statement(Lexer &lex) {
   }
   const std::string_view word = lex.text(head);
   if (word[0] == '.') {
-    auto it = directives().find(word);
-    if (it == directives().end()) {
+    const Directive *d = directives().find(word);
+    if (!d) {
       error(head.begin, "unknown directive " + inQuotes(word));
       return;
     }
-    directive(lex, it->second, head);
+    directive(lex, *d, head);
     return;
   }
   if (!macros_.empty()) {
-    auto it = macros_.find(word);
-    if (it != macros_.end()) {
-      expandMacro(lex, it->second, head);
+    if (const MacroDefinition *macro = macros_.find(word)) {
+      expandMacro(lex, *macro, head);
       return;
     }
   }
-  auto it = mnemonics().find(word);
-  if (it == mnemonics().end()) {
+  const InstrInfo *const *ins = mnemonics().find(word);
+  if (!ins) {
     // Mnemonics are lower case; accept any case.
     char lower[32];
     if (word.size() < sizeof lower) {
       for (size_t i = 0; i < word.size(); ++i)
         lower[i] = static_cast<char>(word[i] >= 'A' && word[i] <= 'Z' ? word[i] + 32 : word[i]);
-      it = mnemonics().find(std::string_view(lower, word.size()));
+      ins = mnemonics().find(std::string_view(lower, word.size()));
     }
-    if (it == mnemonics().end()) {
+    if (!ins) {
       error(head.begin, "unknown instruction " + inQuotes(word));
       return;
     }
   }
-  instruction(lex, *it->second, head);
+  instruction(lex, **ins, head);
 }
 
 bool Assembler::endOfStatement(Lexer &lex) {
@@ -751,8 +802,8 @@ void Assembler::defineLabel(const Token &t, std::string_view name) {
     error(t.begin, inQuotes(name) + " is a reserved name");
     return;
   }
-  auto [it, inserted] = symbols_.try_emplace(std::string(name));
-  SymbolEntry &s = it->second;
+  auto [entry, inserted] = symbols_.emplace(name);
+  SymbolEntry &s = *entry;
   if (!inserted) {
     error(t.begin, "symbol " + inQuotes(name) + " is already defined at " + *s.file + ":" +
                        std::to_string(s.line) + ":" + std::to_string(s.column));
@@ -772,10 +823,9 @@ void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry:
     error(t.begin, inQuotes(name) + " is a reserved name");
     return;
   }
-  auto found = symbols_.find(name);
-  if (found != symbols_.end() &&
-      !(kind == SymbolEntry::Kind::Set && found->second.kind == SymbolEntry::Kind::Set)) {
-    const SymbolEntry &s = found->second;
+  const SymbolEntry *found = symbols_.find(name);
+  if (found && !(kind == SymbolEntry::Kind::Set && found->kind == SymbolEntry::Kind::Set)) {
+    const SymbolEntry &s = *found;
     error(t.begin, "symbol " + inQuotes(name) + " is already defined at " + *s.file + ":" +
                        std::to_string(s.line) + ":" + std::to_string(s.column));
     return;
@@ -790,7 +840,7 @@ void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry:
   }
   if (!endOfStatement(lex))
     return;
-  SymbolEntry &s = symbols_[std::string(name)];
+  SymbolEntry &s = *symbols_.emplace(name).first;
   s.kind = kind;
   s.value = v;
   s.file = file_;
@@ -838,15 +888,20 @@ bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpress
   }
   if (!ev.unresolved())
     return true;
-  // Evaluate once more to record the .set values in force here.
-  DeferredExpression e;
-  e.location = saveLocation(start);
-  e.offset = start;
-  Lexer again(lex.line(), start);
-  LiveResolver capture(*this, true, &e);
-  ExpressionEvaluator ev2(again, capture);
-  Value ignored;
-  ev2.evaluate(ignored);
+  // Consecutive deferred operands of a line share its location.
+  if (lines_.empty() || lines_.back().text.data() != text_.data() || lines_.back().line != line_ ||
+      lines_.back().file != file_)
+    lines_.push_back(saveLocation(0));
+  DeferredExpression e{static_cast<uint32_t>(lines_.size() - 1), start, -1};
+  if (resolver.sawSet()) {
+    // Evaluate once more to record the .set values in force here.
+    Lexer again(lex.line(), start);
+    e.captures = static_cast<int32_t>(captures_.size());
+    LiveResolver capture(*this, true, &captures_.emplace_back());
+    ExpressionEvaluator ev2(again, capture);
+    Value ignored;
+    ev2.evaluate(ignored);
+  }
   deferred = std::move(e);
   return true;
 }
@@ -857,7 +912,7 @@ bool Assembler::resolveSymbol(SymbolEntry &symbol, std::string_view name) {
   case SymbolEntry::State::Failed: return false;
   case SymbolEntry::State::Resolving: {
     const DeferredExpression &e = deferred_[size_t(symbol.deferred)];
-    errorAt(e.location, symbol.column - 1, "circular definition of symbol " + inQuotes(name));
+    errorAt(lines_[e.line], symbol.column - 1, "circular definition of symbol " + inQuotes(name));
     symbol.state = SymbolEntry::State::Failed;
     return false;
   }
@@ -874,12 +929,13 @@ bool Assembler::resolveSymbol(SymbolEntry &symbol, std::string_view name) {
 }
 
 bool Assembler::resolveDeferred(const DeferredExpression &e, Value &out) {
-  Lexer lex(e.location.text, e.offset);
+  const SavedLocation &location = lines_[e.line];
+  Lexer lex(location.text, e.offset);
   FinalResolver resolver(*this, e);
   ExpressionEvaluator ev(lex, resolver);
   if (!ev.evaluate(out)) {
     if (!resolver.poisoned())
-      errorAt(e.location, ev.errorOffset(), ev.errorMessage());
+      errorAt(location, ev.errorOffset(), ev.errorMessage());
     return false;
   }
   return !resolver.poisoned();
@@ -889,7 +945,8 @@ bool Assembler::resolveDeferred(const DeferredExpression &e, Value &out) {
 
 bool Assembler::operandBits(const InstrInfo &ins, const OperandInfo &op, const Value &v,
                             uint64_t &out, std::string &why) const {
-  const std::string name = "operand " + inQuotes(op.name) + " of " + inQuotes(ins.mnemonic);
+  // Built only for a message: this runs for every operand.
+  auto name = [&] { return "operand " + inQuotes(op.name) + " of " + inQuotes(ins.mnemonic); };
   switch (op.kind) {
   case OperandKind::F32:
     out = bitsFromFloat(v.isFloat ? v.f : static_cast<float>(v.asSigned()));
@@ -900,16 +957,18 @@ bool Assembler::operandBits(const InstrInfo &ins, const OperandInfo &op, const V
       return true;
     }
     if (v.asSigned() < INT32_MIN || v.asSigned() > int64_t(UINT32_MAX)) {
-      why = name + " does not fit in 32 bits: " + std::to_string(v.asSigned());
+      why = name() + " does not fit in 32 bits: " + std::to_string(v.asSigned());
       return false;
     }
     out = v.bits & 0xffffffffu;
     return true;
-  case OperandKind::Enum: why = name + " expects one of: " + enumNames(*op.enumInfo); return false;
+  case OperandKind::Enum:
+    why = name() + " expects one of: " + enumNames(*op.enumInfo);
+    return false;
   default: break;
   }
   if (v.isFloat) {
-    why = name + " must be an integer, not a float";
+    why = name() + " must be an integer, not a float";
     return false;
   }
   const int64_t s = v.asSigned();
@@ -924,13 +983,13 @@ bool Assembler::operandBits(const InstrInfo &ins, const OperandInfo &op, const V
     return true;
   case OperandKind::Addr:
     if (op.bitWidth < 64 && (v.bits & ~widthMask(op.bitWidth))) {
-      why = format("address %s = 0x%" PRIx64 " does not fit in %u bits", name.c_str(), v.bits,
+      why = format("address %s = 0x%" PRIx64 " does not fit in %u bits", name().c_str(), v.bits,
                    op.bitWidth);
       return false;
     }
     if (op.align > 1 && v.bits % op.align) {
-      why = format("address %s must be aligned to %u bytes, got 0x%" PRIx64, name.c_str(), op.align,
-                   v.bits);
+      why = format("address %s must be aligned to %u bytes, got 0x%" PRIx64, name().c_str(),
+                   op.align, v.bits);
       return false;
     }
     out = v.bits;
@@ -948,8 +1007,8 @@ bool Assembler::operandBits(const InstrInfo &ins, const OperandInfo &op, const V
       hi = static_cast<int64_t>(widthMask(std::min<unsigned>(op.bitWidth, 63)));
     }
     if (s < lo || s > hi) {
-      why =
-          format("%s must be in [%" PRId64 ", %" PRId64 "], got %" PRId64, name.c_str(), lo, hi, s);
+      why = format("%s must be in [%" PRId64 ", %" PRId64 "], got %" PRId64, name().c_str(), lo, hi,
+                   s);
       return false;
     }
     out = v.bits & widthMask(op.bitWidth);
@@ -958,8 +1017,7 @@ bool Assembler::operandBits(const InstrInfo &ins, const OperandInfo &op, const V
   }
 }
 
-bool Assembler::operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::Instruction &inst,
-                        std::vector<PendingOperand> &pending) {
+bool Assembler::operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::Instruction &inst) {
   const OperandInfo &op = ins.operands[index];
   const uint32_t at = lex.position();
   if (op.kind == OperandKind::Enum) {
@@ -980,7 +1038,9 @@ bool Assembler::operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::I
   if (!deferrable(lex, v, deferred))
     return false;
   if (deferred) {
-    pending.push_back(PendingOperand{static_cast<uint8_t>(index), std::move(*deferred)});
+    pendingOperands_.push_back(PendingOperand{
+        *deferred, static_cast<uint32_t>(text_packets_.size()),
+        static_cast<uint16_t>(&ins - isa::instructions().data()), static_cast<uint8_t>(index)});
     return true;
   }
   std::string why;
@@ -1001,7 +1061,17 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
   inst.opcode = ins.opcode;
   for (uint32_t i = 0; i < ins.numOperands; ++i)
     inst.operands[i] = ins.operands[i].defaultBits;
-  std::vector<PendingOperand> pending;
+  // Operands that name later symbols; dropped again if the line fails.
+  const size_t firstPending = pendingOperands_.size();
+  struct DropOnError {
+    std::deque<PendingOperand> &pending;
+    size_t first;
+    bool keep = false;
+    ~DropOnError() {
+      if (!keep)
+        pending.resize(first);
+    }
+  } drop{pendingOperands_, firstPending};
   const auto syntax = ins.syntaxList();
   for (size_t k = 0; k < syntax.size(); ++k) {
     const isa::SyntaxItem &item = syntax[k];
@@ -1030,7 +1100,7 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
       }
       continue;
     }
-    if (!operand(lex, ins, unsigned(item.operand), inst, pending))
+    if (!operand(lex, ins, unsigned(item.operand), inst))
       return;
   }
   // Optional operands: ", name=value" or ", flag" in any order.
@@ -1074,7 +1144,7 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
         error(lex.position(), "expected a value for operand " + inQuotes(op.name));
         return;
       }
-      if (!operand(lex, ins, unsigned(index), inst, pending))
+      if (!operand(lex, ins, unsigned(index), inst))
         return;
     } else if (op.kind == OperandKind::Flag) {
       inst.operands[index] = 1;
@@ -1087,12 +1157,11 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
   if (!reserveOutput(isa::kPacketBytes))
     return;
   bin::Packet &packet = text_packets_.emplace_back();
-  if (!pending.empty()) {
-    pendingInstructions_.push_back(
-        PendingInstruction{text_packets_.size() - 1, inst, std::move(pending)});
-    return;
-  }
-  isa::encode(inst, packet);
+  drop.keep = true;
+  for (unsigned i = 0; i < 4; ++i)
+    packet[i] = static_cast<uint8_t>(static_cast<uint32_t>(ins.opcode) >> (8 * i));
+  for (uint32_t i = 0; i < ins.numOperands; ++i)
+    patchOperand(packet, ins.operands[i], inst.operands[i]);
 }
 
 void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Token &name) {
@@ -1252,7 +1321,7 @@ bool Assembler::conditional(Lexer &lex, Directive d, const Token &name) {
         error(sym.begin, "expected a symbol name");
         return false;
       }
-      out = symbols_.count(lex.text(sym)) > 0;
+      out = symbols_.find(lex.text(sym)) != nullptr;
       if (d == Directive::Ifndef)
         out = !out;
     }
@@ -1564,12 +1633,12 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
       return;
     }
     const std::string_view nameText = lex.text(macroName);
-    if (mnemonics().count(nameText)) {
+    if (mnemonics().find(nameText)) {
       error(macroName.begin,
             "macro " + inQuotes(nameText) + " would hide the instruction of that name");
       return;
     }
-    if (macros_.count(nameText)) {
+    if (macros_.find(nameText)) {
       error(macroName.begin, "macro " + inQuotes(nameText) + " is already defined");
       return;
     }
@@ -1824,25 +1893,20 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
 // ---------------------------------------------------------------- end of input
 
 void Assembler::resolveAll() {
-  for (auto &[name, symbol] : symbols_)
+  for (auto &[name, symbol] : symbols_.entries())
     resolveSymbol(symbol, name);
-  for (PendingInstruction &p : pendingInstructions_) {
-    const InstrInfo &ins = isa::info(p.inst.opcode);
-    bool ok = true;
-    for (const PendingOperand &po : p.operands) {
-      Value v;
-      if (!resolveDeferred(po.expression, v)) {
-        ok = false;
-        continue;
-      }
-      std::string why;
-      if (!operandBits(ins, ins.operands[po.operand], v, p.inst.operands[po.operand], why)) {
-        errorAt(po.expression.location, po.expression.offset, std::move(why));
-        ok = false;
-      }
-    }
-    if (ok)
-      isa::encode(p.inst, text_packets_[p.packet]);
+  for (const PendingOperand &p : pendingOperands_) {
+    Value v;
+    if (!resolveDeferred(p.expression, v))
+      continue;
+    const InstrInfo &ins = isa::instructions()[p.instruction];
+    const OperandInfo &op = ins.operands[p.operand];
+    uint64_t bits;
+    std::string why;
+    if (!operandBits(ins, op, v, bits, why))
+      errorAt(lines_[p.expression.line], p.expression.offset, std::move(why));
+    else
+      patchOperand(text_packets_[p.packet], op, bits);
   }
   for (const DataFixup &fix : dataFixups_) {
     Value v;
@@ -1850,7 +1914,7 @@ void Assembler::resolveAll() {
       continue;
     uint64_t bits;
     std::string why, warn;
-    const SavedLocation &loc = fix.expression.location;
+    const SavedLocation &loc = lines_[fix.expression.line];
     if (!dataBits(v, fix.size, fix.isFloat, bits, why, warn)) {
       errorAt(loc, fix.expression.offset, std::move(why));
       continue;
@@ -1908,7 +1972,7 @@ void Assembler::buildObject() {
   }
   // Symbols in a canonical order, so that re-assembling a disassembly
   // reproduces the same table.
-  for (const auto &[name, s] : symbols_)
+  for (const auto &[name, s] : symbols_.entries())
     if (s.kind == SymbolEntry::Kind::Label)
       obj.symbols.push_back(
           bin::Symbol{name, s.isAddress ? bin::Symbol::Kind::Address : bin::Symbol::Kind::Packet,

@@ -14,9 +14,7 @@ uint32_t bitsFromFloat(float f) {
 
 namespace {
 
-// Binary operators by precedence level, lowest first.
-constexpr int kLevels = 10;
-
+// Binary operators by precedence level, lowest first; -1 for other tokens.
 int levelOf(const Token &t) {
   if (t.kind != TokenKind::Punct)
     return -1;
@@ -64,51 +62,47 @@ bool ExpressionEvaluator::fail(uint32_t offset, std::string message) {
 }
 
 bool ExpressionEvaluator::evaluate(Value &out) {
-  unresolved_ = false;
-  return binary(0, out);
+  const bool ok = binary(0, out);
+  unresolved_ = ok && out.unresolved;
+  return ok;
 }
 
-bool ExpressionEvaluator::binary(int level, Value &out) {
-  if (level == kLevels)
-    return unary(out);
-  const bool wasUnresolved = unresolved_;
-  unresolved_ = false;
-  if (!binary(level + 1, out))
+// Precedence climbing: operators of a level bind left to right.
+bool ExpressionEvaluator::binary(int minLevel, Value &lhs) {
+  if (!unary(lhs))
     return false;
-  bool anyUnresolved = unresolved_;
-  while (levelOf(lex_.peek()) == level) {
+  for (;;) {
+    const int level = levelOf(lex_.peek());
+    if (level < minLevel)
+      return true;
     const Token op = lex_.next();
     Value rhs;
-    unresolved_ = false;
-    if (!binary(level + 1, rhs))
-      return false;
-    const bool lhsUnresolved = anyUnresolved;
-    anyUnresolved |= unresolved_;
-    if (!apply(op, out, rhs, lhsUnresolved || unresolved_))
+    if (!binary(level + 1, rhs) || !apply(op, lhs, rhs))
       return false;
   }
-  unresolved_ = wasUnresolved || anyUnresolved;
-  return true;
 }
 
-// Applies a binary operator; `quiet` skips value-dependent errors because
-// an operand is a placeholder for a symbol resolved later.
-bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs, bool quiet) {
+// Applies a binary operator. Value-dependent errors are skipped when an
+// operand is a placeholder for a symbol resolved later.
+bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs) {
+  const bool quiet = lhs.unresolved || rhs.unresolved;
   if (lhs.isFloat || rhs.isFloat) {
     const float a = toFloat(lhs), b = toFloat(rhs);
     switch (op.op) {
-    case '+': lhs = Value::real(a + b); return true;
-    case '-': lhs = Value::real(a - b); return true;
-    case '*': lhs = Value::real(a * b); return true;
-    case '/': lhs = Value::real(a / b); return true;
-    case '<': lhs = Value::integer(a < b); return true;
-    case '>': lhs = Value::integer(a > b); return true;
-    case op2('<', '='): lhs = Value::integer(a <= b); return true;
-    case op2('>', '='): lhs = Value::integer(a >= b); return true;
-    case op2('=', '='): lhs = Value::integer(a == b); return true;
-    case op2('!', '='): lhs = Value::integer(a != b); return true;
+    case '+': lhs = Value::real(a + b); break;
+    case '-': lhs = Value::real(a - b); break;
+    case '*': lhs = Value::real(a * b); break;
+    case '/': lhs = Value::real(a / b); break;
+    case '<': lhs = Value::integer(a < b); break;
+    case '>': lhs = Value::integer(a > b); break;
+    case op2('<', '='): lhs = Value::integer(a <= b); break;
+    case op2('>', '='): lhs = Value::integer(a >= b); break;
+    case op2('=', '='): lhs = Value::integer(a == b); break;
+    case op2('!', '='): lhs = Value::integer(a != b); break;
+    default: return fail(op.begin, "operator '" + opName(op.op) + "' needs integer operands");
     }
-    return fail(op.begin, "operator '" + opName(op.op) + "' needs integer operands");
+    lhs.unresolved = quiet;
+    return true;
   }
   const uint64_t a = lhs.bits, b = rhs.bits;
   const int64_t sa = lhs.asSigned(), sb = rhs.asSigned();
@@ -151,6 +145,7 @@ bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs, b
   case op2('|', '|'): r = a || b; break;
   }
   lhs = Value::integer(r);
+  lhs.unresolved = quiet;
   return true;
 }
 
@@ -194,8 +189,6 @@ bool ExpressionEvaluator::primary(Value &out) {
     if (name == "f32bits" && lex_.peek().is('(')) {
       lex_.next();
       const uint32_t argAt = lex_.position();
-      const bool outer = unresolved_;
-      unresolved_ = false;
       Value arg;
       if (!binary(0, arg))
         return false;
@@ -204,18 +197,18 @@ bool ExpressionEvaluator::primary(Value &out) {
       lex_.next();
       if (arg.isFloat)
         return fail(argAt, "f32bits() takes an integer bit pattern");
-      if (!unresolved_ && (arg.asSigned() < INT32_MIN || arg.asSigned() > int64_t(UINT32_MAX)))
+      if (!arg.unresolved && (arg.asSigned() < INT32_MIN || arg.asSigned() > int64_t(UINT32_MAX)))
         return fail(argAt, "f32bits() argument " + std::to_string(arg.asSigned()) +
                                " does not fit in 32 bits");
       out = Value::real(floatFromBits(static_cast<uint32_t>(arg.bits)));
-      unresolved_ |= outer;
+      out.unresolved = arg.unresolved;
       return true;
     }
     switch (resolver_.lookup(name, out)) {
     case SymbolResolver::Lookup::Found: return true;
     case SymbolResolver::Lookup::Unresolved:
       out = Value::integer(0);
-      unresolved_ = true;
+      out.unresolved = true;
       return true;
     case SymbolResolver::Lookup::Undefined:
       return fail(t.begin, "undefined symbol '" + std::string(name) + "'");

@@ -12,11 +12,13 @@ namespace npu::as {
 
 struct Value {
   bool isFloat = false;
+  // Depends on a symbol that is not defined yet: a placeholder.
+  bool unresolved = false;
   uint64_t bits = 0; // integer value as two's complement bits
   float f = 0;
 
-  static Value integer(uint64_t v) { return {false, v, 0}; }
-  static Value real(float v) { return {true, 0, v}; }
+  static Value integer(uint64_t v) { return {false, false, v, 0}; }
+  static Value real(float v) { return {true, false, 0, v}; }
   int64_t asSigned() const { return static_cast<int64_t>(bits); }
 };
 
@@ -44,14 +46,15 @@ public:
   // unresolved() is true; arithmetic errors are then not reported.
   bool evaluate(Value &out);
   bool unresolved() const { return unresolved_; }
+
   uint32_t errorOffset() const { return errorOffset_; }
   const std::string &errorMessage() const { return errorMessage_; }
 
 private:
-  bool binary(int level, Value &out);
+  bool binary(int minLevel, Value &out);
   bool unary(Value &out);
   bool primary(Value &out);
-  bool apply(const Token &op, Value &lhs, const Value &rhs, bool lhsUnresolved);
+  bool apply(const Token &op, Value &lhs, const Value &rhs);
   bool fail(uint32_t offset, std::string message);
 
   Lexer &lex_;

@@ -23,12 +23,11 @@ void Lexer::advance() {
   const uint32_t n = static_cast<uint32_t>(line_.size());
   while (pos_ < n && isSpace(s[pos_]))
     ++pos_;
-  Token t;
+  Token &t = current_;
   t.begin = pos_;
   if (pos_ >= n || s[pos_] == '#' || s[pos_] == ';') {
     t.kind = TokenKind::End;
     t.end = pos_;
-    current_ = t;
     return;
   }
   const char c = s[pos_];
@@ -72,7 +71,6 @@ void Lexer::advance() {
     }
     t.end = pos_;
   }
-  current_ = t;
 }
 
 // Integers: decimal, 0x hex, 0b binary (up to 2^64 - 1). Floats: decimal

@@ -20,21 +20,39 @@ struct Token {
   uint16_t op = 0; // Punct: the character, or op2() of a two-character operator
   uint32_t begin = 0;
   uint32_t end = 0;
-  uint64_t intValue = 0;
-  float floatValue = 0;
-  const char *error = nullptr; // Error: what is wrong with the token
+  union {
+    uint64_t intValue = 0; // Int
+    float floatValue;      // Float
+    const char *error;     // Error: what is wrong with the token
+  };
 
   bool is(uint16_t punct) const { return kind == TokenKind::Punct && op == punct; }
 };
 
+namespace detail {
+enum : uint8_t { kIdentStart = 1, kIdentChar = 2, kSpace = 4 };
+inline constexpr struct CharClasses {
+  uint8_t table[256] = {};
+  constexpr CharClasses() {
+    for (int c = 0; c < 256; ++c) {
+      const bool letter =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '$';
+      table[c] = uint8_t(
+          (letter ? kIdentStart | kIdentChar : 0) | (c >= '0' && c <= '9' ? kIdentChar : 0) |
+          (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' ? kSpace : 0));
+    }
+  }
+} kCharClasses;
+} // namespace detail
+
 inline bool isIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '$';
+  return detail::kCharClasses.table[uint8_t(c)] & detail::kIdentStart;
 }
 inline bool isIdentChar(char c) {
-  return isIdentStart(c) || (c >= '0' && c <= '9');
+  return detail::kCharClasses.table[uint8_t(c)] & detail::kIdentChar;
 }
 inline bool isSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+  return detail::kCharClasses.table[uint8_t(c)] & detail::kSpace;
 }
 
 class Lexer {

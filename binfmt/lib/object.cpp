@@ -42,29 +42,35 @@ uint64_t padTo8(uint64_t n) {
   return (n + 7) & ~uint64_t(7);
 }
 
-class Writer {
+// Serialises to a sink with `void put(const void *, size_t)`. Section
+// sizes are computed first so that the header and the table are written
+// before the sections: the output streams, with no second copy of the text.
+template <typename Sink> class Writer {
 public:
+  explicit Writer(Sink &sink) : sink_(sink) {}
   void u32(uint32_t v) {
+    uint8_t b[4];
     for (int i = 0; i < 4; ++i)
-      out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+      b[i] = static_cast<uint8_t>(v >> (8 * i));
+    put(b, 4);
   }
   void u64(uint64_t v) {
     u32(static_cast<uint32_t>(v));
     u32(static_cast<uint32_t>(v >> 32));
   }
-  void bytes(const void *p, size_t n) {
-    const uint8_t *b = static_cast<const uint8_t *>(p);
-    out.insert(out.end(), b, b + n);
+  void put(const void *p, size_t n) {
+    sink_.put(p, n);
+    written_ += n;
   }
   void pad() {
-    while (out.size() % 8)
-      out.push_back(0);
+    static constexpr uint8_t kZeros[8] = {};
+    put(kZeros, padTo8(written_) - written_);
   }
-  void patch64(size_t at, uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-      out[at + i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  std::vector<uint8_t> out;
+  uint64_t written() const { return written_; }
+
+private:
+  Sink &sink_;
+  uint64_t written_ = 0;
 };
 
 // Bounds-checked little-endian reads; `base` is the file offset of data[0]
@@ -219,22 +225,49 @@ bool hasMagic(std::span<const uint8_t> bytes) {
          std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
 }
 
-std::vector<uint8_t> write(const Object &object) {
-  validateObject(object, RecordOffsets{});
-  std::vector<std::pair<uint32_t, uint64_t>> sections; // type, record count
-  if (!object.text.empty())
-    sections.push_back({kText, object.text.size()});
-  if (!object.data.empty())
-    sections.push_back({kData, object.data.size()});
-  if (!object.checks.empty())
-    sections.push_back({kCheck, object.checks.size()});
-  if (!object.symbols.empty())
-    sections.push_back({kSymbols, object.symbols.size()});
-  if (!object.metadata.empty())
-    sections.push_back({kMetadata, object.metadata.size()});
+namespace {
 
-  Writer w;
-  w.bytes(kMagic, sizeof kMagic);
+struct SectionLayout {
+  uint32_t type;
+  uint64_t count;
+  uint64_t size;
+};
+
+std::vector<SectionLayout> layoutOf(const Object &object) {
+  std::vector<SectionLayout> sections;
+  auto add = [&](uint32_t type, uint64_t count, uint64_t size) {
+    if (count)
+      sections.push_back({type, count, size});
+  };
+  add(kText, object.text.size(), object.text.size() * isa::kPacketBytes);
+  uint64_t size = 0;
+  for (const DataSegment &seg : object.data)
+    size += 16 + padTo8(seg.bytes.size());
+  add(kData, object.data.size(), size);
+  size = 0;
+  for (const CheckRegion &c : object.checks)
+    size += 24 + padTo8(c.expected.size());
+  add(kCheck, object.checks.size(), size);
+  size = 0;
+  for (const Symbol &sym : object.symbols)
+    size += 16 + padTo8(sym.name.size());
+  add(kSymbols, object.symbols.size(), size);
+  size = 0;
+  for (const auto &[key, value] : object.metadata)
+    size += 8 + padTo8(key.size() + value.size());
+  add(kMetadata, object.metadata.size(), size);
+  return sections;
+}
+
+template <typename Sink> void serialize(const Object &object, Sink &sink) {
+  validateObject(object, RecordOffsets{});
+  const std::vector<SectionLayout> sections = layoutOf(object);
+  uint64_t fileSize = kHeaderBytes + sections.size() * kSectionEntryBytes;
+  for (const SectionLayout &s : sections)
+    fileSize += s.size;
+
+  Writer<Sink> w(sink);
+  w.put(kMagic, sizeof kMagic);
   w.u32(kFormatMajor);
   w.u32(kFormatMinor);
   w.u32(object.isaVersionMajor);
@@ -242,32 +275,31 @@ std::vector<uint8_t> write(const Object &object) {
   w.u64(object.isaHash);
   w.u32(static_cast<uint32_t>(sections.size()));
   w.u32(kHeaderBytes);
-  const size_t fileSizeAt = w.out.size();
-  w.u64(0);
+  w.u64(fileSize);
   w.u32(kHeaderBytes);
-  while (w.out.size() < kHeaderBytes)
-    w.out.push_back(0);
+  static constexpr uint8_t kReserved[kHeaderBytes - 52] = {};
+  w.put(kReserved, sizeof kReserved);
 
-  const size_t tableAt = w.out.size();
-  for (auto &[type, count] : sections) {
-    w.u32(type);
+  uint64_t offset = kHeaderBytes + sections.size() * kSectionEntryBytes;
+  for (const SectionLayout &s : sections) {
+    w.u32(s.type);
     w.u32(0);
-    w.u64(0);
-    w.u64(0);
-    w.u64(count);
+    w.u64(offset);
+    w.u64(s.size);
+    w.u64(s.count);
+    offset += s.size;
   }
-  for (size_t s = 0; s < sections.size(); ++s) {
-    const uint64_t start = w.out.size();
-    switch (sections[s].first) {
+  for (const SectionLayout &s : sections) {
+    switch (s.type) {
     case kText:
-      for (const Packet &p : object.text)
-        w.bytes(p.data(), p.size());
+      // Packets are contiguous arrays of bytes: one write for the section.
+      w.put(object.text.data(), object.text.size() * isa::kPacketBytes);
       break;
     case kData:
       for (const DataSegment &seg : object.data) {
         w.u64(seg.address);
         w.u64(seg.bytes.size());
-        w.bytes(seg.bytes.data(), seg.bytes.size());
+        w.put(seg.bytes.data(), seg.bytes.size());
         w.pad();
       }
       break;
@@ -277,7 +309,7 @@ std::vector<uint8_t> write(const Object &object) {
         w.u32(static_cast<uint32_t>(c.kind));
         w.u32(c.ulpTolerance);
         w.u64(c.expected.size());
-        w.bytes(c.expected.data(), c.expected.size());
+        w.put(c.expected.data(), c.expected.size());
         w.pad();
       }
       break;
@@ -286,7 +318,7 @@ std::vector<uint8_t> write(const Object &object) {
         w.u32(static_cast<uint32_t>(sym.kind));
         w.u32(static_cast<uint32_t>(sym.name.size()));
         w.u64(sym.value);
-        w.bytes(sym.name.data(), sym.name.size());
+        w.put(sym.name.data(), sym.name.size());
         w.pad();
       }
       break;
@@ -294,17 +326,50 @@ std::vector<uint8_t> write(const Object &object) {
       for (const auto &[key, value] : object.metadata) {
         w.u32(static_cast<uint32_t>(key.size()));
         w.u32(static_cast<uint32_t>(value.size()));
-        w.bytes(key.data(), key.size());
-        w.bytes(value.data(), value.size());
+        w.put(key.data(), key.size());
+        w.put(value.data(), value.size());
         w.pad();
       }
       break;
     }
-    w.patch64(tableAt + s * kSectionEntryBytes + 8, start);
-    w.patch64(tableAt + s * kSectionEntryBytes + 16, w.out.size() - start);
   }
-  w.patch64(fileSizeAt, w.out.size());
-  return std::move(w.out);
+}
+
+struct VectorSink {
+  std::vector<uint8_t> out;
+  void put(const void *p, size_t n) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    out.insert(out.end(), b, b + n);
+  }
+};
+
+// Small writes are gathered; large ones (the text) go straight to the file.
+struct FileSink {
+  FILE *file;
+  bool failed = false;
+  std::vector<uint8_t> buffer;
+  void put(const void *p, size_t n) {
+    if (buffer.size() + n > (1u << 16))
+      flush();
+    if (n > (1u << 16)) {
+      failed |= std::fwrite(p, 1, n, file) != n;
+      return;
+    }
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    buffer.insert(buffer.end(), b, b + n);
+  }
+  void flush() {
+    failed |= std::fwrite(buffer.data(), 1, buffer.size(), file) != buffer.size();
+    buffer.clear();
+  }
+};
+
+} // namespace
+
+std::vector<uint8_t> write(const Object &object) {
+  VectorSink sink;
+  serialize(object, sink);
+  return std::move(sink.out);
 }
 
 Object read(std::span<const uint8_t> bytes) {
@@ -508,15 +573,22 @@ Object readFile(const std::string &path) {
 }
 
 void writeFile(const std::string &path, const Object &object) {
-  std::vector<uint8_t> bytes = write(object);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file)
     throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
-  out.write(reinterpret_cast<const char *>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out)
+  FileSink sink{file, false, {}};
+  try {
+    serialize(object, sink);
+  } catch (...) {
+    std::fclose(file);
+    std::remove(path.c_str());
+    throw;
+  }
+  sink.flush();
+  if (std::fclose(file) != 0 || sink.failed) {
+    std::remove(path.c_str());
     throw std::runtime_error(path + ": write error");
+  }
 }
 
 } // namespace npu::bin
