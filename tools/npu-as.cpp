@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 int main(int argc, char **argv) {
   namespace po = npu::cli::po;
@@ -20,7 +22,15 @@ int main(int argc, char **argv) {
   po::variables_map vm;
   const npu::cli::Tool tool{"npu-as", "[options] file.npuasm [-o file.npubin]",
                             "Assemble NPU assembly into an .npubin container (docs/assembly.md)."};
-  if (auto exit = npu::cli::parse(tool, argc, argv, options, positional, vm))
+  // GCC spells it -Werror; Program_options wants two dashes for long names.
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char *> argvFixed;
+  for (std::string &arg : args) {
+    if (arg == "-Werror")
+      arg = "--Werror";
+    argvFixed.push_back(arg.data());
+  }
+  if (auto exit = npu::cli::parse(tool, argc, argvFixed.data(), options, positional, vm))
     return *exit;
 
   const std::string input = vm["input"].as<std::string>();

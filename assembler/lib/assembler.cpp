@@ -118,6 +118,7 @@ struct Collection {
   SavedLocation location;
   uint32_t firstBodyLine = 0;
   std::string body;
+  bool discard = false; // the header was wrong: drop the body at its end
 };
 
 struct Segment {
@@ -329,6 +330,8 @@ private:
   void instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemonic);
   bool operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::Instruction &inst);
   void expandMacro(Lexer &lex, const MacroDefinition &macro, const Token &name);
+  bool macroHeader(Lexer &lex, MacroDefinition &macro);
+  bool reptHeader(Lexer &lex, uint64_t &count);
   void defineLabel(const Token &t, std::string_view name);
   void defineSymbol(const Token &t, std::string_view name, SymbolEntry::Kind kind, Lexer &lex);
   bool endOfStatement(Lexer &lex);
@@ -570,6 +573,13 @@ Notes Assembler::notes() {
                      std::to_string(parent.firstLine + parent.lineIndex - 1));
     }
   }
+  // A runaway recursion would repeat one note per level.
+  constexpr size_t kKept = 8;
+  if (out->size() > 2 * kKept) {
+    const size_t hidden = out->size() - 2 * kKept;
+    out->erase(out->begin() + kKept, out->end() - kKept);
+    out->insert(out->begin() + kKept, "(" + std::to_string(hidden) + " more levels)");
+  }
   frames_.back().notes = out;
   return out;
 }
@@ -677,7 +687,7 @@ bool Assembler::collectLine(std::string_view line) {
         Collection done = std::move(collecting_);
         collecting_ = Collection();
         lex.next();
-        if (!endOfStatement(lex))
+        if (!endOfStatement(lex) || done.discard)
           return true;
         if (isMacro) {
           done.macro.body = std::move(done.body);
@@ -702,7 +712,7 @@ bool Assembler::collectLine(std::string_view line) {
         return true;
       }
       --collecting_.depth;
-    } else if (isMacro && collecting_.depth == 0) {
+    } else if (isMacro && collecting_.depth == 0 && !collecting_.discard) {
       // Parameter references are checked where they are written.
       for (size_t i = 0; i < line.size(); ++i) {
         if (line[i] == '"') {
@@ -1108,6 +1118,11 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
   while (lex.peek().kind != TokenKind::End) {
     if (!lex.accept(',')) {
       const Token &t = lex.peek();
+      if (syntax.empty() && t.kind != TokenKind::Error) {
+        error(t.begin, "too many operands for " + inQuotes(ins.mnemonic) +
+                           " (syntax: " + syntaxOf(ins) + ")");
+        return;
+      }
       error(t.begin, t.kind == TokenKind::Error ? std::string(t.error)
                                                 : "expected ',' before " + inQuotes(lex.text(t)) +
                                                       " (syntax: " + syntaxOf(ins) + ")");
@@ -1549,6 +1564,74 @@ bool Assembler::openInclude(std::string_view name, uint32_t offset, std::string 
   return false;
 }
 
+// Parses "NAME [param[=default]][, ...]" after .macro.
+bool Assembler::macroHeader(Lexer &lex, MacroDefinition &macro) {
+  const Token macroName = lex.next();
+  if (macroName.kind != TokenKind::Ident || lex.text(macroName)[0] == '.') {
+    error(macroName.begin, "expected a macro name");
+    return false;
+  }
+  const std::string_view nameText = lex.text(macroName);
+  if (mnemonics().find(nameText)) {
+    error(macroName.begin,
+          "macro " + inQuotes(nameText) + " would hide the instruction of that name");
+    return false;
+  }
+  if (macros_.find(nameText)) {
+    error(macroName.begin, "macro " + inQuotes(nameText) + " is already defined");
+    return false;
+  }
+  macro.name = std::string(nameText);
+  while (lex.peek().kind != TokenKind::End) {
+    if (!macro.params.empty())
+      lex.accept(',');
+    const Token param = lex.next();
+    if (param.kind != TokenKind::Ident) {
+      error(param.begin, "expected a parameter name");
+      return false;
+    }
+    const std::string_view p = lex.text(param);
+    if (std::find(macro.params.begin(), macro.params.end(), p) != macro.params.end()) {
+      error(param.begin, "duplicate macro parameter " + inQuotes(p));
+      return false;
+    }
+    std::optional<std::string> def;
+    if (lex.accept('=')) {
+      const uint32_t from = lex.position();
+      uint32_t to = from;
+      while (lex.peek().kind != TokenKind::End && !lex.peek().is(',')) {
+        if (lex.peek().kind == TokenKind::Error) {
+          error(lex.peek().begin, lex.peek().error);
+          return false;
+        }
+        to = lex.next().end;
+      }
+      def = std::string(lex.line().substr(from, to - from));
+    }
+    macro.params.emplace_back(p);
+    macro.defaults.push_back(std::move(def));
+  }
+  return true;
+}
+
+// Parses the count after .rept.
+bool Assembler::reptHeader(Lexer &lex, uint64_t &count) {
+  if (lex.peek().kind == TokenKind::End) {
+    error(lex.position(), ".rept needs a count");
+    return false;
+  }
+  const uint32_t at = lex.position();
+  int64_t value;
+  if (!immediateInteger(lex, value, "the .rept count") || !endOfStatement(lex))
+    return false;
+  if (value < 0) {
+    error(at, format(".rept count must not be negative, got %" PRId64, value));
+    return false;
+  }
+  count = static_cast<uint64_t>(value);
+  return true;
+}
+
 void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
   auto stringOperand = [&](std::string &out) -> bool {
     const Token t = lex.next();
@@ -1626,79 +1709,16 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
     pushFile(pathName, dir, sources_.emplace_back(std::move(contents)));
     return;
   }
-  case Directive::Macro: {
-    const Token macroName = lex.next();
-    if (macroName.kind != TokenKind::Ident || lex.text(macroName)[0] == '.') {
-      error(macroName.begin, "expected a macro name");
-      return;
-    }
-    const std::string_view nameText = lex.text(macroName);
-    if (mnemonics().find(nameText)) {
-      error(macroName.begin,
-            "macro " + inQuotes(nameText) + " would hide the instruction of that name");
-      return;
-    }
-    if (macros_.find(nameText)) {
-      error(macroName.begin, "macro " + inQuotes(nameText) + " is already defined");
-      return;
-    }
-    Collection c;
-    c.kind = Collection::Kind::Macro;
-    c.macro.name = std::string(nameText);
-    while (lex.peek().kind != TokenKind::End) {
-      if (!c.macro.params.empty())
-        lex.accept(',');
-      const Token param = lex.next();
-      if (param.kind != TokenKind::Ident) {
-        error(param.begin, "expected a parameter name");
-        return;
-      }
-      const std::string_view p = lex.text(param);
-      if (std::find(c.macro.params.begin(), c.macro.params.end(), p) != c.macro.params.end()) {
-        error(param.begin, "duplicate macro parameter " + inQuotes(p));
-        return;
-      }
-      std::optional<std::string> def;
-      if (lex.accept('=')) {
-        const uint32_t from = lex.position();
-        uint32_t to = from;
-        while (lex.peek().kind != TokenKind::End && !lex.peek().is(',')) {
-          if (lex.peek().kind == TokenKind::Error) {
-            error(lex.peek().begin, lex.peek().error);
-            return;
-          }
-          to = lex.next().end;
-        }
-        def = std::string(lex.line().substr(from, to - from));
-      }
-      c.macro.params.emplace_back(p);
-      c.macro.defaults.push_back(std::move(def));
-    }
-    c.location = saveLocation(name.begin);
-    c.firstBodyLine = line_ + 1;
-    c.frameDepth = frames_.size();
-    collecting_ = std::move(c);
-    return;
-  }
+  case Directive::Macro:
   case Directive::Rept: {
-    if (lex.peek().kind == TokenKind::End) {
-      error(lex.position(), ".rept needs a count");
-      return;
-    }
-    const uint32_t at = lex.position();
-    int64_t count;
-    if (!immediateInteger(lex, count, "the .rept count") || !endOfStatement(lex))
-      return;
-    if (count < 0) {
-      error(at, format(".rept count must not be negative, got %" PRId64, count));
-      return;
-    }
+    // The body is collected even after an error in this line, so that its
+    // lines and its .endm/.endr do not cause errors of their own.
     Collection c;
-    c.kind = Collection::Kind::Rept;
-    c.count = static_cast<uint64_t>(count);
+    c.kind = d == Directive::Macro ? Collection::Kind::Macro : Collection::Kind::Rept;
     c.location = saveLocation(name.begin);
     c.firstBodyLine = line_ + 1;
     c.frameDepth = frames_.size();
+    c.discard = d == Directive::Macro ? !macroHeader(lex, c.macro) : !reptHeader(lex, c.count);
     collecting_ = std::move(c);
     return;
   }
@@ -1935,7 +1955,11 @@ void Assembler::buildObject() {
       order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return segments_[a].address < segments_[b].address; });
-  const Segment *lastData = nullptr, *lastCheck = nullptr;
+  // The previous data and check section in address order: end, start, where.
+  struct Previous {
+    uint64_t address = 0, end = 0;
+    const SavedLocation *location = nullptr;
+  } lastData, lastCheck;
   for (size_t i : order) {
     Segment &seg = segments_[i];
     const uint64_t end = seg.address + seg.bytes.size();
@@ -1946,17 +1970,16 @@ void Assembler::buildObject() {
                      seg.address, seg.bytes.size()));
       continue;
     }
-    const Segment *&last = seg.isCheck ? lastCheck : lastData;
-    if (last && seg.address < last->address + last->bytes.size()) {
+    Previous &last = seg.isCheck ? lastCheck : lastData;
+    if (last.location && seg.address < last.end) {
       errorAt(seg.location, seg.location.column - 1,
               format("%s [0x%" PRIx64 ", 0x%" PRIx64 ") overlaps [0x%" PRIx64 ", 0x%" PRIx64
                      ") from %s:%u",
-                     seg.isCheck ? "check region" : "data", seg.address, end, last->address,
-                     last->address + last->bytes.size(), last->location.file->c_str(),
-                     last->location.line));
+                     seg.isCheck ? "check region" : "data", seg.address, end, last.address,
+                     last.end, last.location->file->c_str(), last.location->line));
       continue;
     }
-    last = &seg;
+    last = Previous{seg.address, end, &seg.location};
     if (seg.isCheck) {
       if (seg.kind == bin::CheckRegion::Kind::F32Ulp && (seg.address % 4 || seg.bytes.size() % 4)) {
         errorAt(seg.location, seg.location.column - 1,
