@@ -58,13 +58,19 @@ struct DeferredExpression {
   uint32_t offset;  // where the expression starts in that line
   int32_t captures; // index into Assembler::captures_ of the values the
                     // .set symbols had at the use (they may change), or -1
+  // When the expression is `symbol + addend`, resolved without parsing
+  // it again (see Value::symbol); nullptr otherwise.
+  struct SymbolEntry *symbol;
+  uint64_t addend;
 };
 
 struct SymbolEntry {
   enum class Kind : uint8_t { Label, Equ, Set };
-  enum class State : uint8_t { Resolved, Deferred, Resolving, Failed };
+  // Forward: only referenced so far (a placeholder for the definition).
+  enum class State : uint8_t { Resolved, Deferred, Resolving, Failed, Forward };
   Kind kind = Kind::Label;
   State state = State::Resolved;
+  const std::string *name = nullptr; // the key in Assembler::symbols_
   bool isAddress = false; // a label in a data or check section
   Value value;
   int deferred = -1; // index into Assembler::deferred_ while Deferred
@@ -229,7 +235,7 @@ const NameTable<Directive> &directives() {
     };
     NameTable<Directive> table;
     for (const auto &[name, d] : kAll)
-      *table.emplace(name).first = d;
+      table.emplace(name).first->second = d;
     return table;
   }();
   return map;
@@ -239,7 +245,7 @@ const NameTable<const InstrInfo *> &mnemonics() {
   static const NameTable<const InstrInfo *> map = [] {
     NameTable<const InstrInfo *> table;
     for (const InstrInfo &ins : isa::instructions())
-      *table.emplace(ins.mnemonic).first = &ins;
+      table.emplace(ins.mnemonic).first->second = &ins;
     return table;
   }();
   return map;
@@ -344,7 +350,7 @@ private:
   // filled instead when it does.
   bool deferrable(Lexer &lex, Value &out, std::optional<DeferredExpression> &deferred);
   bool resolveDeferred(const DeferredExpression &e, Value &out);
-  bool resolveSymbol(SymbolEntry &symbol, std::string_view name);
+  bool resolveSymbol(SymbolEntry &symbol);
   bool operandBits(const InstrInfo &ins, const OperandInfo &op, const Value &v, uint64_t &out,
                    std::string &why) const;
 
@@ -407,9 +413,19 @@ public:
                std::vector<std::pair<std::string, Value>> *capture = nullptr)
       : as_(as), allowForward_(allowForward), capture_(capture) {}
   Lookup lookup(std::string_view name, Value &out) override {
-    const SymbolEntry *symbol = as_.symbols_.find(name);
-    if (!symbol || symbol->state != SymbolEntry::State::Resolved)
-      return allowForward_ ? Lookup::Unresolved : Lookup::Undefined;
+    SymbolEntry *symbol = as_.symbols_.find(name);
+    if (!symbol || symbol->state != SymbolEntry::State::Resolved) {
+      if (!allowForward_)
+        return Lookup::Undefined;
+      if (!symbol) {
+        auto *entry = as_.symbols_.emplace(name).first;
+        symbol = &entry->second;
+        symbol->name = &entry->first;
+        symbol->state = SymbolEntry::State::Forward;
+      }
+      out.symbol = symbol;
+      return Lookup::Unresolved;
+    }
     out = symbol->value;
     if (symbol->kind == SymbolEntry::Kind::Set) {
       sawSet_ = true;
@@ -439,9 +455,9 @@ public:
           return Lookup::Found;
         }
     SymbolEntry *symbol = as_.symbols_.find(name);
-    if (!symbol)
+    if (!symbol || symbol->state == SymbolEntry::State::Forward)
       return Lookup::Undefined;
-    if (!as_.resolveSymbol(*symbol, name)) {
+    if (!as_.resolveSymbol(*symbol)) {
       // Already reported where that symbol is defined.
       poisoned_ = true;
       out = Value::integer(0);
@@ -693,7 +709,7 @@ bool Assembler::collectLine(std::string_view line) {
           done.macro.body = std::move(done.body);
           done.macro.file = done.location.file;
           done.macro.firstLine = done.firstBodyLine;
-          *macros_.emplace(done.macro.name).first = std::move(done.macro);
+          macros_.emplace(done.macro.name).first->second = std::move(done.macro);
         } else if (done.count > 0 && !done.body.empty()) {
           if (frames_.size() >= kMaxNesting * 3) {
             errorAt(done.location, done.location.column - 1, ".rept nested too deeply");
@@ -813,13 +829,15 @@ void Assembler::defineLabel(const Token &t, std::string_view name) {
     return;
   }
   auto [entry, inserted] = symbols_.emplace(name);
-  SymbolEntry &s = *entry;
-  if (!inserted) {
+  SymbolEntry &s = entry->second;
+  s.name = &entry->first;
+  if (!inserted && s.state != SymbolEntry::State::Forward) {
     error(t.begin, "symbol " + inQuotes(name) + " is already defined at " + *s.file + ":" +
                        std::to_string(s.line) + ":" + std::to_string(s.column));
     return;
   }
   s.kind = SymbolEntry::Kind::Label;
+  s.state = SymbolEntry::State::Resolved;
   s.isAddress = !inText();
   s.value = Value::integer(inText() ? text_packets_.size() : location());
   s.file = file_;
@@ -834,7 +852,8 @@ void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry:
     return;
   }
   const SymbolEntry *found = symbols_.find(name);
-  if (found && !(kind == SymbolEntry::Kind::Set && found->kind == SymbolEntry::Kind::Set)) {
+  if (found && found->state != SymbolEntry::State::Forward &&
+      !(kind == SymbolEntry::Kind::Set && found->kind == SymbolEntry::Kind::Set)) {
     const SymbolEntry &s = *found;
     error(t.begin, "symbol " + inQuotes(name) + " is already defined at " + *s.file + ":" +
                        std::to_string(s.line) + ":" + std::to_string(s.column));
@@ -850,7 +869,9 @@ void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry:
   }
   if (!endOfStatement(lex))
     return;
-  SymbolEntry &s = *symbols_.emplace(name).first;
+  auto *entry = symbols_.emplace(name).first;
+  SymbolEntry &s = entry->second;
+  s.name = &entry->first;
   s.kind = kind;
   s.value = v;
   s.file = file_;
@@ -902,7 +923,8 @@ bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpress
   if (lines_.empty() || lines_.back().text.data() != text_.data() || lines_.back().line != line_ ||
       lines_.back().file != file_)
     lines_.push_back(saveLocation(0));
-  DeferredExpression e{static_cast<uint32_t>(lines_.size() - 1), start, -1};
+  DeferredExpression e{static_cast<uint32_t>(lines_.size() - 1), start, -1,
+                       static_cast<SymbolEntry *>(const_cast<void *>(out.symbol)), out.bits};
   if (resolver.sawSet()) {
     // Evaluate once more to record the .set values in force here.
     Lexer again(lex.line(), start);
@@ -916,13 +938,14 @@ bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpress
   return true;
 }
 
-bool Assembler::resolveSymbol(SymbolEntry &symbol, std::string_view name) {
+bool Assembler::resolveSymbol(SymbolEntry &symbol) {
   switch (symbol.state) {
   case SymbolEntry::State::Resolved: return true;
-  case SymbolEntry::State::Failed: return false;
+  case SymbolEntry::State::Failed:
+  case SymbolEntry::State::Forward: return false;
   case SymbolEntry::State::Resolving: {
     const DeferredExpression &e = deferred_[size_t(symbol.deferred)];
-    errorAt(lines_[e.line], symbol.column - 1, "circular definition of symbol " + inQuotes(name));
+    errorAt(lines_[e.line], symbol.column - 1, "circular definition of symbol " + inQuotes(*symbol.name));
     symbol.state = SymbolEntry::State::Failed;
     return false;
   }
@@ -939,6 +962,14 @@ bool Assembler::resolveSymbol(SymbolEntry &symbol, std::string_view name) {
 }
 
 bool Assembler::resolveDeferred(const DeferredExpression &e, Value &out) {
+  if (e.symbol && e.captures < 0) {
+    // `symbol + addend`: no need to parse again, unless it fails (then the
+    // parse reports where).
+    if (resolveSymbol(*e.symbol) && !e.symbol->value.isFloat) {
+      out = Value::integer(e.symbol->value.bits + e.addend);
+      return true;
+    }
+  }
   const SavedLocation &location = lines_[e.line];
   Lexer lex(location.text, e.offset);
   FinalResolver resolver(*this, e);
@@ -1336,7 +1367,8 @@ bool Assembler::conditional(Lexer &lex, Directive d, const Token &name) {
         error(sym.begin, "expected a symbol name");
         return false;
       }
-      out = symbols_.find(lex.text(sym)) != nullptr;
+      const SymbolEntry *entry = symbols_.find(lex.text(sym));
+      out = entry && entry->state != SymbolEntry::State::Forward;
       if (d == Directive::Ifndef)
         out = !out;
     }
@@ -1914,7 +1946,7 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
 
 void Assembler::resolveAll() {
   for (auto &[name, symbol] : symbols_.entries())
-    resolveSymbol(symbol, name);
+    resolveSymbol(symbol);
   for (const PendingOperand &p : pendingOperands_) {
     Value v;
     if (!resolveDeferred(p.expression, v))
@@ -1996,7 +2028,7 @@ void Assembler::buildObject() {
   // Symbols in a canonical order, so that re-assembling a disassembly
   // reproduces the same table.
   for (const auto &[name, s] : symbols_.entries())
-    if (s.kind == SymbolEntry::Kind::Label)
+    if (s.kind == SymbolEntry::Kind::Label && s.state != SymbolEntry::State::Forward)
       obj.symbols.push_back(
           bin::Symbol{name, s.isAddress ? bin::Symbol::Kind::Address : bin::Symbol::Kind::Packet,
                       s.value.bits});

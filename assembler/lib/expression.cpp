@@ -82,10 +82,22 @@ bool ExpressionEvaluator::binary(int minLevel, Value &lhs) {
   }
 }
 
-// Applies a binary operator. Value-dependent errors are skipped when an
-// operand is a placeholder for a symbol resolved later.
+// Applies a binary operator. Value-dependent errors wait while an operand
+// is a placeholder for a symbol resolved later.
 bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs) {
-  const bool quiet = lhs.unresolved || rhs.unresolved;
+  if (lhs.unresolved || rhs.unresolved) {
+    // Only symbol + integer and symbol - integer keep the symbolic form;
+    // anything else is evaluated again at the end (which reports errors).
+    const bool lhsConst = !lhs.unresolved && !lhs.isFloat;
+    const bool rhsConst = !rhs.unresolved && !rhs.isFloat;
+    if (lhs.symbol && rhsConst && (op.op == '+' || op.op == '-'))
+      lhs.bits = op.op == '+' ? lhs.bits + rhs.bits : lhs.bits - rhs.bits;
+    else if (rhs.symbol && lhsConst && op.op == '+')
+      lhs = Value{false, true, lhs.bits + rhs.bits, 0, rhs.symbol};
+    else
+      lhs = Value{false, true, 0, 0, nullptr};
+    return true;
+  }
   if (lhs.isFloat || rhs.isFloat) {
     const float a = toFloat(lhs), b = toFloat(rhs);
     switch (op.op) {
@@ -101,7 +113,6 @@ bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs) {
     case op2('!', '='): lhs = Value::integer(a != b); break;
     default: return fail(op.begin, "operator '" + opName(op.op) + "' needs integer operands");
     }
-    lhs.unresolved = quiet;
     return true;
   }
   const uint64_t a = lhs.bits, b = rhs.bits;
@@ -113,11 +124,8 @@ bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs) {
   case '*': r = a * b; break;
   case '/':
   case '%':
-    if (b == 0) {
-      if (quiet)
-        break;
+    if (b == 0)
       return fail(op.begin, "division by zero");
-    }
     if (sa == INT64_MIN && sb == -1)
       r = op.op == '/' ? a : 0; // wraps like the other operators
     else
@@ -125,11 +133,8 @@ bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs) {
     break;
   case op2('<', '<'):
   case op2('>', '>'):
-    if (b > 63) {
-      if (quiet)
-        break;
+    if (b > 63)
       return fail(op.begin, "shift count " + std::to_string(sb) + " is outside [0, 63]");
-    }
     r = op.op == op2('<', '<') ? a << b : static_cast<uint64_t>(sa >> b);
     break;
   case '&': r = a & b; break;
@@ -145,7 +150,6 @@ bool ExpressionEvaluator::apply(const Token &op, Value &lhs, const Value &rhs) {
   case op2('|', '|'): r = a || b; break;
   }
   lhs = Value::integer(r);
-  lhs.unresolved = quiet;
   return true;
 }
 
@@ -157,6 +161,10 @@ bool ExpressionEvaluator::unary(Value &out) {
       return false;
     if (op.op == '+')
       return true;
+    if (out.unresolved) {
+      out.symbol = nullptr; // no longer symbol + constant
+      return true;
+    }
     if (out.isFloat) {
       if (op.op != '-')
         return fail(op.begin, "operator '" + opName(op.op) + "' needs an integer operand");

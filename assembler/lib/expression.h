@@ -16,9 +16,12 @@ struct Value {
   bool unresolved = false;
   uint64_t bits = 0; // integer value as two's complement bits
   float f = 0;
+  // When unresolved: if set, the value is this symbol plus `bits` (like a
+  // relocation), so it can be resolved later without parsing it again.
+  const void *symbol = nullptr;
 
-  static Value integer(uint64_t v) { return {false, false, v, 0}; }
-  static Value real(float v) { return {true, false, 0, v}; }
+  static Value integer(uint64_t v) { return {false, false, v, 0, nullptr}; }
+  static Value real(float v) { return {true, false, 0, v, nullptr}; }
   int64_t asSigned() const { return static_cast<int64_t>(bits); }
 };
 
@@ -26,7 +29,8 @@ class SymbolResolver {
 public:
   enum class Lookup {
     Found,      // out holds the value
-    Unresolved, // may be defined later: the expression is deferred
+    Unresolved, // may be defined later: the expression is deferred; out.symbol
+                // may name the symbol's entry
     Undefined,  // an error
   };
   virtual Lookup lookup(std::string_view name, Value &out) = 0;

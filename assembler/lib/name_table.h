@@ -32,7 +32,7 @@ public:
   const T *find(std::string_view name) const { return const_cast<NameTable *>(this)->find(name); }
 
   // The entry for `name`, and whether it was created (value-initialised).
-  std::pair<T *, bool> emplace(std::string_view name) {
+  std::pair<Entry *, bool> emplace(std::string_view name) {
     if ((entries_.size() + 1) * 4 > slots_.size() * 3)
       grow();
     const uint64_t h = hash(name);
@@ -42,11 +42,11 @@ public:
       if (slot.index == kEmpty)
         break;
       if (slot.hash == h && matches(entries_[slot.index].first, name))
-        return {&entries_[slot.index].second, false};
+        return {&entries_[slot.index], false};
     }
     slots_[i] = Slot{h, static_cast<uint32_t>(entries_.size())};
     entries_.emplace_back(std::string(name), T());
-    return {&entries_.back().second, true};
+    return {&entries_.back(), true};
   }
 
   bool empty() const { return entries_.empty(); }
