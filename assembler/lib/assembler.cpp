@@ -150,8 +150,12 @@ struct PendingOperand {
 // nearly all of them, are one little-endian store.
 void patchOperand(bin::Packet &packet, const OperandInfo &op, uint64_t bits) {
   if (op.bitOffset % 8 == 0 && op.bitWidth % 8 == 0) {
-    for (unsigned i = 0; i < op.bitWidth / 8u; ++i)
-      packet[op.bitOffset / 8u + i] = static_cast<uint8_t>(bits >> (8 * i));
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(&packet[op.bitOffset / 8u], &bits, op.bitWidth / 8u);
+    } else {
+      for (unsigned i = 0; i < op.bitWidth / 8u; ++i)
+        packet[op.bitOffset / 8u + i] = static_cast<uint8_t>(bits >> (8 * i));
+    }
     return;
   }
   for (unsigned i = 0; i < op.bitWidth;) {

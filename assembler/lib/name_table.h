@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -67,7 +66,13 @@ private:
     return h;
   }
   static bool matches(const std::string &a, std::string_view b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), b.size()) == 0;
+    if (a.size() != b.size())
+      return false;
+    // Names are short: a loop beats calling memcmp.
+    for (size_t i = 0; i < b.size(); ++i)
+      if (a[i] != b[i])
+        return false;
+    return true;
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
