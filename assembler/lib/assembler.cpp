@@ -26,7 +26,7 @@ using isa::OperandInfo;
 using isa::OperandKind;
 
 constexpr unsigned kMaxNesting = 64; // macro expansions, includes, .rept and .if
-constexpr char kReservedNames[][8] = {"inf", "nan", "f32bits"};
+constexpr std::string_view kReservedNames[] = {"inf", "nan", "f32bits"};
 
 std::string format(const char *fmt, auto... args) {
   char buf[256];
@@ -38,7 +38,8 @@ std::string inQuotes(std::string_view s) {
   return "'" + std::string(s) + "'";
 }
 
-using Notes = std::shared_ptr<const std::vector<std::string>>;
+// Index into Assembler::notes_ of a diagnostic context; 0 is none.
+using Notes = uint32_t;
 
 // A source position kept for later diagnostics. The text views source
 // buffers that live until the assembly ends (expansions are retired, not
@@ -48,7 +49,7 @@ struct SavedLocation {
   uint32_t line = 0;
   uint32_t column = 0;
   std::string_view text;
-  Notes notes;
+  Notes notes = 0;
 };
 
 // An expression whose value is needed only after the whole source is read.
@@ -101,7 +102,7 @@ struct Frame {
   uint64_t iterationsLeft = 0;
   std::string note; // Macro frames: "in expansion of macro ..."
   size_t conditionDepth = 0;
-  Notes notes; // context of lines of this frame, built on first use
+  std::optional<Notes> notes; // context of lines of this frame, built on first use
 };
 
 struct Condition {
@@ -284,7 +285,7 @@ uint64_t widthMask(unsigned width) {
 }
 
 bool isReserved(std::string_view name) {
-  for (const char *r : kReservedNames)
+  for (std::string_view r : kReservedNames)
     if (name == r)
       return true;
   return false;
@@ -398,10 +399,10 @@ private:
   NameTable<SymbolEntry> symbols_;
   NameTable<MacroDefinition> macros_;
   std::vector<DeferredExpression> deferred_;
-  // Deques: these grow large, and never move their elements.
-  std::deque<PendingOperand> pendingOperands_;
+  std::vector<PendingOperand> pendingOperands_;
   std::vector<std::vector<std::pair<std::string, Value>>> captures_;
-  std::deque<SavedLocation> lines_; // lines with deferred expressions
+  std::vector<SavedLocation> lines_; // lines with deferred expressions
+  std::vector<std::vector<std::string>> notes_{1}; // see Notes
   std::vector<DataFixup> dataFixups_;
   std::vector<Segment> segments_;
   int current_ = -1; // index into segments_, or -1 for the text section
@@ -416,8 +417,8 @@ public:
   LiveResolver(Assembler &as, bool allowForward,
                std::vector<std::pair<std::string, Value>> *capture = nullptr)
       : as_(as), allowForward_(allowForward), capture_(capture) {}
-  Lookup lookup(std::string_view name, Value &out) override {
-    SymbolEntry *symbol = as_.symbols_.find(name);
+  Lookup lookup(std::string_view name, uint64_t hash, Value &out) override {
+    SymbolEntry *symbol = as_.symbols_.find(name, hash);
     if (!symbol || symbol->state != SymbolEntry::State::Resolved) {
       if (!allowForward_)
         return Lookup::Undefined;
@@ -451,14 +452,14 @@ private:
 class FinalResolver final : public SymbolResolver {
 public:
   FinalResolver(Assembler &as, const DeferredExpression &e) : as_(as), e_(e) {}
-  Lookup lookup(std::string_view name, Value &out) override {
+  Lookup lookup(std::string_view name, uint64_t hash, Value &out) override {
     if (e_.captures >= 0)
       for (const auto &[captured, value] : as_.captures_[size_t(e_.captures)])
         if (captured == name) {
           out = value;
           return Lookup::Found;
         }
-    SymbolEntry *symbol = as_.symbols_.find(name);
+    SymbolEntry *symbol = as_.symbols_.find(name, hash);
     if (!symbol || symbol->state == SymbolEntry::State::Forward)
       return Lookup::Undefined;
     if (!as_.resolveSymbol(*symbol)) {
@@ -506,6 +507,10 @@ AssembleResult Assembler::run(std::string_view rootName, std::optional<std::stri
        (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))); ++p)
     ++lines;
   text_packets_.reserve(std::min<uint64_t>(lines, options_.maxOutputBytes / isa::kPacketBytes));
+  // Likewise for forward references (to data labels defined after the
+  // code, typically): a few per line at most.
+  lines_.reserve(std::min<size_t>(lines, size_t(1) << 24));
+  pendingOperands_.reserve(std::min<size_t>(lines * 4, size_t(1) << 26));
   mainLoop();
   if (!stopped_)
     resolveAll();
@@ -579,10 +584,11 @@ void Assembler::finishFrame(Frame &frame) {
 
 Notes Assembler::notes() {
   if (frames_.empty())
-    return nullptr;
+    return 0;
   if (frames_.back().notes)
-    return frames_.back().notes;
-  auto out = std::make_shared<std::vector<std::string>>();
+    return *frames_.back().notes;
+  std::vector<std::string> list;
+  std::vector<std::string> *out = &list;
   for (size_t i = frames_.size(); i-- > 0;) {
     const Frame &f = frames_[i];
     if (f.kind == Frame::Kind::Macro)
@@ -600,8 +606,13 @@ Notes Assembler::notes() {
     out->erase(out->begin() + kKept, out->end() - kKept);
     out->insert(out->begin() + kKept, "(" + std::to_string(hidden) + " more levels)");
   }
-  frames_.back().notes = out;
-  return out;
+  Notes index = 0;
+  if (!list.empty()) {
+    index = static_cast<Notes>(notes_.size());
+    notes_.push_back(std::move(list));
+  }
+  frames_.back().notes = index;
+  return index;
 }
 
 SavedLocation Assembler::saveLocation(uint32_t offset) {
@@ -623,8 +634,7 @@ void Assembler::report(Diagnostic::Severity severity, const SavedLocation &loc,
   d.column = loc.column;
   d.message = std::move(message);
   d.sourceLine = std::string(loc.text);
-  if (loc.notes)
-    d.notes = *loc.notes;
+  d.notes = notes_[loc.notes];
   result_.diagnostics.push_back(std::move(d));
   if (severity == Diagnostic::Severity::Error && ++errors_ >= options_.maxErrors) {
     Diagnostic stop;
@@ -783,7 +793,7 @@ void Assembler::statement(Lexer &lex) {
   }
   const std::string_view word = lex.text(head);
   if (word[0] == '.') {
-    const Directive *d = directives().find(word);
+    const Directive *d = directives().find(word, head.intValue);
     if (!d) {
       error(head.begin, "unknown directive " + inQuotes(word));
       return;
@@ -797,7 +807,7 @@ void Assembler::statement(Lexer &lex) {
       return;
     }
   }
-  const InstrInfo *const *ins = mnemonics().find(word);
+  const InstrInfo *const *ins = mnemonics().find(word, head.intValue);
   if (!ins) {
     // Mnemonics are lower case; accept any case.
     char lower[32];
@@ -916,12 +926,26 @@ bool Assembler::immediateInteger(Lexer &lex, int64_t &out, const char *what) {
 bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpression> &deferred) {
   const uint32_t start = lex.position();
   LiveResolver resolver(*this, true);
-  ExpressionEvaluator ev(lex, resolver);
-  if (!ev.evaluate(out)) {
-    error(ev.errorOffset(), ev.errorMessage());
-    return false;
+  const Token &t = lex.peek();
+  if (lex.currentIsWholeOperand() &&
+      (t.kind == TokenKind::Int || t.kind == TokenKind::Float ||
+       (t.kind == TokenKind::Ident && !isReserved(lex.text(t))))) {
+    // Most operands are one number or name: skip the expression parser.
+    if (t.kind == TokenKind::Int)
+      out = Value::integer(t.intValue);
+    else if (t.kind == TokenKind::Float)
+      out = Value::real(t.floatValue);
+    else if (resolver.lookup(lex.text(t), t.intValue, out) == SymbolResolver::Lookup::Unresolved)
+      out = Value{false, true, 0, 0, out.symbol};
+    lex.next();
+  } else {
+    ExpressionEvaluator ev(lex, resolver);
+    if (!ev.evaluate(out)) {
+      error(ev.errorOffset(), ev.errorMessage());
+      return false;
+    }
   }
-  if (!ev.unresolved())
+  if (!out.unresolved)
     return true;
   // Consecutive deferred operands of a line share its location.
   if (lines_.empty() || lines_.back().text.data() != text_.data() || lines_.back().line != line_ ||
@@ -1109,7 +1133,7 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
   // Operands that name later symbols; dropped again if the line fails.
   const size_t firstPending = pendingOperands_.size();
   struct DropOnError {
-    std::deque<PendingOperand> &pending;
+    std::vector<PendingOperand> &pending;
     size_t first;
     bool keep = false;
     ~DropOnError() {

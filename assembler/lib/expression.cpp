@@ -212,7 +212,7 @@ bool ExpressionEvaluator::primary(Value &out) {
       out.unresolved = arg.unresolved;
       return true;
     }
-    switch (resolver_.lookup(name, out)) {
+    switch (resolver_.lookup(name, t.intValue, out)) {
     case SymbolResolver::Lookup::Found: return true;
     case SymbolResolver::Lookup::Unresolved:
       out = Value::integer(0);

@@ -33,7 +33,8 @@ public:
                 // may name the symbol's entry
     Undefined,  // an error
   };
-  virtual Lookup lookup(std::string_view name, Value &out) = 0;
+  // `hash` is hashName(name).
+  virtual Lookup lookup(std::string_view name, uint64_t hash, Value &out) = 0;
 
 protected:
   ~SymbolResolver() = default;

@@ -32,9 +32,11 @@ void Lexer::advance() {
   }
   const char c = s[pos_];
   if (isIdentStart(c)) {
+    uint64_t h = hashStep(kHashSeed, c);
     uint32_t e = pos_ + 1;
     while (e < n && isIdentChar(s[e]))
-      ++e;
+      h = hashStep(h, s[e++]);
+    t.intValue = h;
     t.kind = TokenKind::Ident;
     t.end = pos_ = e;
   } else if (c >= '0' && c <= '9') {

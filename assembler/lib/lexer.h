@@ -21,7 +21,7 @@ struct Token {
   uint32_t begin = 0;
   uint32_t end = 0;
   union {
-    uint64_t intValue = 0; // Int
+    uint64_t intValue = 0; // Int; Ident: hashName() of the text
     float floatValue;      // Float
     const char *error;     // Error: what is wrong with the token
   };
@@ -55,6 +55,17 @@ inline bool isSpace(char c) {
   return detail::kCharClasses.table[uint8_t(c)] & detail::kSpace;
 }
 
+// FNV-1a, the hash of names in symbol tables; the lexer computes it for
+// each identifier while scanning it.
+constexpr uint64_t kHashSeed = 0xcbf29ce484222325ull;
+constexpr uint64_t hashStep(uint64_t h, char c) { return (h ^ uint8_t(c)) * 0x100000001b3ull; }
+inline uint64_t hashName(std::string_view s) {
+  uint64_t h = kHashSeed;
+  for (char c : s)
+    h = hashStep(h, c);
+  return h;
+}
+
 class Lexer {
 public:
   explicit Lexer(std::string_view line, uint32_t pos = 0) : line_(line), pos_(pos) { advance(); }
@@ -74,6 +85,17 @@ public:
   }
   std::string_view text(const Token &t) const { return line_.substr(t.begin, t.end - t.begin); }
   std::string_view line() const { return line_; }
+  // True if the current token is followed by the end of an operand: ',',
+  // ']', ')', a comment or the end of the line.
+  bool currentIsWholeOperand() const {
+    uint32_t i = current_.end;
+    while (i < line_.size() && isSpace(line_[i]))
+      ++i;
+    if (i >= line_.size())
+      return true;
+    const char c = line_[i];
+    return c == ',' || c == ']' || c == ')' || c == '#' || c == ';';
+  }
   // Offset where the next token starts (after whitespace).
   uint32_t position() const { return current_.begin; }
   // Re-positions the lexer at `pos`.

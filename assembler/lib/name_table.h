@@ -1,7 +1,9 @@
 // A string-keyed hash table for the assembler's hot lookups (symbols,
-// mnemonics, directives): open addressing over FNV-1a hashes, entries kept
+// mnemonics, directives): open addressing over hashName(), entries kept
 // in insertion order at stable addresses.
 #pragma once
+
+#include "lexer.h"
 
 #include <cstdint>
 #include <deque>
@@ -16,10 +18,11 @@ template <typename T> class NameTable {
 public:
   using Entry = std::pair<std::string, T>;
 
-  T *find(std::string_view name) {
+  T *find(std::string_view name) { return find(name, hashName(name)); }
+  // With the name's hash already known (Token::intValue of an identifier).
+  T *find(std::string_view name, uint64_t h) {
     if (entries_.empty())
       return nullptr;
-    const uint64_t h = hash(name);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot &slot = slots_[i];
       if (slot.index == kEmpty)
@@ -29,12 +32,15 @@ public:
     }
   }
   const T *find(std::string_view name) const { return const_cast<NameTable *>(this)->find(name); }
+  const T *find(std::string_view name, uint64_t h) const {
+    return const_cast<NameTable *>(this)->find(name, h);
+  }
 
   // The entry for `name`, and whether it was created (value-initialised).
   std::pair<Entry *, bool> emplace(std::string_view name) {
     if ((entries_.size() + 1) * 4 > slots_.size() * 3)
       grow();
-    const uint64_t h = hash(name);
+    const uint64_t h = hashName(name);
     size_t i = h & mask_;
     for (;; i = (i + 1) & mask_) {
       const Slot &slot = slots_[i];
@@ -59,12 +65,6 @@ private:
     uint32_t index = kEmpty;
   };
 
-  static uint64_t hash(std::string_view s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (char c : s)
-      h = (h ^ uint8_t(c)) * 0x100000001b3ull;
-    return h;
-  }
   static bool matches(const std::string &a, std::string_view b) {
     if (a.size() != b.size())
       return false;
