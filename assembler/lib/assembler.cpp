@@ -72,7 +72,7 @@ struct SymbolEntry {
   Kind kind = Kind::Label;
   State state = State::Resolved;
   const std::string *name = nullptr; // the key in Assembler::symbols_
-  bool isAddress = false; // a label in a data or check section
+  bool isAddress = false;            // a label in a data or check section
   Value value;
   int deferred = -1; // index into Assembler::deferred_ while Deferred
   const std::string *file = nullptr;
@@ -147,16 +147,15 @@ struct PendingOperand {
 };
 
 // Writes `bits` into the operand's bit range of a packet, as isa::encode
-// does (the round-trip tests hold the two together). Byte-aligned fields,
-// nearly all of them, are one little-endian store.
+// does (the round-trip tests hold the two together). Addresses and
+// parameter words, nearly all operands, are one little-endian store.
 void patchOperand(bin::Packet &packet, const OperandInfo &op, uint64_t bits) {
-  if (op.bitOffset % 8 == 0 && op.bitWidth % 8 == 0) {
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(&packet[op.bitOffset / 8u], &bits, op.bitWidth / 8u);
-    } else {
-      for (unsigned i = 0; i < op.bitWidth / 8u; ++i)
-        packet[op.bitOffset / 8u + i] = static_cast<uint8_t>(bits >> (8 * i));
-    }
+  if (op.bitOffset % 8 == 0 && (op.bitWidth == 32 || op.bitWidth == 64)) {
+    uint8_t *at = &packet[op.bitOffset / 8u];
+    if (op.bitWidth == 64)
+      isa::detail::store64(at, 0, bits);
+    else
+      isa::detail::store32(at, 0, static_cast<uint32_t>(bits));
     return;
   }
   for (unsigned i = 0; i < op.bitWidth;) {
@@ -256,6 +255,25 @@ const NameTable<const InstrInfo *> &mnemonics() {
   return map;
 }
 
+// InstrInfo::operandIndex without a strlen per operand: optional operands
+// are looked up on every line that has one.
+int operandIndex(const InstrInfo &ins, std::string_view name) {
+  static const std::vector<std::vector<std::string_view>> names = [] {
+    std::vector<std::vector<std::string_view>> all;
+    for (const InstrInfo &i : isa::instructions()) {
+      all.emplace_back();
+      for (const OperandInfo &op : i.operandList())
+        all.back().emplace_back(op.name);
+    }
+    return all;
+  }();
+  const auto &list = names[size_t(&ins - isa::instructions().data())];
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i] == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
 // "copy dst, src, bytes[, name=...]" for messages.
 std::string syntaxOf(const InstrInfo &ins) {
   std::string s = ins.mnemonic;
@@ -285,6 +303,8 @@ uint64_t widthMask(unsigned width) {
 }
 
 bool isReserved(std::string_view name) {
+  if (name.empty() || (name[0] != 'i' && name[0] != 'n' && name[0] != 'f'))
+    return false;
   for (std::string_view r : kReservedNames)
     if (name == r)
       return true;
@@ -401,7 +421,7 @@ private:
   std::vector<DeferredExpression> deferred_;
   std::vector<PendingOperand> pendingOperands_;
   std::vector<std::vector<std::pair<std::string, Value>>> captures_;
-  std::vector<SavedLocation> lines_; // lines with deferred expressions
+  std::vector<SavedLocation> lines_;               // lines with deferred expressions
   std::vector<std::vector<std::string>> notes_{1}; // see Notes
   std::vector<DataFixup> dataFixups_;
   std::vector<Segment> segments_;
@@ -927,9 +947,8 @@ bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpress
   const uint32_t start = lex.position();
   LiveResolver resolver(*this, true);
   const Token &t = lex.peek();
-  if (lex.currentIsWholeOperand() &&
-      (t.kind == TokenKind::Int || t.kind == TokenKind::Float ||
-       (t.kind == TokenKind::Ident && !isReserved(lex.text(t))))) {
+  if (lex.currentIsWholeOperand() && (t.kind == TokenKind::Int || t.kind == TokenKind::Float ||
+                                      (t.kind == TokenKind::Ident && !isReserved(lex.text(t))))) {
     // Most operands are one number or name: skip the expression parser.
     if (t.kind == TokenKind::Int)
       out = Value::integer(t.intValue);
@@ -973,7 +992,8 @@ bool Assembler::resolveSymbol(SymbolEntry &symbol) {
   case SymbolEntry::State::Forward: return false;
   case SymbolEntry::State::Resolving: {
     const DeferredExpression &e = deferred_[size_t(symbol.deferred)];
-    errorAt(lines_[e.line], symbol.column - 1, "circular definition of symbol " + inQuotes(*symbol.name));
+    errorAt(lines_[e.line], symbol.column - 1,
+            "circular definition of symbol " + inQuotes(*symbol.name));
     symbol.state = SymbolEntry::State::Failed;
     return false;
   }
@@ -1188,7 +1208,7 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
       return;
     }
     const Token name = lex.next();
-    const int index = name.kind == TokenKind::Ident ? ins.operandIndex(lex.text(name)) : -1;
+    const int index = name.kind == TokenKind::Ident ? operandIndex(ins, lex.text(name)) : -1;
     if (index < 0 || !ins.operands[index].optional) {
       if (name.kind != TokenKind::Ident || (index >= 0 && !lex.peek().is('=')))
         error(name.begin, "too many operands for " + inQuotes(ins.mnemonic) +

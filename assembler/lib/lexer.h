@@ -58,7 +58,9 @@ inline bool isSpace(char c) {
 // FNV-1a, the hash of names in symbol tables; the lexer computes it for
 // each identifier while scanning it.
 constexpr uint64_t kHashSeed = 0xcbf29ce484222325ull;
-constexpr uint64_t hashStep(uint64_t h, char c) { return (h ^ uint8_t(c)) * 0x100000001b3ull; }
+constexpr uint64_t hashStep(uint64_t h, char c) {
+  return (h ^ uint8_t(c)) * 0x100000001b3ull;
+}
 inline uint64_t hashName(std::string_view s) {
   uint64_t h = kHashSeed;
   for (char c : s)
