@@ -17,6 +17,11 @@
 #include <memory>
 #include <optional>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace npu::as {
 
 namespace {
@@ -329,6 +334,61 @@ bool readWholeFile(const std::string &path, std::string &out) {
   return ok;
 }
 
+// The whole of the source file, mapped read-only (no copy and no page
+// faults on a private buffer for a large input), or read when it cannot be
+// mapped.
+class FileContents {
+public:
+  FileContents() = default;
+  FileContents(const FileContents &) = delete;
+  FileContents &operator=(const FileContents &) = delete;
+  ~FileContents() {
+    if (map_)
+      munmap(map_, size_);
+  }
+  bool load(const std::string &path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return false;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void *p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p != MAP_FAILED) {
+        map_ = p;
+        size_ = size_t(st.st_size);
+        close(fd);
+        return true;
+      }
+    }
+    close(fd);
+    return readWholeFile(path, read_);
+  }
+  std::string_view view() const {
+    return map_ ? std::string_view(static_cast<const char *>(map_), size_) : read_;
+  }
+
+private:
+  void *map_ = nullptr;
+  size_t size_ = 0;
+  std::string read_;
+};
+
+// Asks the kernel to back a large buffer with transparent huge pages: the
+// packet and forward-reference arrays of a large input otherwise cost a
+// page fault per 4 KiB.
+void adviseHugePages(const void *buffer, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(buffer) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(buffer) + bytes) & ~(kHuge - 1);
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)buffer;
+  (void)bytes;
+#endif
+}
+
 class Assembler {
 public:
   explicit Assembler(const Options &options) : options_(options) {}
@@ -405,7 +465,8 @@ private:
   unsigned macroCounter_ = 0;
 
   std::deque<std::string> strings_; // file names and directories, stable addresses
-  std::deque<std::string> sources_; // file contents, stable addresses
+  FileContents rootFile_;
+  std::deque<std::string> sources_; // included files, stable addresses
   std::vector<Frame> frames_;
   std::vector<std::unique_ptr<std::string>> retired_; // expansion texts of finished frames
   std::vector<Condition> conditions_;
@@ -508,15 +569,14 @@ AssembleResult Assembler::run(std::string_view rootName, std::optional<std::stri
   if (text) {
     pushFile(name, dir, *text);
   } else {
-    std::string &contents = sources_.emplace_back();
-    if (!readWholeFile(*name, contents)) {
+    if (!rootFile_.load(*name)) {
       Diagnostic d;
       d.file = *name;
       d.message = std::string("cannot read file: ") + std::strerror(errno);
       result_.diagnostics.push_back(std::move(d));
       return std::move(result_);
     }
-    pushFile(name, dir, contents);
+    pushFile(name, dir, rootFile_.view());
   }
   // Most lines of a large source are instructions: reserving one packet
   // per line saves the copies of a growing vector (untouched pages of an
@@ -531,6 +591,9 @@ AssembleResult Assembler::run(std::string_view rootName, std::optional<std::stri
   // code, typically): a few per line at most.
   lines_.reserve(std::min<size_t>(lines, size_t(1) << 24));
   pendingOperands_.reserve(std::min<size_t>(lines * 4, size_t(1) << 26));
+  adviseHugePages(text_packets_.data(), text_packets_.capacity() * sizeof(bin::Packet));
+  adviseHugePages(lines_.data(), lines_.capacity() * sizeof(SavedLocation));
+  adviseHugePages(pendingOperands_.data(), pendingOperands_.capacity() * sizeof(PendingOperand));
   mainLoop();
   if (!stopped_)
     resolveAll();
