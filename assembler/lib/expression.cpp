@@ -62,9 +62,7 @@ bool ExpressionEvaluator::fail(uint32_t offset, std::string message) {
 }
 
 bool ExpressionEvaluator::evaluate(Value &out) {
-  const bool ok = binary(0, out);
-  unresolved_ = ok && out.unresolved;
-  return ok;
+  return binary(0, out);
 }
 
 // Precedence climbing: operators of a level bind left to right.

@@ -46,12 +46,10 @@ class ExpressionEvaluator {
 public:
   ExpressionEvaluator(Lexer &lexer, SymbolResolver &resolver) : lex_(lexer), resolver_(resolver) {}
 
-  // False on a syntax or arithmetic error (see errorColumn/errorMessage).
-  // When a symbol was Unresolved the result is meaningless and
-  // unresolved() is true; arithmetic errors are then not reported.
+  // False on a syntax or arithmetic error (see errorOffset/errorMessage).
+  // When a symbol was Unresolved, out.unresolved is set and the value is a
+  // placeholder (or `symbol + bits`); value-dependent errors then wait.
   bool evaluate(Value &out);
-  bool unresolved() const { return unresolved_; }
-
   uint32_t errorOffset() const { return errorOffset_; }
   const std::string &errorMessage() const { return errorMessage_; }
 
@@ -64,7 +62,6 @@ private:
 
   Lexer &lex_;
   SymbolResolver &resolver_;
-  bool unresolved_ = false;
   uint32_t errorOffset_ = 0;
   std::string errorMessage_;
 };

@@ -100,11 +100,6 @@ public:
   }
   // Offset where the next token starts (after whitespace).
   uint32_t position() const { return current_.begin; }
-  // Re-positions the lexer at `pos`.
-  void reset(uint32_t pos) {
-    pos_ = pos;
-    advance();
-  }
 
 private:
   void advance();
