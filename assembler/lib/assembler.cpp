@@ -618,6 +618,7 @@ void Assembler::mainLoop() {
     Frame &f = frames_.back();
     if (f.pos >= f.text.size()) {
       if (f.kind == Frame::Kind::Rept && f.iterationsLeft > 1) {
+        finishFrame(f); // each repetition must close what it opens
         --f.iterationsLeft;
         f.pos = 0;
         f.lineIndex = 0;
@@ -753,7 +754,7 @@ void Assembler::processLine(std::string_view line) {
   if (collecting_.kind != Collection::Kind::None && collectLine(line))
     return;
   Lexer lex(line);
-  const Token &first = lex.peek();
+  const Token first = lex.peek();
   if (first.kind == TokenKind::Ident && lex.text(first)[0] == '.') {
     const Directive *d = directives().find(lex.text(first));
     if (d && conditional(lex, *d, first))
@@ -2049,7 +2050,10 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
   case Directive::Ifndef:
   case Directive::Elif:
   case Directive::Else:
-  case Directive::Endif: return; // handled by conditional()
+  case Directive::Endif:
+    // conditional() handles these at the start of a line only.
+    error(name.begin, std::string(lex.text(name)) + " must start its line (no label before it)");
+    return;
   }
 }
 
