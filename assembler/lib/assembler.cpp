@@ -415,7 +415,9 @@ private:
 
   // --- statements
   void statement(Lexer &lex);
-  bool collectLine(std::string_view line);
+  void collectLine(std::string_view line);
+  void checkParameters(std::string_view line);
+  void endCollection(Lexer &lex);
   bool conditional(Lexer &lex, Directive d, const Token &name);
   void directive(Lexer &lex, Directive d, const Token &name);
   void instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemonic);
@@ -672,23 +674,22 @@ Notes Assembler::notes() {
   if (frames_.back().notes)
     return *frames_.back().notes;
   std::vector<std::string> list;
-  std::vector<std::string> *out = &list;
   for (size_t i = frames_.size(); i-- > 0;) {
     const Frame &f = frames_[i];
     if (f.kind == Frame::Kind::Macro)
-      out->push_back(f.note);
+      list.push_back(f.note);
     else if (f.kind == Frame::Kind::File && i > 0) {
       const Frame &parent = frames_[i - 1];
-      out->push_back("included from " + *parent.file + ":" +
+      list.push_back("included from " + *parent.file + ":" +
                      std::to_string(parent.firstLine + parent.lineIndex - 1));
     }
   }
   // A runaway recursion would repeat one note per level.
   constexpr size_t kKept = 8;
-  if (out->size() > 2 * kKept) {
-    const size_t hidden = out->size() - 2 * kKept;
-    out->erase(out->begin() + kKept, out->end() - kKept);
-    out->insert(out->begin() + kKept, "(" + std::to_string(hidden) + " more levels)");
+  if (list.size() > 2 * kKept) {
+    const size_t hidden = list.size() - 2 * kKept;
+    list.erase(list.begin() + kKept, list.end() - kKept);
+    list.insert(list.begin() + kKept, "(" + std::to_string(hidden) + " more levels)");
   }
   Notes index = 0;
   if (!list.empty()) {
@@ -751,12 +752,14 @@ void Assembler::reportAt(Diagnostic::Severity severity, const SavedLocation &loc
 // ---------------------------------------------------------------- lines
 
 void Assembler::processLine(std::string_view line) {
-  if (collecting_.kind != Collection::Kind::None && collectLine(line))
+  if (collecting_.kind != Collection::Kind::None) {
+    collectLine(line);
     return;
+  }
   Lexer lex(line);
   const Token first = lex.peek();
   if (first.kind == TokenKind::Ident && lex.text(first)[0] == '.') {
-    const Directive *d = directives().find(lex.text(first));
+    const Directive *d = directives().find(lex.text(first), first.intValue);
     if (d && conditional(lex, *d, first))
       return;
   }
@@ -770,9 +773,9 @@ void Assembler::processLine(std::string_view line) {
   const int segmentBefore = current_;
   const size_t bytesBefore = segment() ? segment()->bytes.size() : 0;
   const std::string *file = file_;
-  const uint32_t line_no = line_;
+  const uint32_t lineNumber = line_;
   statement(lex);
-  ListingEntry entry{file, line_no, std::string(line)};
+  ListingEntry entry{file, lineNumber, std::string(line)};
   if (text_packets_.size() > packetsBefore) {
     entry.kind = ListingEntry::Kind::Packets;
     entry.first = packetsBefore;
@@ -786,73 +789,79 @@ void Assembler::processLine(std::string_view line) {
   listing_.push_back(std::move(entry));
 }
 
-// Adds a line to the .macro or .rept body being collected; false when the
-// line ends the body (and has been handled).
-bool Assembler::collectLine(std::string_view line) {
+// Adds a line to the .macro or .rept body being collected, or ends the
+// body at the matching .endm/.endr.
+void Assembler::collectLine(std::string_view line) {
   Lexer lex(line);
   const Token &t = lex.peek();
+  const bool isMacro = collecting_.kind == Collection::Kind::Macro;
   if (t.kind == TokenKind::Ident) {
     const std::string_view word = lex.text(t);
-    const bool isMacro = collecting_.kind == Collection::Kind::Macro;
     if (word == (isMacro ? ".macro" : ".rept")) {
       ++collecting_.depth;
-    } else if (word == (isMacro ? ".endm" : ".endr")) {
-      if (collecting_.depth == 0) {
-        Collection done = std::move(collecting_);
-        collecting_ = Collection();
-        lex.next();
-        if (!endOfStatement(lex) || done.discard)
-          return true;
-        if (isMacro) {
-          done.macro.body = std::move(done.body);
-          done.macro.file = done.location.file;
-          done.macro.firstLine = done.firstBodyLine;
-          macros_.emplace(done.macro.name).first->second = std::move(done.macro);
-        } else if (done.count > 0 && !done.body.empty()) {
-          if (frames_.size() >= kMaxNesting * 3) {
-            errorAt(done.location, done.location.column - 1, ".rept nested too deeply");
-            return true;
-          }
-          Frame f;
-          f.kind = Frame::Kind::Rept;
-          f.owned = std::make_unique<std::string>(std::move(done.body));
-          f.text = *f.owned;
-          f.file = done.location.file;
-          f.firstLine = done.firstBodyLine;
-          f.iterationsLeft = done.count;
-          f.conditionDepth = conditions_.size();
-          frames_.push_back(std::move(f));
-        }
-        return true;
-      }
+    } else if (word == (isMacro ? ".endm" : ".endr") && collecting_.depth > 0) {
       --collecting_.depth;
-    } else if (isMacro && collecting_.depth == 0 && !collecting_.discard) {
-      // Parameter references are checked where they are written.
-      for (size_t i = 0; i < line.size(); ++i) {
-        if (line[i] == '"') {
-          for (++i; i < line.size() && line[i] != '"'; ++i)
-            i += line[i] == '\\';
-          continue;
-        }
-        if (line[i] == '#' || line[i] == ';')
-          break;
-        if (line[i] != '\\' || i + 1 >= line.size() || !isIdentStart(line[i + 1]))
-          continue;
-        size_t e = i + 1;
-        while (e < line.size() && isIdentChar(line[e]))
-          ++e;
-        const std::string_view param = line.substr(i + 1, e - i - 1);
-        const auto &params = collecting_.macro.params;
-        if (std::find(params.begin(), params.end(), param) == params.end())
-          error(uint32_t(i), "unknown macro parameter '\\" + std::string(param) + "' in macro " +
-                                 inQuotes(collecting_.macro.name));
-        i = e - 1;
-      }
+    } else if (word == (isMacro ? ".endm" : ".endr")) {
+      endCollection(lex);
+      return;
     }
   }
+  if (isMacro && collecting_.depth == 0 && !collecting_.discard)
+    checkParameters(line);
   collecting_.body.append(line);
   collecting_.body += '\n';
-  return true;
+}
+
+// Reports \name references to names that are not parameters of the macro
+// being defined, where they are written.
+void Assembler::checkParameters(std::string_view line) {
+  const auto &params = collecting_.macro.params;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '"') {
+      for (++i; i < line.size() && line[i] != '"'; ++i)
+        i += line[i] == '\\';
+      continue;
+    }
+    if (line[i] == '#' || line[i] == ';')
+      break;
+    if (line[i] != '\\' || i + 1 >= line.size() || !isIdentStart(line[i + 1]))
+      continue;
+    size_t e = i + 1;
+    while (e < line.size() && isIdentChar(line[e]))
+      ++e;
+    const std::string_view param = line.substr(i + 1, e - i - 1);
+    if (std::find(params.begin(), params.end(), param) == params.end())
+      error(uint32_t(i), "unknown macro parameter '\\" + std::string(param) + "' in macro " +
+                             inQuotes(collecting_.macro.name));
+    i = e - 1;
+  }
+}
+
+// At .endm: defines the macro; at .endr: starts the repetitions.
+void Assembler::endCollection(Lexer &lex) {
+  Collection done = std::move(collecting_);
+  collecting_ = Collection();
+  lex.next();
+  if (!endOfStatement(lex) || done.discard)
+    return;
+  if (done.kind == Collection::Kind::Macro) {
+    done.macro.body = std::move(done.body);
+    done.macro.file = done.location.file;
+    done.macro.firstLine = done.firstBodyLine;
+    macros_.emplace(done.macro.name).first->second = std::move(done.macro);
+    return;
+  }
+  if (done.count == 0 || done.body.empty())
+    return;
+  Frame f;
+  f.kind = Frame::Kind::Rept;
+  f.owned = std::make_unique<std::string>(std::move(done.body));
+  f.text = *f.owned;
+  f.file = done.location.file;
+  f.firstLine = done.firstBodyLine;
+  f.iterationsLeft = done.count;
+  f.conditionDepth = conditions_.size();
+  frames_.push_back(std::move(f));
 }
 
 void Assembler::statement(Lexer &lex) {
