@@ -16,12 +16,13 @@ int main(int argc, char **argv) {
       "include,I", po::value<std::vector<std::string>>()->composing(),
       "add a directory to the .include/.incbin search path")("listing,l", po::value<std::string>(),
                                                              "write a listing to this file")(
-      "Werror", "treat warnings as errors");
+      "Werror", "treat warnings as errors (also spelled -Werror)");
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
   const npu::cli::Tool tool{"npu-as", "[options] file.npuasm [-o file.npubin]",
-                            "Assemble NPU assembly into an .npubin container (docs/assembly.md)."};
+                            "Assemble NPU assembly into an .npubin container (docs/assembly.md).\n"
+                            "Exit code 1 means the source has errors; nothing is written then."};
   // GCC spells it -Werror; Program_options wants two dashes for long names.
   std::vector<std::string> args(argv, argv + argc);
   std::vector<char *> argvFixed;

@@ -17,8 +17,10 @@ int main(int argc, char **argv) {
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
-  const npu::cli::Tool tool{"npu-objdump", "[options] file.npubin",
-                            "Disassemble an .npubin container into .npuasm source."};
+  const npu::cli::Tool tool{
+      "npu-objdump", "[options] file.npubin",
+      "Disassemble an .npubin container into .npuasm source (docs/tools.md).\n"
+      "Exit code 3 means the container is unreadable or malformed."};
   if (auto exit = npu::cli::parse(tool, argc, argv, options, positional, vm))
     return *exit;
   if (vm.count("raw") && vm.count("no-raw")) {
