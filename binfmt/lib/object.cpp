@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <tuple>
 
 namespace npu::bin {
 
@@ -37,31 +38,39 @@ std::string format(const char *fmt, auto... args) {
   return buf;
 }
 
-uint64_t padTo8(uint64_t n) { return (n + 7) & ~uint64_t(7); }
+uint64_t padTo8(uint64_t n) {
+  return (n + 7) & ~uint64_t(7);
+}
 
-class Writer {
+// Serialises to a sink with `void put(const void *, size_t)`. Section
+// sizes are computed first so that the header and the table are written
+// before the sections: the output streams, with no second copy of the text.
+template <typename Sink> class Writer {
 public:
+  explicit Writer(Sink &sink) : sink_(sink) {}
   void u32(uint32_t v) {
+    uint8_t b[4];
     for (int i = 0; i < 4; ++i)
-      out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+      b[i] = static_cast<uint8_t>(v >> (8 * i));
+    put(b, 4);
   }
   void u64(uint64_t v) {
     u32(static_cast<uint32_t>(v));
     u32(static_cast<uint32_t>(v >> 32));
   }
-  void bytes(const void *p, size_t n) {
-    const uint8_t *b = static_cast<const uint8_t *>(p);
-    out.insert(out.end(), b, b + n);
+  void put(const void *p, size_t n) {
+    sink_.put(p, n);
+    written_ += n;
   }
   void pad() {
-    while (out.size() % 8)
-      out.push_back(0);
+    static constexpr uint8_t kZeros[8] = {};
+    put(kZeros, padTo8(written_) - written_);
   }
-  void patch64(size_t at, uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-      out[at + i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  std::vector<uint8_t> out;
+  uint64_t written() const { return written_; }
+
+private:
+  Sink &sink_;
+  uint64_t written_ = 0;
 };
 
 // Bounds-checked little-endian reads; `base` is the file offset of data[0]
@@ -74,9 +83,9 @@ public:
   uint64_t remaining() const { return data_.size() - pos_; }
   void need(uint64_t n, const char *field) {
     if (n > remaining())
-      throw FormatError(offset(), format("%s: %s needs %" PRIu64 " bytes but only %" PRIu64
-                                         " remain",
-                                         what_, field, n, remaining()));
+      throw FormatError(offset(),
+                        format("%s: %s needs %" PRIu64 " bytes but only %" PRIu64 " remain", what_,
+                               field, n, remaining()));
   }
   uint32_t u32(const char *field) {
     need(4, field);
@@ -117,18 +126,6 @@ struct SectionEntry {
   uint64_t count;
 };
 
-void checkNoOverlap(std::vector<std::pair<uint64_t, uint64_t>> ranges, const char *what,
-                    uint64_t errorOffset) {
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].first + ranges[i - 1].second)
-      throw FormatError(errorOffset,
-                        format("%s at 0x%" PRIx64 " (+%" PRIu64 ") overlaps the one at 0x%" PRIx64
-                               " (+%" PRIu64 ")",
-                               what, ranges[i].first, ranges[i].second, ranges[i - 1].first,
-                               ranges[i - 1].second));
-}
-
 void checkRange(uint64_t address, uint64_t length, const char *what, uint64_t errorOffset) {
   if (length == 0)
     throw FormatError(errorOffset, format("%s at 0x%" PRIx64 " is empty", what, address));
@@ -138,29 +135,56 @@ void checkRange(uint64_t address, uint64_t length, const char *what, uint64_t er
                                           what, address, length));
 }
 
-void validateObject(const Object &object, uint64_t errorOffset) {
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const DataSegment &seg : object.data) {
-    checkRange(seg.address, seg.bytes.size(), "data segment", errorOffset);
-    ranges.emplace_back(seg.address, seg.bytes.size());
+// File offsets of each record, so that a semantic error names the record;
+// empty when validating an object about to be written (offset 0).
+struct RecordOffsets {
+  std::vector<uint64_t> data, checks, symbols, metadata;
+  static uint64_t at(const std::vector<uint64_t> &v, size_t i) { return i < v.size() ? v[i] : 0; }
+};
+
+// Overlap errors name the record that starts inside an earlier one.
+void checkNoOverlap(std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> ranges,
+                    const char *what) {
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    auto [address, length, offset] = ranges[i];
+    auto [prevAddress, prevLength, prevOffset] = ranges[i - 1];
+    if (address < prevAddress + prevLength)
+      throw FormatError(offset, format("%s at 0x%" PRIx64 " (+%" PRIu64
+                                       ") overlaps the one at 0x%" PRIx64 " (+%" PRIu64 ")",
+                                       what, address, length, prevAddress, prevLength));
   }
-  checkNoOverlap(ranges, "data segment", errorOffset);
+}
+
+void validateObject(const Object &object, const RecordOffsets &offsets) {
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> ranges;
+  for (size_t i = 0; i < object.data.size(); ++i) {
+    const DataSegment &seg = object.data[i];
+    const uint64_t errorOffset = RecordOffsets::at(offsets.data, i);
+    checkRange(seg.address, seg.bytes.size(), "data segment", errorOffset);
+    ranges.emplace_back(seg.address, seg.bytes.size(), errorOffset);
+  }
+  checkNoOverlap(ranges, "data segment");
   ranges.clear();
-  for (const CheckRegion &check : object.checks) {
+  for (size_t i = 0; i < object.checks.size(); ++i) {
+    const CheckRegion &check = object.checks[i];
+    const uint64_t errorOffset = RecordOffsets::at(offsets.checks, i);
     checkRange(check.address, check.expected.size(), "check region", errorOffset);
     if (check.kind == CheckRegion::Kind::F32Ulp && (check.expected.size() % 4 || check.address % 4))
       throw FormatError(errorOffset, format("f32 check region at 0x%" PRIx64
                                             " must be 4-byte aligned and a multiple of 4 bytes",
                                             check.address));
     if (check.kind == CheckRegion::Kind::Exact && check.ulpTolerance)
-      throw FormatError(errorOffset, format("exact check region at 0x%" PRIx64
-                                            " has a ulp tolerance",
-                                            check.address));
-    ranges.emplace_back(check.address, check.expected.size());
+      throw FormatError(
+          errorOffset,
+          format("exact check region at 0x%" PRIx64 " has a ulp tolerance", check.address));
+    ranges.emplace_back(check.address, check.expected.size(), errorOffset);
   }
-  checkNoOverlap(ranges, "check region", errorOffset);
+  checkNoOverlap(ranges, "check region");
   std::set<std::string> names;
-  for (const Symbol &sym : object.symbols) {
+  for (size_t i = 0; i < object.symbols.size(); ++i) {
+    const Symbol &sym = object.symbols[i];
+    const uint64_t errorOffset = RecordOffsets::at(offsets.symbols, i);
     if (sym.name.empty() || sym.name.size() > 4096)
       throw FormatError(errorOffset, "symbol name must have 1 to 4096 characters");
     for (unsigned char c : sym.name)
@@ -170,12 +194,14 @@ void validateObject(const Object &object, uint64_t errorOffset) {
     if (!names.insert(sym.name).second)
       throw FormatError(errorOffset, format("duplicate symbol '%s'", sym.name.c_str()));
     if (sym.kind == Symbol::Kind::Packet && sym.value > object.text.size())
-      throw FormatError(errorOffset, format("symbol '%s' names packet %" PRIu64
-                                            " but the text has %zu packets",
-                                            sym.name.c_str(), sym.value, object.text.size()));
+      throw FormatError(errorOffset,
+                        format("symbol '%s' names packet %" PRIu64 " but the text has %zu packets",
+                               sym.name.c_str(), sym.value, object.text.size()));
   }
   std::set<std::string> keys;
-  for (const auto &[key, value] : object.metadata) {
+  for (size_t i = 0; i < object.metadata.size(); ++i) {
+    const std::string &key = object.metadata[i].first;
+    const uint64_t errorOffset = RecordOffsets::at(offsets.metadata, i);
     if (key.empty())
       throw FormatError(errorOffset, "empty metadata key");
     if (!keys.insert(key).second)
@@ -183,35 +209,65 @@ void validateObject(const Object &object, uint64_t errorOffset) {
   }
 }
 
-std::string string(std::span<const uint8_t> b) { return std::string(b.begin(), b.end()); }
+std::string string(std::span<const uint8_t> b) {
+  return std::string(b.begin(), b.end());
+}
 
 } // namespace
 
 FormatError::FormatError(uint64_t offset, const std::string &message, const std::string &path)
-    : std::runtime_error((path.empty() ? "" : path + ": ") + format("offset %" PRIu64 ": ", offset) +
-                         message),
+    : std::runtime_error((path.empty() ? "" : path + ": ") +
+                         format("offset %" PRIu64 ": ", offset) + message),
       offset_(offset), message_(message) {}
 
 bool hasMagic(std::span<const uint8_t> bytes) {
-  return bytes.size() >= sizeof kMagic && std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
+  return bytes.size() >= sizeof kMagic &&
+         std::equal(std::begin(kMagic), std::end(kMagic), bytes.begin());
 }
 
-std::vector<uint8_t> write(const Object &object) {
-  validateObject(object, 0);
-  std::vector<std::pair<uint32_t, uint64_t>> sections; // type, record count
-  if (!object.text.empty())
-    sections.push_back({kText, object.text.size()});
-  if (!object.data.empty())
-    sections.push_back({kData, object.data.size()});
-  if (!object.checks.empty())
-    sections.push_back({kCheck, object.checks.size()});
-  if (!object.symbols.empty())
-    sections.push_back({kSymbols, object.symbols.size()});
-  if (!object.metadata.empty())
-    sections.push_back({kMetadata, object.metadata.size()});
+namespace {
 
-  Writer w;
-  w.bytes(kMagic, sizeof kMagic);
+struct SectionLayout {
+  uint32_t type;
+  uint64_t count;
+  uint64_t size;
+};
+
+std::vector<SectionLayout> layoutOf(const Object &object) {
+  std::vector<SectionLayout> sections;
+  auto add = [&](uint32_t type, uint64_t count, uint64_t size) {
+    if (count)
+      sections.push_back({type, count, size});
+  };
+  add(kText, object.text.size(), object.text.size() * isa::kPacketBytes);
+  uint64_t size = 0;
+  for (const DataSegment &seg : object.data)
+    size += 16 + padTo8(seg.bytes.size());
+  add(kData, object.data.size(), size);
+  size = 0;
+  for (const CheckRegion &c : object.checks)
+    size += 24 + padTo8(c.expected.size());
+  add(kCheck, object.checks.size(), size);
+  size = 0;
+  for (const Symbol &sym : object.symbols)
+    size += 16 + padTo8(sym.name.size());
+  add(kSymbols, object.symbols.size(), size);
+  size = 0;
+  for (const auto &[key, value] : object.metadata)
+    size += 8 + padTo8(key.size() + value.size());
+  add(kMetadata, object.metadata.size(), size);
+  return sections;
+}
+
+template <typename Sink> void serialize(const Object &object, Sink &sink) {
+  validateObject(object, RecordOffsets{});
+  const std::vector<SectionLayout> sections = layoutOf(object);
+  uint64_t fileSize = kHeaderBytes + sections.size() * kSectionEntryBytes;
+  for (const SectionLayout &s : sections)
+    fileSize += s.size;
+
+  Writer<Sink> w(sink);
+  w.put(kMagic, sizeof kMagic);
   w.u32(kFormatMajor);
   w.u32(kFormatMinor);
   w.u32(object.isaVersionMajor);
@@ -219,32 +275,31 @@ std::vector<uint8_t> write(const Object &object) {
   w.u64(object.isaHash);
   w.u32(static_cast<uint32_t>(sections.size()));
   w.u32(kHeaderBytes);
-  const size_t fileSizeAt = w.out.size();
-  w.u64(0);
+  w.u64(fileSize);
   w.u32(kHeaderBytes);
-  while (w.out.size() < kHeaderBytes)
-    w.out.push_back(0);
+  static constexpr uint8_t kReserved[kHeaderBytes - 52] = {};
+  w.put(kReserved, sizeof kReserved);
 
-  const size_t tableAt = w.out.size();
-  for (auto &[type, count] : sections) {
-    w.u32(type);
+  uint64_t offset = kHeaderBytes + sections.size() * kSectionEntryBytes;
+  for (const SectionLayout &s : sections) {
+    w.u32(s.type);
     w.u32(0);
-    w.u64(0);
-    w.u64(0);
-    w.u64(count);
+    w.u64(offset);
+    w.u64(s.size);
+    w.u64(s.count);
+    offset += s.size;
   }
-  for (size_t s = 0; s < sections.size(); ++s) {
-    const uint64_t start = w.out.size();
-    switch (sections[s].first) {
+  for (const SectionLayout &s : sections) {
+    switch (s.type) {
     case kText:
-      for (const Packet &p : object.text)
-        w.bytes(p.data(), p.size());
+      // Packets are contiguous arrays of bytes: one write for the section.
+      w.put(object.text.data(), object.text.size() * isa::kPacketBytes);
       break;
     case kData:
       for (const DataSegment &seg : object.data) {
         w.u64(seg.address);
         w.u64(seg.bytes.size());
-        w.bytes(seg.bytes.data(), seg.bytes.size());
+        w.put(seg.bytes.data(), seg.bytes.size());
         w.pad();
       }
       break;
@@ -254,7 +309,7 @@ std::vector<uint8_t> write(const Object &object) {
         w.u32(static_cast<uint32_t>(c.kind));
         w.u32(c.ulpTolerance);
         w.u64(c.expected.size());
-        w.bytes(c.expected.data(), c.expected.size());
+        w.put(c.expected.data(), c.expected.size());
         w.pad();
       }
       break;
@@ -263,7 +318,7 @@ std::vector<uint8_t> write(const Object &object) {
         w.u32(static_cast<uint32_t>(sym.kind));
         w.u32(static_cast<uint32_t>(sym.name.size()));
         w.u64(sym.value);
-        w.bytes(sym.name.data(), sym.name.size());
+        w.put(sym.name.data(), sym.name.size());
         w.pad();
       }
       break;
@@ -271,23 +326,56 @@ std::vector<uint8_t> write(const Object &object) {
       for (const auto &[key, value] : object.metadata) {
         w.u32(static_cast<uint32_t>(key.size()));
         w.u32(static_cast<uint32_t>(value.size()));
-        w.bytes(key.data(), key.size());
-        w.bytes(value.data(), value.size());
+        w.put(key.data(), key.size());
+        w.put(value.data(), value.size());
         w.pad();
       }
       break;
     }
-    w.patch64(tableAt + s * kSectionEntryBytes + 8, start);
-    w.patch64(tableAt + s * kSectionEntryBytes + 16, w.out.size() - start);
   }
-  w.patch64(fileSizeAt, w.out.size());
-  return std::move(w.out);
+}
+
+struct VectorSink {
+  std::vector<uint8_t> out;
+  void put(const void *p, size_t n) {
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    out.insert(out.end(), b, b + n);
+  }
+};
+
+// Small writes are gathered; large ones (the text) go straight to the file.
+struct FileSink {
+  FILE *file;
+  bool failed = false;
+  std::vector<uint8_t> buffer;
+  void put(const void *p, size_t n) {
+    if (buffer.size() + n > (1u << 16))
+      flush();
+    if (n > (1u << 16)) {
+      failed |= std::fwrite(p, 1, n, file) != n;
+      return;
+    }
+    const uint8_t *b = static_cast<const uint8_t *>(p);
+    buffer.insert(buffer.end(), b, b + n);
+  }
+  void flush() {
+    failed |= std::fwrite(buffer.data(), 1, buffer.size(), file) != buffer.size();
+    buffer.clear();
+  }
+};
+
+} // namespace
+
+std::vector<uint8_t> write(const Object &object) {
+  VectorSink sink;
+  serialize(object, sink);
+  return std::move(sink.out);
 }
 
 Object read(std::span<const uint8_t> bytes) {
   if (bytes.size() < kHeaderBytes)
-    throw FormatError(0, format("file has %zu bytes, less than the %u-byte header", bytes.size(),
-                                kHeaderBytes));
+    throw FormatError(
+        0, format("file has %zu bytes, less than the %u-byte header", bytes.size(), kHeaderBytes));
   if (!hasMagic(bytes))
     throw FormatError(0, "bad magic: not an .npubin file");
   Reader h(bytes.first(kHeaderBytes), 0, "header");
@@ -297,28 +385,36 @@ Object read(std::span<const uint8_t> bytes) {
   if (major != kFormatMajor)
     throw FormatError(8, format("format version %u.%u is not supported (this reader reads %u.x)",
                                 major, minor, kFormatMajor));
+  // A newer minor version may add fields this reader would not check.
+  if (minor > kFormatMinor)
+    throw FormatError(12, format("format version %u.%u is newer than this reader's %u.%u", major,
+                                 minor, kFormatMajor, kFormatMinor));
   Object object;
   object.isaVersionMajor = h.u32("ISA version");
   object.isaVersionMinor = h.u32("ISA version");
   object.isaHash = h.u64("ISA hash");
-  const uint32_t sectionCount = h.u32("section count");
-  const uint32_t tableOffset = h.u32("section table offset");
-  const uint64_t fileSize = h.u64("file size");
-  const uint32_t headerSize = h.u32("header size");
-  for (uint8_t b : h.bytes(h.remaining(), "reserved"))
-    if (b)
-      throw FormatError(h.offset(), "reserved header bytes must be zero");
+  // Field offsets: see docs/binary-format.md.
+  const uint32_t sectionCount = h.u32("section count");       // 32
+  const uint32_t tableOffset = h.u32("section table offset"); // 36
+  const uint64_t fileSize = h.u64("file size");               // 40
+  const uint32_t headerSize = h.u32("header size");           // 48
+  const uint64_t reservedAt = h.offset();
+  const auto reserved = h.bytes(h.remaining(), "reserved");
+  for (size_t i = 0; i < reserved.size(); ++i)
+    if (reserved[i])
+      throw FormatError(reservedAt + i, "reserved header bytes must be zero");
   if (headerSize != kHeaderBytes)
-    throw FormatError(44, format("header size %u, expected %u", headerSize, kHeaderBytes));
+    throw FormatError(48, format("header size %u, expected %u", headerSize, kHeaderBytes));
   if (fileSize != bytes.size())
-    throw FormatError(32, format("header records %" PRIu64 " bytes but the file has %zu%s",
-                                 fileSize, bytes.size(),
-                                 fileSize > bytes.size() ? " (truncated?)" : ""));
+    throw FormatError(40,
+                      format("header records %" PRIu64 " bytes but the file has %zu%s", fileSize,
+                             bytes.size(), fileSize > bytes.size() ? " (truncated?)" : ""));
   if (tableOffset != kHeaderBytes)
-    throw FormatError(28, format("section table offset %u, expected %u", tableOffset, kHeaderBytes));
+    throw FormatError(36,
+                      format("section table offset %u, expected %u", tableOffset, kHeaderBytes));
   if (sectionCount > 5)
-    throw FormatError(24, format("%u sections; a file has at most one of each of the 5 types",
-                                 sectionCount));
+    throw FormatError(
+        32, format("%u sections; a file has at most one of each of the 5 types", sectionCount));
   const uint64_t tableEnd = kHeaderBytes + uint64_t(sectionCount) * kSectionEntryBytes;
   if (tableEnd > bytes.size())
     throw FormatError(kHeaderBytes, "section table runs past the end of the file");
@@ -329,8 +425,10 @@ Object read(std::span<const uint8_t> bytes) {
 
   Reader t(bytes.subspan(kHeaderBytes, tableEnd - kHeaderBytes), kHeaderBytes, "section table");
   std::vector<SectionEntry> entries;
-  std::set<uint32_t> seenTypes;
-  std::vector<std::pair<uint64_t, uint64_t>> extents;
+  // Sections follow the table back to back, in increasing type order, each
+  // type at most once: the writer's layout is the only valid one, so no
+  // byte of a file escapes validation.
+  uint64_t expectedOffset = tableEnd;
   for (uint32_t i = 0; i < sectionCount; ++i) {
     const uint64_t at = t.offset();
     SectionEntry e;
@@ -342,32 +440,50 @@ Object read(std::span<const uint8_t> bytes) {
     e.count = t.u64("section record count");
     if (e.type < kText || e.type > kMetadata)
       throw FormatError(at, format("section %u: unknown type %u", i, e.type));
-    if (!seenTypes.insert(e.type).second)
+    if (!entries.empty() && e.type == entries.back().type)
       throw FormatError(at, format("section %u: second %s section", i, sectionName(e.type)));
-    if (e.offset % 8 || e.offset < tableEnd || e.offset > bytes.size() ||
-        e.size > bytes.size() - e.offset)
-      throw FormatError(at + 8, format("%s section: bytes [%" PRIu64 ", +%" PRIu64
-                                       ") are not an 8-aligned range after the section table "
-                                       "inside the %zu-byte file",
-                                       sectionName(e.type), e.offset, e.size, bytes.size()));
-    extents.emplace_back(e.offset, e.size);
+    if (!entries.empty() && e.type < entries.back().type)
+      throw FormatError(at, format("section %u: %s section after the %s section (sections must be "
+                                   "in increasing type order)",
+                                   i, sectionName(e.type), sectionName(entries.back().type)));
+    if (e.count == 0)
+      throw FormatError(at + 24, format("%s section: record count is zero (empty sections are "
+                                        "left out)",
+                                        sectionName(e.type)));
+    if (e.offset != expectedOffset)
+      throw FormatError(at + 8, format("%s section starts at offset %" PRIu64 ", expected %" PRIu64
+                                       " (sections follow the table without gaps or overlaps)",
+                                       sectionName(e.type), e.offset, expectedOffset));
+    if (e.size > bytes.size() - e.offset)
+      throw FormatError(at + 16, format("%s section: %" PRIu64 " bytes at offset %" PRIu64
+                                        " run past the end of the %zu-byte file",
+                                        sectionName(e.type), e.size, e.offset, bytes.size()));
+    if (e.size % 8)
+      throw FormatError(at + 16, format("%s section: size %" PRIu64 " is not a multiple of 8",
+                                        sectionName(e.type), e.size));
+    expectedOffset = e.offset + e.size;
     entries.push_back(e);
   }
-  std::sort(extents.begin(), extents.end());
-  for (size_t i = 1; i < extents.size(); ++i)
-    if (extents[i].first < extents[i - 1].first + extents[i - 1].second)
-      throw FormatError(extents[i].first, "sections overlap");
+  if (expectedOffset != bytes.size())
+    throw FormatError(expectedOffset, format("%" PRIu64 " bytes after the last section",
+                                             bytes.size() - expectedOffset));
 
+  RecordOffsets offsets;
   for (const SectionEntry &e : entries) {
     const char *name = sectionName(e.type);
     Reader r(bytes.subspan(e.offset, e.size), e.offset, name);
     // Every record has a fixed part of at least 8 bytes: reject absurd
     // counts before allocating anything.
-    const uint64_t minRecord = e.type == kText ? isa::kPacketBytes : e.type == kCheck ? 24 : e.type == kMetadata ? 8 : 16;
+    const uint64_t minRecord = e.type == kText       ? isa::kPacketBytes
+                               : e.type == kCheck    ? 24
+                               : e.type == kMetadata ? 8
+                                                     : 16;
     if (e.count > e.size / minRecord)
       throw FormatError(e.offset, format("%s section claims %" PRIu64
                                          " records but has room for at most %" PRIu64,
                                          name, e.count, e.size / minRecord));
+    if (e.type == kText)
+      object.text.reserve(e.count);
     for (uint64_t i = 0; i < e.count; ++i) {
       switch (e.type) {
       case kText: {
@@ -378,6 +494,7 @@ Object read(std::span<const uint8_t> bytes) {
         break;
       }
       case kData: {
+        offsets.data.push_back(r.offset());
         DataSegment seg;
         seg.address = r.u64("segment address");
         uint64_t length = r.u64("segment length");
@@ -390,6 +507,7 @@ Object read(std::span<const uint8_t> bytes) {
       case kCheck: {
         CheckRegion c;
         const uint64_t at = r.offset();
+        offsets.checks.push_back(at);
         c.address = r.u64("check address");
         uint32_t kind = r.u32("check kind");
         if (kind > 1)
@@ -406,6 +524,7 @@ Object read(std::span<const uint8_t> bytes) {
       case kSymbols: {
         Symbol sym;
         const uint64_t at = r.offset();
+        offsets.symbols.push_back(at);
         uint32_t kind = r.u32("symbol kind");
         if (kind > 1)
           throw FormatError(at, format("symbol %" PRIu64 ": unknown kind %u", i, kind));
@@ -418,6 +537,7 @@ Object read(std::span<const uint8_t> bytes) {
         break;
       }
       case kMetadata: {
+        offsets.metadata.push_back(r.offset());
         uint32_t keyLength = r.u32("metadata key length");
         uint32_t valueLength = r.u32("metadata value length");
         std::string key = string(r.bytes(keyLength, "metadata key"));
@@ -429,11 +549,11 @@ Object read(std::span<const uint8_t> bytes) {
       }
     }
     if (r.remaining())
-      throw FormatError(r.offset(), format("%s section has %" PRIu64
-                                           " bytes after its %" PRIu64 " records",
-                                           name, r.remaining(), e.count));
+      throw FormatError(r.offset(),
+                        format("%s section has %" PRIu64 " bytes after its %" PRIu64 " records",
+                               name, r.remaining(), e.count));
   }
-  validateObject(object, kHeaderBytes);
+  validateObject(object, offsets);
   return object;
 }
 
@@ -441,7 +561,8 @@ Object readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad())
     throw std::runtime_error(path + ": read error");
   try {
@@ -452,14 +573,22 @@ Object readFile(const std::string &path) {
 }
 
 void writeFile(const std::string &path, const Object &object) {
-  std::vector<uint8_t> bytes = write(object);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out)
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file)
     throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
-  out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out)
+  FileSink sink{file, false, {}};
+  try {
+    serialize(object, sink);
+  } catch (...) {
+    std::fclose(file);
+    std::remove(path.c_str());
+    throw;
+  }
+  sink.flush();
+  if (std::fclose(file) != 0 || sink.failed) {
+    std::remove(path.c_str());
     throw std::runtime_error(path + ": write error");
+  }
 }
 
 } // namespace npu::bin
