@@ -96,8 +96,13 @@ def MP_log : MicroProgram<"log", ["x"],
 //===----------------------------------------------------------------------===//
 
 // RN(1/m) for -m = $mn in [-2, -1]: a quadratic first guess (relative error
-// 2^-6.6), two Newton steps (2^-26.5) and a third that rounds correctly
-// (Markstein; npu_arith_test checks all 2^23 mantissas). Writes $y, $e.
+// 2^-6.6), two Newton steps (2^-26.5) and a third, y (1 + e + 2 e^2), that
+// rounds correctly. 1/m = y (1 + e + e^2 + ...) always lies above y + y e;
+// the e^2 term settles m = 2 - 2^-23, where the plain step y + y e lands
+// exactly on a midpoint (Markstein's exception). It is 2 e^2 because e + e^2
+// itself would round back to e there. That the overshoot y e^2 (|e| is about
+// 2^-24) never carries a result across a midpoint is checked for all 2^23
+// significands by arith_microcode_test. Writes $y, $e, $e2.
 defvar ReciprocalOfMantissa = [
   (ffma:$y $mn, 0x3ea57eb6, 0x3fba2e8e),
   (ffma:$y $y, $mn, 0x4007c1f2),
@@ -106,6 +111,8 @@ defvar ReciprocalOfMantissa = [
   (ffma:$e $mn, $y, 0x3f800000),
   (ffma:$y $y, $e, $y),
   (ffma:$e $mn, $y, 0x3f800000),
+  (fadd:$e2 $e, $e),
+  (ffma:$e $e, $e2, $e),                   // e + 2 e^2
   (ffma:$y $y, $e, $y)
 ];
 
