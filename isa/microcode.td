@@ -36,16 +36,29 @@ class ExpReduceSteps<int magic> {
   ];
 }
 defvar ExpReduce = ExpReduceSteps<0x4b40007f>.Steps; // Bias 127: e^xc itself
-// Reads $r $t; writes $p $s $e = exp(r) * scale.
-defvar ExpFinish = [
+// Reads $r; writes $p = the polynomial for exp(r) without its last step.
+defvar ExpPolynomial = [
   (ffma:$p $r, 0x3aff2aa5, 0x3bff7cdd),
   (ffma:$p $p, $r, 0x3d2baae9),
   (ffma:$p $p, $r, 0x3e2a9c42),
   (ffma:$p $p, $r, 0x3f00005d),
-  (ffma:$p $p, $r, 0x3f7ffffd),
+  (ffma:$p $p, $r, 0x3f7ffffd)
+];
+// Reads $r $t $p; writes $s $e = exp(r) * scale.
+defvar ExpFinish = ExpPolynomial # [
   (ffma:$p $p, $r, 0x3f800000),            // exp(r) in [1, 2)
   (ishl:$s $t, 23),                        // the scale (0 or +inf at the clamps)
   (fmul:$e $p, $s)
+];
+// As ExpFinish, and also $el: exp(r) * scale = e + el to about 2^-48
+// relative (el is the rounding error of the polynomial's last step).
+defvar ExpFinishTwoPart = ExpPolynomial # [
+  (ffma:$pe $p, $r, 0x3f800000),           // exp(r) in [1, 2), rounded
+  (fsub:$pl 0x3f800000, $pe),              // 1 - pe, exact
+  (ffma:$pl $p, $r, $pl),                  // its rounding error
+  (ishl:$s $t, 23),
+  (fmul:$e $pe, $s),
+  (fmul:$el $pl, $s)
 ];
 
 def MP_exp : MicroProgram<"exp", ["x"],
@@ -257,80 +270,149 @@ defvar ReciprocalOfOnePlus = [
   (ffma:$r $r, $e1, $r)
 ];
 
-// For input $x: $xc = max(-|x|, -104), $e = e^-|x| * 2^24 (the scale keeps
-// e^x normal down to x = -104, below which x e^x underflows), $z = e^-|x|,
-// $r = 1/(1 + z). sigmoid(x) is r for x >= 0 and e^x r for x < 0.
-defvar SigmoidCore = [
-  (ior:$xc $x, 0x80000000),                  // -|x|
-  (fmax:$xc $xc, 0xc2d00000)]                // -104: n = -151, the scale is +0
-  # ExpReduceSteps<0x4b400097>.Steps         // Bias 151: scale 2^(n + 24)
-  # ExpFinish #
-  [(fmul:$z $e, 0x33800000),                 // e^-|x|
-   (fsub:$dn 0xbf800000, $z)]                // -(1 + z)
-  # ReciprocalOfOnePlus;
+// The sigmoid of an argument v whose reduction `reduce` provides:
+// $neg = (v < 0), and $t, $r as ExpReduceSteps<0x4b400097> makes them for
+// e^-|v| clamped at |v| <= 104. Then e^-|v| * 2^24 = $e + $el (the scale
+// 2^24 keeps e^v normal down to v = -104, below which v e^v underflows),
+// 1 + e^-|v| = -($dn + $dl) exactly, $r ~ 1/(1 + e^-|v|) and its residual
+// $e1 = 1 - (1 + e^-|v|) r, so that 1/(1 + e^-|v|) = r (1 + e1) to about
+// 2^-48. With u = 1 for v >= 0 and u = e^v (scaled) for v < 0,
+// sigmoid(v) = u r (1 + e1) is then evaluated with one final rounding, and
+// $k undoes the scale.
+class SigmoidSteps<list<dag> reduce> {
+  list<dag> Steps = reduce # ExpFinishTwoPart #
+    [(fmul:$z $e, 0x33800000),               // e^-|v| (its low part is negligible next to 1)
+     (fsub:$dn 0xbf800000, $z),              // -(1 + z), rounded
+     (fsub:$dl 0xbf800000, $dn),             // exact (Sterbenz)
+     (fsub:$dl $dl, $z)]                     // -(1 + z) - dn, exact (Fast2Sum)
+    # ReciprocalOfOnePlus #
+    [(ffma:$e1 $dn, $r, 0x3f800000),
+     (ffma:$e1 $dl, $r, $e1),                // 1 - (1 + z) r
+     (sel:$k $neg, 0x33800000, 0x3f800000)]; // undoes the 2^24 for v < 0
+}
 
-def MP_sigmoid : MicroProgram<"sigmoid", ["x"], SigmoidCore #
+// sigmoid(x) for the input $x; also $xc = max(-|x|, -104).
+defvar SigmoidOfX = SigmoidSteps<
     [(flt:$neg $x, 0),
-     (fmul:$a $e, $r),
-     (fmul:$a $a, 0x33800000),               // e^x / (1 + e^x) for x < 0
-     (sel:$y $neg, $a, $r)], "y",
-    "1/(1 + e^-x) as 1/(1 + e^-|x|), times e^x for negative x.">;
+     (ior:$xc $x, 0x80000000),               // -|x|
+     (fmax:$xc $xc, 0xc2d00000)]             // -104: n = -151, the scale is +0
+    # ExpReduceSteps<0x4b400097>.Steps>.Steps; // Bias 151: scale 2^(n + 24)
 
-def MP_silu : MicroProgram<"silu", ["x"], SigmoidCore #
-    [(flt:$neg $x, 0),
-     (sel:$xs $neg, $xc, $x),                // x, or max(x, -104) when negative
-     (fmul:$v $xs, $r),                      // x sigmoid(x) for x >= 0
-     (fmul:$a $v, $e),
-     (fmul:$a $a, 0x33800000),               // x e^x / (1 + e^x) for x < 0
-     (sel:$y $neg, $a, $v)], "y",
-    "x sigmoid(x); -0 at -inf.">;
+// Reads $u $ul (u + ul = the numerator), writes $y = (u + ul) r (1 + e1) k.
+defvar SigmoidQuotient = [
+  (fmul:$c $u, $e1),
+  (fmul:$c $c, $r),
+  (ffma:$c $ul, $r, $c),
+  (ffma:$y $u, $r, $c),
+  (fmul:$y $y, $k)
+];
 
-def MP_silu_bwd : MicroProgram<"silu_bwd", ["x", "dy"], SigmoidCore #
-    [(flt:$neg $x, 0),
-     (fmul:$zr $z, $r),                      // 1 - sigmoid(|x|)
-     (sel:$c $neg, $r, $zr),                 // 1 - sigmoid(x)
-     (sel:$xs $neg, $xc, $x),
+def MP_sigmoid : MicroProgram<"sigmoid", ["x"], SigmoidOfX #
+    [(sel:$u $neg, $e, 0x3f800000),
+     (sel:$ul $neg, $el, 0)] # SigmoidQuotient, "y",
+    "1/(1 + e^-x) as u/(1 + e^-|x|), u = 1 for x >= 0 and e^x below, from a two-part "
+    "exponential and a Newton reciprocal with its residual.">;
+
+// m sigmoid(v) for the multiplier $xs: for v < 0 the numerator m e^v is
+// formed exactly as xh + xl first. A result that underflows, and m = -0,
+// keep the sign of m (which is the sign of v).
+defvar ProductWithSigmoid = [
+  (fmul:$xh $xs, $e),
+  (fneg:$xhn $xh),
+  (ffma:$xl $xs, $e, $xhn),                  // m e - xh, exact
+  (ffma:$xl $xs, $el, $xl),
+  (sel:$u $neg, $xh, $xs),
+  (sel:$ul $neg, $xl, 0)]
+  # SigmoidQuotient #
+  [(iand:$sg $xs, 0x80000000),
+   (ior:$y $y, $sg)];
+
+def MP_silu : MicroProgram<"silu", ["x"], SigmoidOfX #
+    [(sel:$xs $neg, $xc, $x)]                // x, or max(x, -104) when negative
+    # ProductWithSigmoid, "y",
+    "x sigmoid(x) with x e^x formed exactly for x < 0; -0 at -inf.">;
+
+// Writes $s = sigmoid(v) / k and $c = 1 - sigmoid(v) for the derivatives.
+defvar SigmoidAndComplement = [
+  (sel:$u $neg, $e, 0x3f800000),
+  (sel:$ul $neg, $el, 0),
+  (fmul:$c $u, $e1),
+  (fmul:$c $c, $r),
+  (ffma:$c $ul, $r, $c),
+  (ffma:$s $u, $r, $c),                      // sigmoid(v) / k
+  (sel:$w $neg, 0x3f800000, $e),
+  (sel:$wl $neg, 0, $el),
+  (fmul:$c $w, $e1),
+  (fmul:$c $c, $r),
+  (ffma:$c $wl, $r, $c),
+  (ffma:$c $w, $r, $c),
+  (sel:$kc $neg, 0x3f800000, 0x33800000),
+  (fmul:$c $c, $kc)                          // 1 - sigmoid(v)
+];
+
+def MP_silu_bwd : MicroProgram<"silu_bwd", ["x", "dy"], SigmoidOfX # SigmoidAndComplement #
+    [(sel:$xs $neg, $xc, $x),
      (ffma:$g $xs, $c, 0x3f800000),          // 1 + x (1 - sigmoid(x))
-     (fmul:$dp $r, $g),                      // sigmoid(x) g for x >= 0
-     (fmul:$dn $e, $r),
-     (fmul:$dn $dn, $g),
-     (fmul:$dn $dn, 0x33800000),             // for x < 0
-     (sel:$ds $neg, $dn, $dp),
+     (fmul:$ds $s, $g),
+     (fmul:$ds $ds, $k),
      (fmul:$dx $ds, $dy)], "dx",
     "dy * silu'(x) = dy sigmoid(x) (1 + x (1 - sigmoid(x))).">;
 
 // GELU, tanh form: 0.5 x (1 + tanh(v/2)) = x sigmoid(v) with
-// v = 2 sqrt(2/pi) (x + 0.044715 x^3).
-defvar GeluArgument = [
-  (fmul:$w $x0, $x0),
-  (ffma:$w $w, 0x3d922279, 0x3fcc422a),      // 2 sqrt(2/pi) (1 + 0.044715 x^2)
-  (fmul:$x $x0, $w)                          // v
+// v = x (A + B x^2), A = 2 sqrt(2/pi), B = 0.044715 A. For x < 0, e^v is
+// as sensitive to v's rounding as |v| is large (up to 104), so v is carried
+// as w + wl with w ~ A + B x^2 exact to about 2^-45 (both constants in two
+// parts, every product and the sum error-free), and the reduction forms
+// -|x| (w + wl) - n ln 2 with fused multiply-adds from the unrounded
+// factors. |x| is clamped to 16, where e^-|v| is 0 already.
+defvar GeluReduce = [
+  (flt:$neg $x, 0),
+  (ior:$ax $x, 0x80000000),
+  (fmax:$ax $ax, 0xc1800000),                // -min(|x|, 16)
+  (fmul:$x2 $ax, $ax),
+  (fneg:$tn $x2),
+  (ffma:$x2l $ax, $ax, $tn),                 // x^2 - x2, exact
+  (fmul:$p $x2, 0x3d922279),
+  (fneg:$tn $p),
+  (ffma:$pl $x2, 0x3d922279, $tn),           // B_hi x2 - p, exact
+  (fadd:$w $p, 0x3fcc422a),                  // TwoSum(p, A_hi)
+  (fsub:$bv $w, $p),
+  (fsub:$av $w, $bv),
+  (fsub:$da $p, $av),
+  (fsub:$db 0x3fcc422a, $bv),
+  (fadd:$wl $da, $db),
+  (fadd:$wl $wl, $pl),
+  (ffma:$wl $x2l, 0x3d922279, $wl),
+  (ffma:$wl $x2, 0x3124d8b5, $wl),           // + B_lo x2
+  (fadd:$wl $wl, 0xb342bc9b),                // + A_lo
+  (fmul:$xc $ax, $w),                        // -|v|, rounded
+  (fmax:$xc $xc, 0xc2d00000),                // -104
+  (ffma:$u $xc, 0x3fb8aa3b, 0xbeffffff),
+  (fadd:$t $u, 0x4b400097),
+  (fsub:$n $t, 0x4b400097),
+  (fmul:$nl $n, 0xbf317200),                 // exact
+  (ffma:$r $ax, $w, $nl),                    // -|x| w - n ln2_hi
+  (ffma:$r $n, 0xb5bfbe8e, $r),
+  (ffma:$r $ax, $wl, $r)                     // - |x| wl
 ];
 
-def MP_gelu : MicroProgram<"gelu", ["x0"], GeluArgument # SigmoidCore #
-    [(flt:$neg $x0, 0),
-     (fmax:$xk $x0, 0xc1800000),             // -16 (e^v is 0 there): keeps -inf * 0 away
-     (fmul:$p $xk, $r),
-     (fmul:$a $p, $e),
-     (fmul:$a $a, 0x33800000),
-     (sel:$y $neg, $a, $p)], "y",
-    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)).">;
+def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
+    [(fmax:$xs $x, 0xc1800000)]              // e^v is 0 below -16: keeps -inf * 0 away
+    # ProductWithSigmoid, "y",
+    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), "
+    "with the argument in two parts.">;
 
-def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x0", "dy"], GeluArgument # SigmoidCore #
-    [(flt:$neg $x0, 0),
-     (fmul:$zr $z, $r),
-     (sel:$c $neg, $r, $zr),                 // 1 - sigmoid(v)
-     (fmax:$xk $x0, 0xc1800000),             // |x| <= 16: 1 - sigmoid(v) is 0 beyond,
-     (fmin:$xk $xk, 0x41800000),             // and x v' must stay finite
-     (fmul:$dv $xk, $xk),
-     (ffma:$dv $dv, 0x3e560ccd, 0x3fcc422a), // v' = 2 sqrt(2/pi) (1 + 3 * 0.044715 x^2)
-     (fmul:$dv $dv, $xk),                    // x v'
+def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x", "dy"], SigmoidSteps<GeluReduce>.Steps #
+    SigmoidAndComplement #
+    [(fmul:$dv $x2, 0x3e5b33b6),
+     (fadd:$dv $dv, 0x3fcc422a),             // v' = A + 3 B x^2
+     (fmul:$dv $dv, $ax),                    // -|x| v'
+     (sel:$sx $neg, 0xbf800000, 0x3f800000),
+     (fmul:$dv $dv, $sx),                    // -x v', |x| <= 16
+     (fneg:$dv $dv),
      (ffma:$g $dv, $c, 0x3f800000),          // 1 + x v' (1 - sigmoid(v))
-     (fmul:$dp $r, $g),
-     (fmul:$dn $e, $r),
-     (fmul:$dn $dn, $g),
-     (fmul:$dn $dn, 0x33800000),
-     (sel:$ds $neg, $dn, $dp),               // sigmoid(v) g
+     (fmul:$ds $s, $g),
+     (fmul:$ds $ds, $k),
      (fmul:$dx $ds, $dy)], "dx",
     "dy * gelu'(x) = dy sigmoid(v) (1 + x v' (1 - sigmoid(v))) for the tanh form.">;
 
@@ -405,3 +487,98 @@ def MP_sin : MicroProgram<"sin", ["x"],
 def MP_cos : MicroProgram<"cos", ["x"],
     SinCosCore # [(iadd:$t $t, 1)] # SinCosQuadrant, "y",
     "cos(x) = sin(x + pi/2) by the quadrant: the same reduction as sin.">;
+
+//===----------------------------------------------------------------------===//
+// pow
+//===----------------------------------------------------------------------===//
+
+// x^y = sign * exp(y ln|x|) with ln|x| = lh + ll in two parts: |x| = 2^k m
+// as in log, ln(m) = f - f^2/2 + f^3 Q(f) with f - f^2/2 summed without
+// error, then y (lh + ll) = yh + yl exactly up to y ll, and exp(yh + yl)
+// with yl added to the reduced argument. Special cases follow C99 F.9.4.4
+// (as torch.pow does for a general exponent): x^(+-0) = 1 and 1^y = 1 even
+// for NaN; (-1)^(+-inf) = 1; a negative finite x with a finite non-integral
+// y gives NaN; the sign is negative when x has its sign bit set and y is an
+// odd integer (so (-0)^3 = -0 and (-inf)^-1 = -0).
+def MP_pow : MicroProgram<"pow", ["x", "y"],
+    [(fabs:$ax $x),
+     (isub:$a $ax, 0x3f3504f3),
+     (isra:$k $a, 23),
+     (iand:$a $a, 0xff800000),
+     (isub:$m $ax, $a),
+     (fsub:$f $m, 0x3f800000),               // f = m - 1, exact
+     (i2f:$kf $k),
+     (fmul:$f2 $f, $f),
+     (fneg:$tn $f2),
+     (ffma:$f2l $f, $f, $tn),                // f^2 - f2, exact
+     (ffma:$q $f, 0x3d8a399f, 0xbdef00ee),
+     (ffma:$q $q, $f, 0x3df36005),
+     (ffma:$q $q, $f, 0xbdfe1465),
+     (ffma:$q $q, $f, 0x3e119dd1),
+     (ffma:$q $q, $f, 0xbe2aae22),
+     (ffma:$q $q, $f, 0x3e4cd23b),
+     (ffma:$q $q, $f, 0xbe800003),
+     (ffma:$q $q, $f, 0x3eaaaaa4),           // Q(f)
+     (ffma:$sh $f2, 0xbf000000, $f),         // f - f2/2, rounded
+     (fsub:$u $f, $sh),                      // exact (Sterbenz)
+     (ffma:$sl $f2, 0xbf000000, $u),         // its rounding error, exact
+     (ffma:$sl $f2l, 0xbf000000, $sl),
+     (fmul:$f3 $f2, $f),
+     (ffma:$sl $f3, $q, $sl),                // ln(m) = sh + sl
+     (fmul:$kh $kf, 0x3f317200),             // k ln2_hi, exact
+     (fadd:$lh $kh, $sh),                    // Fast2Sum: |k ln2_hi| >= |sh| unless k = 0
+     (fsub:$u $lh, $kh),
+     (fsub:$u $sh, $u),
+     (fadd:$ll $u, $sl),
+     (ffma:$ll $kf, 0x35bfbe8e, $ll),        // ln|x| = lh + ll, |ll| up to 0.02
+     (fadd:$h $lh, $ll),                     // renormalise: Fast2Sum(lh, ll)
+     (fsub:$u $h, $lh),
+     (fsub:$ll $ll, $u),                     // ln|x| = h + ll, |ll| <= ulp(h)/2
+     // |x| = 0, inf, NaN: ln|x| = -inf, inf, NaN.
+     (flt:$pos 0, $ax),
+     (flt:$fin $ax, 0x7f800000),
+     (iand:$ok $pos, $fin),
+     (fle:$zero $ax, 0),
+     (sel:$sp $zero, 0xff800000, $ax),
+     (sel:$lh $ok, $h, $sp),
+     (sel:$ll $ok, $ll, 0),
+     // |x| = 1: ln|x| = 0, and p ln|x| = 0 also for infinite or NaN p.
+     (fle:$o1 $ax, 0x3f800000),
+     (fle:$o2 0x3f800000, $ax),
+     (iand:$one $o1, $o2),
+     (sel:$pz $one, 0, $y),
+     (fmul:$yh $pz, $lh),
+     (fneg:$tn $yh),
+     (ffma:$yl $pz, $lh, $tn),               // p lh - yh, exact
+     (ffma:$yl $pz, $ll, $yl),
+     (fabs:$ay $yh),
+     (flt:$small $ay, 0x42b20000),           // beyond 89 the result is 0 or inf whatever yl
+     (sel:$yl $small, $yl, 0),
+     (fmin:$xc $yh, 0x42b20000),
+     (fmax:$xc $xc, 0xc2b00000)]
+    # ExpReduce #
+    [(fadd:$r $r, $yl)]
+    # ExpFinish #
+    [// The sign bit of x when p is an odd integer.
+     (fround:$pr $y),
+     (fle:$i1 $pr, $y),
+     (fle:$i2 $y, $pr),
+     (iand:$int $i1, $i2),                   // p integral or infinite
+     (fmin:$pc $y, 0x4e800000),              // |p| <= 2^30 keeps f2i's low bit
+     (fmax:$pc $pc, 0xce800000),
+     (f2i:$odd $pc),
+     (ishl:$odd $odd, 31),
+     (iand:$odd $odd, $int),
+     (iand:$odd $odd, $x),
+     (ixor:$e $e, $odd),
+     // A negative finite x with a non-integral p (NaN included): NaN.
+     (flt:$n1 $x, 0),
+     (flt:$n2 0xff800000, $x),
+     (iand:$bad $n1, $n2),
+     (sel:$t $int, $e, 0x7fc00000),
+     (sel:$e $bad, $t, $e),
+     // p = +-0: 1, even for x = 0, inf or NaN.
+     (fabs:$ap $y),
+     (fle:$p0 $ap, 0),
+     (sel:$e $p0, 0x3f800000, $e)], "e",
+x|x|) with ln|x| and the product in two parts; C99 special cases.">;

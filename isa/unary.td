@@ -28,3 +28,4 @@ def SILU    : UnaryOp<"silu", 0x4a, MP_silu, "x*sigmoid(x)">;
 def GELU    : UnaryOp<"gelu", 0x4b, MP_gelu, "0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))">;
 def SIN     : UnaryOp<"sin", 0x4c, MP_sin, "sin(x)">;
 def COS     : UnaryOp<"cos", 0x4d, MP_cos, "cos(x)">;
+def POWS    : UnaryOp<"pows", 0x4e, MP_pow, "x^p", [F32Op<"p", S_P1, "exponent">]>;
