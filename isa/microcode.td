@@ -314,21 +314,30 @@ def MP_sigmoid : MicroProgram<"sigmoid", ["x"], SigmoidOfX #
     "exponential and a Newton reciprocal with its residual.">;
 
 // m sigmoid(v) for the multiplier $xs: for v < 0 the numerator m e^v is
-// formed exactly as xh + xl first. A result that underflows, and m = -0,
-// keep the sign of m (which is the sign of v).
+// formed exactly as xh + xl first. $xb is m bounded where e1 is 0 anyway
+// (so that an infinite m does not meet e1 = 0 in the correction term). A
+// result that underflows, and m = -0, keep the sign of m (which is the sign
+// of v).
 defvar ProductWithSigmoid = [
   (fmul:$xh $xs, $e),
   (fneg:$xhn $xh),
   (ffma:$xl $xs, $e, $xhn),                  // m e - xh, exact
   (ffma:$xl $xs, $el, $xl),
   (sel:$u $neg, $xh, $xs),
-  (sel:$ul $neg, $xl, 0)]
-  # SigmoidQuotient #
-  [(iand:$sg $xs, 0x80000000),
-   (ior:$y $y, $sg)];
+  (sel:$ub $neg, $xh, $xb),
+  (sel:$ul $neg, $xl, 0),
+  (fmul:$c $ub, $e1),
+  (fmul:$c $c, $r),
+  (ffma:$c $ul, $r, $c),
+  (ffma:$y $u, $r, $c),
+  (fmul:$y $y, $k),
+  (iand:$sg $xs, 0x80000000),
+  (ior:$y $y, $sg)
+];
 
 def MP_silu : MicroProgram<"silu", ["x"], SigmoidOfX #
-    [(sel:$xs $neg, $xc, $x)]                // x, or max(x, -104) when negative
+    [(sel:$xs $neg, $xc, $x),                // x, or max(x, -104) when negative
+     (fneg:$xb $xc)]                         // min(x, 104) for x >= 0
     # ProductWithSigmoid, "y",
     "x sigmoid(x) with x e^x formed exactly for x < 0; -0 at -inf.">;
 
@@ -351,7 +360,8 @@ defvar SigmoidAndComplement = [
 ];
 
 def MP_silu_bwd : MicroProgram<"silu_bwd", ["x", "dy"], SigmoidOfX # SigmoidAndComplement #
-    [(sel:$xs $neg, $xc, $x),
+    [(fneg:$xb $xc),
+     (sel:$xs $neg, $xc, $xb),               // x clamped to [-104, 104]: 1 - sigmoid is 0 beyond
      (ffma:$g $xs, $c, 0x3f800000),          // 1 + x (1 - sigmoid(x))
      (fmul:$ds $s, $g),
      (fmul:$ds $ds, $k),
@@ -397,7 +407,8 @@ defvar GeluReduce = [
 ];
 
 def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
-    [(fmax:$xs $x, 0xc1800000)]              // e^v is 0 below -16: keeps -inf * 0 away
+    [(fmax:$xs $x, 0xc1800000),              // e^v is 0 below -16: keeps -inf * 0 away
+     (fneg:$xb $ax)]                         // min(x, 16) for x >= 0
     # ProductWithSigmoid, "y",
     "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), "
     "with the argument in two parts.">;
@@ -542,14 +553,14 @@ def MP_pow : MicroProgram<"pow", ["x", "y"],
      (sel:$sp $zero, 0xff800000, $ax),
      (sel:$lh $ok, $h, $sp),
      (sel:$ll $ok, $ll, 0),
-     // |x| = 1: ln|x| = 0, and p ln|x| = 0 also for infinite or NaN p.
+     // |x| = 1: ln|x| = 0, and y ln|x| = 0 also for infinite or NaN y.
      (fle:$o1 $ax, 0x3f800000),
      (fle:$o2 0x3f800000, $ax),
      (iand:$one $o1, $o2),
      (sel:$pz $one, 0, $y),
      (fmul:$yh $pz, $lh),
      (fneg:$tn $yh),
-     (ffma:$yl $pz, $lh, $tn),               // p lh - yh, exact
+     (ffma:$yl $pz, $lh, $tn),               // y lh - yh, exact
      (ffma:$yl $pz, $ll, $yl),
      (fabs:$ay $yh),
      (flt:$small $ay, 0x42b20000),           // beyond 89 the result is 0 or inf whatever yl
@@ -559,26 +570,26 @@ def MP_pow : MicroProgram<"pow", ["x", "y"],
     # ExpReduce #
     [(fadd:$r $r, $yl)]
     # ExpFinish #
-    [// The sign bit of x when p is an odd integer.
+    [// The sign bit of x when y is an odd integer.
      (fround:$pr $y),
      (fle:$i1 $pr, $y),
      (fle:$i2 $y, $pr),
-     (iand:$int $i1, $i2),                   // p integral or infinite
-     (fmin:$pc $y, 0x4e800000),              // |p| <= 2^30 keeps f2i's low bit
+     (iand:$int $i1, $i2),                   // y integral or infinite
+     (fmin:$pc $y, 0x4e800000),              // |y| <= 2^30 keeps f2i's low bit
      (fmax:$pc $pc, 0xce800000),
      (f2i:$odd $pc),
      (ishl:$odd $odd, 31),
      (iand:$odd $odd, $int),
      (iand:$odd $odd, $x),
      (ixor:$e $e, $odd),
-     // A negative finite x with a non-integral p (NaN included): NaN.
+     // A negative finite x with a non-integral y (NaN included): NaN.
      (flt:$n1 $x, 0),
      (flt:$n2 0xff800000, $x),
      (iand:$bad $n1, $n2),
      (sel:$t $int, $e, 0x7fc00000),
      (sel:$e $bad, $t, $e),
-     // p = +-0: 1, even for x = 0, inf or NaN.
+     // y = +-0: 1, even for x = 0, inf or NaN.
      (fabs:$ap $y),
      (fle:$p0 $ap, 0),
      (sel:$e $p0, 0x3f800000, $e)], "e",
-x|x|) with ln|x| and the product in two parts; C99 special cases.">;
+    "x^y = exp(y ln|x|) with ln|x| and the product in two parts; C99 special cases.">;

@@ -175,6 +175,11 @@ struct Stats {
 
 float asFloat(uint32_t b) { return std::bit_cast<float>(b); }
 
+const std::vector<uint32_t> kSpecials = {
+    0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00800000,
+    0x80800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000,
+    0x7fc00000, 0xffc00001, 0x7f800001};
+
 struct Options {
   std::string function;
   uint64_t stride = 1;
@@ -192,12 +197,21 @@ public:
   Measurement(const Options &opt, Program program, const Reference &ref, unsigned numInputs)
       : opt_(opt), program_(program), ref_(ref), numInputs_(numInputs) {}
 
-  // Inputs x from a dense sweep of every stride-th bit pattern in [lo, hi].
+  // Inputs x from a dense sweep of every stride-th bit pattern in [lo, hi],
+  // and the special values (zeros, denormals, infinities, NaN, extremes).
   Stats sweep() {
     const uint64_t total = (uint64_t(1) << 32) / opt_.stride;
     constexpr uint64_t kBlock = 1 << 16;
     std::atomic<uint64_t> next{0};
-    return parallel([&](Stats &stats) {
+    Stats specials;
+    std::vector<float> sx, sp(kSpecials.size(), opt_.secondInput), sy(kSpecials.size());
+    for (uint32_t bits : kSpecials) {
+      double v = inputValue(bits);
+      if ((v >= opt_.lo && v <= opt_.hi) || (std::isnan(v) && opt_.lo == -INFINITY && opt_.hi == INFINITY))
+        sx.push_back(asFloat(bits));
+    }
+    evaluateAndCompare(sx.data(), sp.data(), sy.data(), sx.size(), specials);
+    Stats swept = parallel([&](Stats &stats) {
       std::vector<float> x(kBlock), p(kBlock, opt_.secondInput), y(kBlock);
       for (uint64_t start; (start = next.fetch_add(kBlock)) < total;) {
         size_t n = 0;
@@ -213,6 +227,8 @@ public:
         evaluateAndCompare(x.data(), p.data(), y.data(), n, stats);
       }
     });
+    swept.merge(specials);
+    return swept;
   }
 
   // Pairs (a, b) drawn by `draw`, for two-input programs.

@@ -280,7 +280,23 @@ TEST(Microcode, SpecialValues) {
       {Program::Gelu, {ninf}, 0x80000000},       {Program::Gelu, {inf}, inf},
       {Program::Gelu, {0x80000000}, 0x80000000}, {Program::Sin, {0x80000000}, 0x80000000},
       {Program::Sin, {inf}, nan},                {Program::Cos, {0x80000000}, 0x3f800000},
-      {Program::Cos, {ninf}, nan},
+      {Program::Cos, {ninf}, nan},               {Program::SiluBwd, {inf, 0x40000000}, 0x40000000},
+      {Program::SiluBwd, {ninf, 0x3f800000}, 0x80000000},
+      {Program::GeluBwd, {inf, 0x40000000}, 0x40000000},
+      {Program::GeluBwd, {ninf, 0x3f800000}, 0x80000000},
+      {Program::SiluBwd, {0, 0x3f800000}, 0x3f000000},
+      // pow: C99 F.9.4.4.
+      {Program::Pow, {nan, 0x80000000}, 0x3f800000},      {Program::Pow, {0x3f800000, nan}, 0x3f800000},
+      {Program::Pow, {0xbf800000, inf}, 0x3f800000},      {Program::Pow, {0xbf800000, nan}, nan},
+      {Program::Pow, {0xc0000000, 0x3f000000}, nan},      {Program::Pow, {0xc0000000, 0x40400000}, 0xc1000000},
+      {Program::Pow, {0x80000000, 0x40400000}, 0x80000000}, {Program::Pow, {0x80000000, 0xc0400000}, ninf},
+      {Program::Pow, {0x80000000, 0x3f000000}, 0},        {Program::Pow, {0, 0xbf000000}, inf},
+      {Program::Pow, {ninf, 0xbf800000}, 0x80000000},     {Program::Pow, {ninf, 0x3f000000}, inf},
+      {Program::Pow, {ninf, 0x40000000}, inf},            {Program::Pow, {0x3f000000, inf}, 0},
+      {Program::Pow, {0x40000000, ninf}, 0},              {Program::Pow, {0x3f000000, ninf}, inf},
+      {Program::Pow, {0x40000000, 0x41200000}, 0x44800000}, {Program::Pow, {0x40400000, 0x40000000}, 0x41100000},
+      {Program::Pow, {0x41200000, 0xc0000000}, 0x3c23d70a}, {Program::Pow, {nan, 0x3f800000}, nan},
+      {Program::Pow, {0xc0000000, 0x4b800001}, 0x7f800000},
   };
   for (const Case &c : cases)
     EXPECT_EQ(evaluate(c.program, c.in), c.want)
