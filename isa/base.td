@@ -156,6 +156,7 @@ class HardwareConfig {
   int MemLatency = ?;       // cycles from AR/AW to first beat
   int FetchCycles = ?;      // cycles to fetch and decode one packet
   int RingEntries = ?;      // command ring size in packets
+  int VectorRegisters = ?;  // 32-bit registers per vector lane that micro-programs run in
 }
 
 //===----------------------------------------------------------------------===//
@@ -182,9 +183,12 @@ class Instruction<string mnemonic, int opcode, string family,
 // Arithmetic micro-programs (docs/arith.md).
 //===----------------------------------------------------------------------===//
 
-// A primitive operation of the vector lanes. All registers hold 32 bits; "f"
-// operations read and write binary32 (RNE, FTZ on input and output, canonical
-// NaN), "i" operations read and write two's-complement integers.
+// A primitive operation of the vector lanes (docs/arith.md gives the exact
+// semantics). All registers hold 32 bits. "f" operations read binary32 with
+// denormal inputs as zeros of the same sign, round to nearest even, flush
+// results that are tiny after rounding to signed zero, and return the
+// canonical NaN 0x7fc00000 for every NaN result; "i" operations work on
+// two's-complement bit patterns. Each primitive must stay cheap in RTL.
 class Prim<string name, int numSrc, string doc> {
   string Name = name;
   int NumSrc = numSrc;
@@ -196,28 +200,32 @@ def fmul   : Prim<"fmul", 2, "a * b">;
 def ffma   : Prim<"ffma", 3, "a * b + c with a single rounding">;
 def fmin   : Prim<"fmin", 2, "minimum; NaN if either is NaN; -0 < +0">;
 def fmax   : Prim<"fmax", 2, "maximum; NaN if either is NaN; -0 < +0">;
-def fabs   : Prim<"fabs", 1, "clear the sign bit">;
-def fneg   : Prim<"fneg", 1, "flip the sign bit">;
-def flt    : Prim<"flt", 2, "all-ones if a < b (ordered) else 0">;
-def fle    : Prim<"fle", 2, "all-ones if a <= b (ordered) else 0">;
+def fabs   : Prim<"fabs", 1, "a with the sign cleared (a denormal gives +0, a NaN the canonical NaN)">;
+def fneg   : Prim<"fneg", 1, "a with the sign flipped (a denormal gives a zero, a NaN the canonical NaN)">;
+def flt    : Prim<"flt", 2, "all-ones if a < b (ordered; -0 == +0) else 0">;
+def fle    : Prim<"fle", 2, "all-ones if a <= b (ordered; -0 == +0) else 0">;
 def fisnan : Prim<"fisnan", 1, "all-ones if a is NaN else 0">;
-def fround : Prim<"fround", 1, "round to the nearest integer value, ties to even (result is binary32)">;
+def fround : Prim<"fround", 1, "nearest integral value, ties to even (result is binary32)">;
 def f2i    : Prim<"f2i", 1, "binary32 to int32, round to nearest even, saturating; NaN gives 0">;
 def i2f    : Prim<"i2f", 1, "int32 to binary32, round to nearest even">;
 def iadd   : Prim<"iadd", 2, "32-bit integer add, wrapping">;
 def isub   : Prim<"isub", 2, "32-bit integer subtract, wrapping">;
-def ishl   : Prim<"ishl", 2, "shift left by b (0..31)">;
-def ishr   : Prim<"ishr", 2, "logical shift right by b (0..31)">;
-def isra   : Prim<"isra", 2, "arithmetic shift right by b (0..31)">;
+def ishl   : Prim<"ishl", 2, "shift left by the constant b (0..31)">;
+def ishr   : Prim<"ishr", 2, "logical shift right by the constant b (0..31)">;
+def isra   : Prim<"isra", 2, "arithmetic shift right by the constant b (0..31)">;
 def iand   : Prim<"iand", 2, "bitwise and">;
 def ior    : Prim<"ior", 2, "bitwise or">;
 def ixor   : Prim<"ixor", 2, "bitwise xor">;
-def sel    : Prim<"sel", 3, "m ? a : b, bitwise: (m & a) | (~m & b)">;
+def sel    : Prim<"sel", 3, "m ? a : b, bitwise: (m & a) | (~m & b); m must be a mask "
+                           "(a compare result, isra by 31, or iand/ior/ixor of masks)">;
 
 // A straight-line micro-program: Inputs name the incoming registers; each
 // step is (prim:$dest src, ...) where a source is a "$register" or an
 // integer constant (a 32-bit pattern, e.g. 0x3f800000 for 1.0f); Result
-// names the register holding the output.
+// names the register holding the output. A register may be written more
+// than once; every value written must be read. npu-tblgen maps the names
+// onto the VectorRegisters registers of a lane and the constants onto the
+// micro-code constant pool (docs/arith.md, "Micro-code ROM").
 class MicroProgram<string name, list<string> inputs, list<dag> steps, string result,
                    string doc> {
   string Name = name;

@@ -8,6 +8,7 @@ def NpuHardware : HardwareConfig {
   let MemLatency = 20;
   let FetchCycles = 4;
   let RingEntries = 1024;
+  let VectorRegisters = 16;
 }
 
 // ISA revision: bump on any incompatible change of the packet encoding.

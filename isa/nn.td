@@ -55,13 +55,16 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
                   "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i.";
 }
 
-class PointwiseBwd<string mnemonic, int opcode, int steps, string fn>
+// dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy).
+class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn>
     : Instruction<mnemonic, opcode, "backward",
         [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, "forward input">,
          AddrOp<"dy", S_Src1, "gradient of the output">, DimOp<"n", S_P0, "number of elements">,
          DTypeOp],
-        "$dx, $x, $dy, $n", Cost<E_Vector, 4, steps>, "Backward of " # fn # "."> {
-  let Semantics = "dx[i] = dy[i] * " # fn # "'(x[i]) by the micro-program in docs/arith.md.";
+        "$dx, $x, $dy, $n", Cost<E_Vector, 4, !size(prog.Steps)>, "Backward of " # fn # "."> {
+  MicroProgram Program = prog;
+  let Semantics = "dx[i] = dy[i] * " # fn # "'(x[i]), evaluated by the micro-program '" #
+                  prog.Name # "' of docs/arith.md.";
 }
-def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, 26, "SILU">;
-def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, 36, "GELU">;
+def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
+def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;

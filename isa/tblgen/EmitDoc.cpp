@@ -221,6 +221,10 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
           os << (i ? ", " : " ");
           if (a.isRegister)
             os << "$" << a.reg;
+          else if (step.prim->cls == PrimClass::Shift)
+            os << a.constant;
+          else if (step.prim->cls == PrimClass::Integer)
+            os << hex(a.constant, 8);
           else
             os << hex(a.constant, 8) << " (" << floatText(a.constant) << ")";
         }

@@ -13,6 +13,8 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os);
 void emitCppTables(const IsaModel &model, llvm::raw_ostream &os);
 void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os);
 void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os);
+void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os);
+void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os);
 
 // "flags[5:4]", "param0", "param0..param1": where a slot lives in the packet.
 std::string describeSlot(const IsaModel &model, const BitRange &slot);

@@ -51,6 +51,13 @@ const PacketFieldDef *IsaModel::fieldContaining(unsigned bit) const {
   return nullptr;
 }
 
+int64_t IsaModel::hardwareParam(const std::string &name) const {
+  for (const HardwareParam &p : hardware)
+    if (p.name == name)
+      return p.value;
+  return 0;
+}
+
 namespace {
 
 // Collects diagnostics so that one run reports every problem it can find.
@@ -62,10 +69,11 @@ public:
     loadPacketFields();
     loadEnums();
     loadInstructions();
+    loadHardware();
     loadPrims();
     loadMicroPrograms();
-    loadHardware();
     loadCsrs();
+    linkPrograms();
     loadVersion();
     if (!failed_)
       model_.hash = computeHash();
@@ -503,34 +511,128 @@ private:
   }
 
   void loadPrims() {
+    struct Known {
+      const char *name;
+      unsigned numSrc;
+      PrimClass cls;
+    };
+    static const Known known[] = {
+        {"fadd", 2, PrimClass::FloatArith},  {"fsub", 2, PrimClass::FloatArith},
+        {"fmul", 2, PrimClass::FloatArith},  {"ffma", 3, PrimClass::FloatArith},
+        {"fmin", 2, PrimClass::FloatArith},  {"fmax", 2, PrimClass::FloatArith},
+        {"fabs", 1, PrimClass::SignOp},      {"fneg", 1, PrimClass::SignOp},
+        {"flt", 2, PrimClass::Compare},      {"fle", 2, PrimClass::Compare},
+        {"fisnan", 1, PrimClass::Compare},   {"fround", 1, PrimClass::FloatArith},
+        {"f2i", 1, PrimClass::FloatToInt},   {"i2f", 1, PrimClass::IntToFloat},
+        {"iadd", 2, PrimClass::Integer},     {"isub", 2, PrimClass::Integer},
+        {"ishl", 2, PrimClass::Shift},       {"ishr", 2, PrimClass::Shift},
+        {"isra", 2, PrimClass::Shift},       {"iand", 2, PrimClass::Integer},
+        {"ior", 2, PrimClass::Integer},      {"ixor", 2, PrimClass::Integer},
+        {"sel", 3, PrimClass::Select}};
     for (Record *rec : defsOf("Prim")) {
       PrimDef prim{rec->getValueAsString("Name").str(),
                    static_cast<unsigned>(rec->getValueAsInt("NumSrc")),
-                   rec->getValueAsString("Doc").str()};
-      if (prim.numSrc < 1 || prim.numSrc > 3)
-        error(rec, "primitive '" + prim.name + "' must take 1 to 3 sources");
+                   rec->getValueAsString("Doc").str(), static_cast<unsigned>(model_.prims.size())};
+      const Known *k = llvm::find_if(known, [&](const Known &kn) { return prim.name == kn.name; });
+      if (k == std::end(known)) {
+        error(rec, "primitive '" + prim.name +
+                       "' has no semantics in npu-tblgen: add it to the host providers, the "
+                       "reference model and the loader's table first");
+        continue;
+      }
+      if (prim.numSrc != k->numSrc)
+        error(rec, "primitive '" + prim.name + "' takes " + Twine(k->numSrc) + " sources, not " +
+                       Twine(prim.numSrc));
+      if (prim.opcode >= (1u << kMicroPrimBits))
+        error(rec, "more than " + Twine(1u << kMicroPrimBits) +
+                       " primitives do not fit the micro-code opcode field");
+      prim.cls = k->cls;
       primByRecord_[rec] = model_.prims.size();
       model_.prims.push_back(prim);
     }
   }
 
+  static bool isCppKeyword(llvm::StringRef name) {
+    static const char *const keywords[] = {
+        "and",      "and_eq",   "asm",       "auto",     "bitand",   "bitor",  "bool",
+        "break",    "case",     "catch",     "char",     "class",    "compl",  "const",
+        "continue", "default",  "delete",    "do",       "double",   "else",   "enum",
+        "explicit", "export",   "extern",    "false",    "float",    "for",    "friend",
+        "goto",     "if",       "inline",    "int",      "long",     "mutable", "namespace",
+        "new",      "not",      "not_eq",    "operator", "or",       "or_eq",  "private",
+        "protected", "public",  "register",  "return",   "short",    "signed", "sizeof",
+        "static",   "struct",   "switch",    "template", "this",     "throw",  "true",
+        "try",      "typedef",  "typename",  "union",    "unsigned", "using",  "virtual",
+        "void",     "volatile", "while",     "xor",      "xor_eq",   "run"};
+    return llvm::is_contained(keywords, name);
+  }
+
+  // One value a micro-program computes: an input or the result of a step.
+  struct MicroValue {
+    std::string reg;
+    int step = -1;     // -1 for an input
+    int lastRead = -1; // step that reads it last; steps.size() for the result
+    bool mask = false; // all-ones or all-zero in every lane
+  };
+
+  // x * 1, x * -1, x + 0 and x - 0 only canonicalise x; hosts fold them away.
+  static bool isIdentityStep(const MicroStep &step) {
+    const std::string &p = step.prim->name;
+    auto constantAt = [&](size_t i, std::initializer_list<uint32_t> values) {
+      return !step.args[i].isRegister && llvm::is_contained(values, step.args[i].constant);
+    };
+    if (p == "fmul")
+      return constantAt(0, {0x3f800000u, 0xbf800000u}) || constantAt(1, {0x3f800000u, 0xbf800000u});
+    if (p == "fadd")
+      return constantAt(0, {0u, 0x80000000u}) || constantAt(1, {0u, 0x80000000u});
+    if (p == "fsub")
+      return constantAt(1, {0u, 0x80000000u});
+    return false;
+  }
+
   void loadMicroPrograms() {
+    const int64_t registers = model_.hardwareParam("VectorRegisters");
+    std::map<uint32_t, unsigned> constantIndex;
+    std::map<std::string, const Record *> byName;
     for (Record *rec : defsOf("MicroProgram")) {
       MicroProgramDef prog;
       prog.defName = rec->getName().str();
       prog.name = rec->getValueAsString("Name").str();
       prog.result = rec->getValueAsString("Result").str();
       prog.doc = rec->getValueAsString("Doc").str();
-      std::set<std::string> defined;
-      for (llvm::StringRef input : rec->getValueAsListOfStrings("Inputs")) {
-        prog.inputs.push_back(input.str());
-        defined.insert(input.str());
+      const std::string what = "micro-program '" + prog.name + "'";
+      if (!isIdentifier(prog.name) || llvm::any_of(prog.name, [](char c) { return c >= 'A' && c <= 'Z'; }) ||
+          isCppKeyword(prog.name)) {
+        error(rec, what + ": the name must be a lower-case identifier and not a C++ keyword");
+        continue;
       }
+      if (auto [it, inserted] = byName.emplace(prog.name, rec); !inserted) {
+        error(rec, "duplicate " + what);
+        note(it->second, "first definition of '" + prog.name + "'");
+        continue;
+      }
+      std::vector<MicroValue> values;
+      std::map<std::string, size_t> current; // register name -> its latest value
       bool ok = true;
+      for (llvm::StringRef input : rec->getValueAsListOfStrings("Inputs")) {
+        if (!isIdentifier(input.str()) || current.count(input.str())) {
+          error(rec, what + ": input '" + input + "' is not a distinct identifier");
+          ok = false;
+        }
+        prog.inputs.push_back(input.str());
+        current[input.str()] = values.size();
+        values.push_back({input.str()});
+      }
+      if (prog.inputs.empty()) {
+        error(rec, what + " has no inputs");
+        ok = false;
+      }
+      // Per step, the value each source reads (-1 for a constant).
+      std::vector<std::vector<int>> reads;
       const llvm::ListInit *steps = rec->getValueAsListInit("Steps");
       for (unsigned i = 0; i < steps->size(); ++i) {
         const auto *dag = llvm::dyn_cast<llvm::DagInit>(steps->getElement(i));
-        const std::string where = "micro-program '" + prog.name + "' step " + std::to_string(i);
+        const std::string where = what + " step " + std::to_string(i);
         const auto *opDef = dag ? llvm::dyn_cast<llvm::DefInit>(dag->getOperator()) : nullptr;
         if (!opDef || !primByRecord_.count(opDef->getDef())) {
           error(rec, where + ": operator is not a primitive (Prim)");
@@ -544,44 +646,203 @@ private:
           error(rec, where + " (" + step.prim->name + "): result register missing, write (" +
                          step.prim->name + ":$dest ...)");
           ok = false;
+          continue;
         }
         if (dag->getNumArgs() != step.prim->numSrc) {
           error(rec, where + ": " + step.prim->name + " takes " + Twine(step.prim->numSrc) +
                          " sources, got " + Twine(dag->getNumArgs()));
           ok = false;
+          continue;
         }
+        std::vector<int> stepReads;
+        bool argsOk = true;
         for (unsigned a = 0; a < dag->getNumArgs(); ++a) {
           MicroArg arg;
           if (const auto *intInit = llvm::dyn_cast<llvm::IntInit>(dag->getArg(a))) {
             int64_t v = intInit->getValue();
             if (v < INT32_MIN || v > 0xffffffffLL) {
               error(rec, where + ": constant " + Twine(v) + " is not a 32-bit pattern");
-              ok = false;
+              argsOk = false;
             }
             arg.constant = static_cast<uint32_t>(v);
+            stepReads.push_back(-1);
           } else if (llvm::isa<llvm::UnsetInit>(dag->getArg(a)) && !dag->getArgNameStr(a).empty()) {
             arg.isRegister = true;
             arg.reg = dag->getArgNameStr(a).str();
-            if (!defined.count(arg.reg)) {
+            auto it = current.find(arg.reg);
+            if (it == current.end()) {
               error(rec, where + ": register $" + arg.reg + " is read before it is written");
-              ok = false;
+              argsOk = false;
+              stepReads.push_back(-1);
+            } else {
+              stepReads.push_back(static_cast<int>(it->second));
             }
           } else {
             error(rec, where + ": source " + Twine(a) + " must be $register or an integer constant");
-            ok = false;
+            argsOk = false;
+            stepReads.push_back(-1);
           }
           step.args.push_back(arg);
         }
-        defined.insert(step.dest);
+        if (!argsOk) {
+          ok = false;
+          continue;
+        }
+        if (llvm::none_of(step.args, [](const MicroArg &a) { return a.isRegister; })) {
+          error(rec, where + ": every source is a constant; fold the step into a constant");
+          ok = false;
+        }
+        const PrimClass cls = step.prim->cls;
+        if (cls == PrimClass::Shift &&
+            (step.args[1].isRegister || step.args[1].constant > 31)) {
+          error(rec, where + ": the shift amount of " + step.prim->name +
+                         " must be a constant from 0 to 31");
+          ok = false;
+        }
+        if (cls == PrimClass::Select &&
+            (!step.args[0].isRegister || stepReads[0] < 0 || !values[stepReads[0]].mask)) {
+          error(rec, where + ": the first source of sel must be a mask (a result of flt, fle, "
+                             "fisnan, isra by 31, or iand/ior/ixor/sel of masks)");
+          ok = false;
+        }
+        if (isIdentityStep(step)) {
+          error(rec, where + ": " + step.prim->name +
+                         " with this constant only canonicalises its operand; remove the step");
+          ok = false;
+        }
+        // Whether the step's result is a mask.
+        auto isMaskSource = [&](unsigned a) {
+          if (!step.args[a].isRegister)
+            return step.args[a].constant == 0 || step.args[a].constant == ~0u;
+          return stepReads[a] >= 0 && values[stepReads[a]].mask;
+        };
+        bool mask = false;
+        if (cls == PrimClass::Compare)
+          mask = true;
+        else if (step.prim->name == "isra")
+          mask = !step.args[1].isRegister && step.args[1].constant == 31;
+        else if (step.prim->name == "iand" || step.prim->name == "ior" || step.prim->name == "ixor")
+          mask = isMaskSource(0) && isMaskSource(1);
+        else if (cls == PrimClass::Select)
+          mask = isMaskSource(1) && isMaskSource(2);
+        for (int v : stepReads)
+          if (v >= 0)
+            values[v].lastRead = static_cast<int>(i);
+        current[step.dest] = values.size();
+        values.push_back({step.dest, static_cast<int>(i), -1, mask});
+        reads.push_back(std::move(stepReads));
         prog.steps.push_back(step);
       }
-      if (ok && !defined.count(prog.result)) {
-        error(rec, "micro-program '" + prog.name + "': result register $" + prog.result +
-                       " is never written");
+      if (!ok)
+        continue;
+      auto result = current.find(prog.result);
+      if (result == current.end()) {
+        error(rec, what + ": result register $" + prog.result + " is never written");
+        continue;
+      }
+      values[result->second].lastRead = static_cast<int>(prog.steps.size());
+      for (const MicroValue &v : values) {
+        if (v.lastRead >= 0)
+          continue;
+        if (v.step < 0)
+          error(rec, what + ": input $" + v.reg + " is never read");
+        else
+          error(rec, what + " step " + Twine(v.step) + ": the value written to $" + v.reg +
+                         " is never read");
         ok = false;
       }
-      if (ok)
-        model_.programs.push_back(std::move(prog));
+      if (!ok)
+        continue;
+      if (!allocateRegisters(rec, prog, values, reads, registers))
+        continue;
+      for (MicroStep &step : prog.steps)
+        for (MicroArg &arg : step.args) {
+          if (arg.isRegister)
+            continue;
+          auto [it, inserted] = constantIndex.emplace(arg.constant, model_.microConstants.size());
+          if (inserted)
+            model_.microConstants.push_back(arg.constant);
+          arg.slot = it->second;
+        }
+      if (model_.microConstants.size() > kMaxMicroConstants) {
+        error(rec, what + ": the micro-code constant pool overflows its " +
+                       Twine(kMaxMicroConstants) + " entries");
+        continue;
+      }
+      programByRecord_[rec] = model_.programs.size();
+      model_.programs.push_back(std::move(prog));
+    }
+  }
+
+  // Linear scan over the straight-line code: a register is freed after the
+  // step that reads its value for the last time, and that step may write its
+  // result into it. Inputs start in registers 0, 1, ...
+  bool allocateRegisters(const Record *rec, MicroProgramDef &prog,
+                         const std::vector<MicroValue> &values,
+                         const std::vector<std::vector<int>> &reads, int64_t registers) {
+    const std::string what = "micro-program '" + prog.name + "'";
+    std::vector<unsigned> registerOf(values.size(), 0);
+    std::vector<bool> busy(static_cast<size_t>(std::max<int64_t>(registers, 0)), false);
+    if (prog.inputs.size() > busy.size()) {
+      error(rec, what + " has " + Twine(prog.inputs.size()) + " inputs but a lane has only " +
+                     Twine(registers) + " registers (VectorRegisters)");
+      return false;
+    }
+    unsigned live = 0;
+    for (size_t v = 0; v < prog.inputs.size(); ++v) {
+      registerOf[v] = static_cast<unsigned>(v);
+      busy[v] = true;
+      ++live;
+    }
+    prog.numRegisters = live;
+    for (size_t i = 0; i < prog.steps.size(); ++i) {
+      MicroStep &step = prog.steps[i];
+      for (size_t a = 0; a < step.args.size(); ++a)
+        if (reads[i][a] >= 0)
+          step.args[a].slot = registerOf[reads[i][a]];
+      for (size_t a = 0; a < step.args.size(); ++a) {
+        int v = reads[i][a];
+        if (v >= 0 && values[v].lastRead == static_cast<int>(i) && busy[registerOf[v]]) {
+          busy[registerOf[v]] = false;
+          --live;
+        }
+      }
+      auto freeRegister = llvm::find(busy, false);
+      if (freeRegister == busy.end()) {
+        error(rec, what + " step " + Twine(i) + ": " + Twine(live + 1) +
+                       " values are live but a lane has only " + Twine(registers) +
+                       " registers (VectorRegisters in hardware.td)");
+        return false;
+      }
+      *freeRegister = true;
+      ++live;
+      const size_t value = prog.inputs.size() + i;
+      registerOf[value] = static_cast<unsigned>(freeRegister - busy.begin());
+      step.destRegister = registerOf[value];
+      prog.numRegisters = std::max(prog.numRegisters, live);
+    }
+    for (size_t v = 0; v < values.size(); ++v)
+      if (values[v].lastRead == static_cast<int>(prog.steps.size()))
+        prog.resultRegister = registerOf[v];
+    return true;
+  }
+
+  // Links instructions to the micro-program named by their Program field.
+  void linkPrograms() {
+    for (Record *rec : defsOf("Instruction")) {
+      const llvm::RecordVal *field = rec->getValue("Program");
+      if (!field || rec->isValueUnset("Program"))
+        continue;
+      const Record *programRec = rec->getValueAsDef("Program");
+      auto it = programByRecord_.find(programRec);
+      if (it == programByRecord_.end()) {
+        if (!programRec->isSubClassOf("MicroProgram"))
+          error(rec, "the Program of an instruction must be a MicroProgram");
+        continue; // an invalid program was reported already
+      }
+      for (InstructionDef &inst : model_.instructions)
+        if (inst.defName == rec->getName())
+          inst.program = static_cast<int>(it->second);
     }
   }
 
@@ -608,7 +869,7 @@ private:
         continue;
       }
       if ((name == "MatrixTile" || name == "VectorLanes" || name == "AxiDataBytes" ||
-           name == "RingEntries") &&
+           name == "RingEntries" || name == "VectorRegisters") &&
           (v & (v - 1))) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be a power of two");
         continue;
@@ -716,6 +977,7 @@ private:
   bool failed_ = false;
   llvm::DenseMap<const Record *, const EnumTypeDef *> enumByRecord_;
   std::map<const Record *, size_t> primByRecord_;
+  std::map<const Record *, size_t> programByRecord_;
 };
 
 } // namespace

@@ -86,33 +86,56 @@ struct InstructionDef {
   std::string semantics;
   // Bits used by the opcode and the operands; all others are reserved.
   std::vector<bool> usedBits;
+  // Index into IsaModel::programs of the micro-program evaluating each
+  // element (the record's Program field), or -1.
+  int program = -1;
+};
+
+// What a primitive does with its registers, which decides the checks the
+// loader applies and the host code generated for it.
+enum class PrimClass {
+  FloatArith, // fadd fsub fmul ffma fmin fmax fround: binary32 in and out
+  SignOp,     // fabs fneg
+  Compare,    // flt fle fisnan: binary32 in, mask out
+  FloatToInt, // f2i
+  IntToFloat, // i2f
+  Integer,    // iadd isub iand ior ixor
+  Shift,      // ishl ishr isra: the second source is a constant 0..31
+  Select,     // sel: the first source is a mask
 };
 
 struct PrimDef {
   std::string name;
   unsigned numSrc = 0;
   std::string doc;
+  unsigned opcode = 0; // micro-code encoding: index in definition order
+  PrimClass cls = PrimClass::FloatArith;
 };
 
 struct MicroArg {
   bool isRegister = false;
   std::string reg;
   uint32_t constant = 0;
+  // Micro-code operand: the lane register read, or the constant-pool index.
+  unsigned slot = 0;
 };
 
 struct MicroStep {
   const PrimDef *prim = nullptr;
   std::string dest;
   std::vector<MicroArg> args;
+  unsigned destRegister = 0;
 };
 
 struct MicroProgramDef {
   std::string defName;
   std::string name;
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs; // held in registers 0 .. inputs.size()-1 on entry
   std::vector<MicroStep> steps;
   std::string result;
   std::string doc;
+  unsigned resultRegister = 0;
+  unsigned numRegisters = 0; // registers live at the same time, at most VectorRegisters
 };
 
 struct CsrBitDef {
@@ -143,6 +166,7 @@ struct IsaModel {
   std::vector<std::string> families;        // in order of first opcode
   std::vector<PrimDef> prims;
   std::vector<MicroProgramDef> programs;
+  std::vector<uint32_t> microConstants; // the micro-code constant pool
   std::vector<HardwareParam> hardware;
   std::vector<CsrRegisterDef> csrs; // sorted by offset
   std::map<std::string, std::string> engineDocs;
@@ -151,7 +175,13 @@ struct IsaModel {
   uint64_t hash = 0;
 
   const PacketFieldDef *fieldContaining(unsigned bit) const;
+  int64_t hardwareParam(const std::string &name) const;
 };
+
+// Limits of the micro-code encoding (docs/arith.md, "Micro-code ROM").
+inline constexpr unsigned kMicroPrimBits = 5;     // primitive opcode field
+inline constexpr unsigned kMicroConstantBits = 8; // constant-pool index
+inline constexpr unsigned kMaxMicroConstants = 1u << kMicroConstantBits;
 
 // Reads and validates the ISA. Each problem is reported at its .td location
 // through llvm::PrintError; returns false if there was any.

@@ -8,7 +8,16 @@
 
 namespace {
 
-enum class Action { CppHeader, CppTables, VerilogPackage, IsaDoc, DumpJson, CheckOnly };
+enum class Action {
+  CppHeader,
+  CppTables,
+  VerilogPackage,
+  IsaDoc,
+  MicrocodeCpp,
+  MicrocodeRom,
+  DumpJson,
+  CheckOnly
+};
 
 llvm::cl::opt<Action> action(
     llvm::cl::desc("Output to generate:"),
@@ -17,6 +26,10 @@ llvm::cl::opt<Action> action(
         clEnumValN(Action::CppTables, "gen-cpp-tables", "C++ tables for the codec, assembler and printer"),
         clEnumValN(Action::VerilogPackage, "gen-verilog-pkg", "SystemVerilog package for the RTL decoder"),
         clEnumValN(Action::IsaDoc, "gen-isa-doc", "Markdown ISA reference (docs/isa.md)"),
+        clEnumValN(Action::MicrocodeCpp, "gen-microcode-cpp",
+                   "C++ header: one function template per micro-program"),
+        clEnumValN(Action::MicrocodeRom, "gen-microcode-rom",
+                   "SystemVerilog package with the vector engine's micro-code ROM"),
         clEnumValN(Action::DumpJson, "dump-json", "All records as JSON (for tests and tooling)"),
         clEnumValN(Action::CheckOnly, "check", "Validate the ISA and write nothing")),
     llvm::cl::init(Action::CheckOnly));
@@ -34,6 +47,8 @@ bool generate(llvm::raw_ostream &os, llvm::RecordKeeper &records) {
   case Action::CppTables: npu::tblgen::emitCppTables(model, os); break;
   case Action::VerilogPackage: npu::tblgen::emitVerilogPackage(model, os); break;
   case Action::IsaDoc: npu::tblgen::emitIsaDoc(model, os); break;
+  case Action::MicrocodeCpp: npu::tblgen::emitMicrocodeCpp(model, os); break;
+  case Action::MicrocodeRom: npu::tblgen::emitMicrocodeRom(model, os); break;
   case Action::DumpJson:
   case Action::CheckOnly: break;
   }

@@ -106,10 +106,17 @@ def test_generated_verilog_package_lints():
     assert result.returncode == 0, result.stderr
 
 
+def test_generated_microcode_package_lints():
+    pkg = build_dir() / "generated" / "rtl" / "npu_microcode_pkg.sv"
+    result = run(["verilator", "--lint-only", "-Wall", pkg])
+    assert result.returncode == 0, result.stderr
+
+
 def test_generation_tracks_every_included_td():
     """Each generated file's depfile names every .td, so editing any of them regenerates."""
     tds = {p.name for p in (REPO / "isa").glob("*.td")} - {"npu.td"}  # the main input is a direct dependency
-    for generated in ("npu/isa/npu_isa_gen.h", "npu/isa/npu_isa_tables.inc", "rtl/npu_isa_pkg.sv", "docs/isa.md"):
+    for generated in ("npu/isa/npu_isa_gen.h", "npu/isa/npu_isa_tables.inc", "rtl/npu_isa_pkg.sv", "docs/isa.md",
+                      "npu/arith/microcode.h", "rtl/npu_microcode_pkg.sv"):
         depfile = (build_dir() / "generated" / (generated + ".d")).read_text()
         listed = {pathlib.PurePath(tok).name for tok in depfile.replace("\\\n", " ").split() if tok.endswith(".td")}
         assert tds <= listed, f"{generated}.d misses {sorted(tds - listed)}"

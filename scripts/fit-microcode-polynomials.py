@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Derives the polynomial coefficients of isa/microcode.td.
+
+Each polynomial is a near-minimax fit of its target function in relative (or
+absolute) error over a dense grid (Lawson's iteratively reweighted least
+squares), with the coefficients then rounded to binary32 one at a time, from
+the lowest degree up, refitting the remaining ones after each rounding so that
+they absorb the rounding error. Prints each fit as .td constants with the
+achieved error; `npu-ulp` measures the programs that use them.
+
+    scripts/fit-microcode-polynomials.py [name ...]
+"""
+import math
+import struct
+import sys
+
+import mpmath
+import numpy as np
+
+mpmath.mp.dps = 40
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", float(x)))[0]
+
+
+def bits(x):
+    return struct.unpack("<I", struct.pack("<f", float(x)))[0]
+
+
+def lawson(basis, target, weight, iterations=400):
+    """Minimises max |weight * (basis @ c - target)| over the grid."""
+    lw = np.full(len(target), 1.0 / len(target))
+    coeffs = None
+    for _ in range(iterations):
+        sw = np.sqrt(lw)
+        a = basis * (weight * sw)[:, None]
+        b = target * weight * sw
+        coeffs, *_ = np.linalg.lstsq(a, b, rcond=None)
+        err = np.abs(weight * (basis @ coeffs - target))
+        lw = lw * err
+        total = lw.sum()
+        if total == 0:
+            break
+        lw /= total
+    return coeffs
+
+
+def fit(name, func, lo, hi, powers, fixed=None, relative=True, points=4000, scale=None):
+    """Fits func(x) ~ sum(fixed) + sum c_k x^k over [lo, hi] for k in powers.
+
+    fixed: {power: value} terms that are not fitted (e.g. the leading 1).
+    scale: optional function s(x) the error is measured relative to instead
+    of func itself.
+    """
+    fixed = fixed or {}
+    # Chebyshev-distributed points resolve the error equioscillation well.
+    t = np.cos(np.linspace(0, math.pi, points))
+    xs = np.sort(lo + (hi - lo) * (t + 1) / 2)
+    ys = np.array([float(func(mpmath.mpf(float(x)))) for x in xs])
+    base = np.zeros_like(xs)
+    for p, v in fixed.items():
+        base += v * xs**p
+    ref = np.abs(ys if scale is None else np.array([float(scale(x)) for x in xs]))
+    weight = 1.0 / ref if relative else np.ones_like(xs)
+    remaining = list(powers)
+    rounded = {}
+    while remaining:
+        basis = np.stack([xs**p for p in remaining], axis=1)
+        target = ys - base - sum((rounded[p] * xs**p for p in rounded), np.zeros_like(xs))
+        coeffs = lawson(basis, target, weight)
+        p = remaining.pop(0)
+        rounded[p] = f32(coeffs[0])
+    approx = base + sum(rounded[p] * xs**p for p in rounded)
+    err = np.max(np.abs(weight * (approx - ys)))
+    print(f"{name}: [{lo:.6g}, {hi:.6g}] max {'rel' if relative else 'abs'} error "
+          f"{err:.3g} = 2^{math.log2(err) if err else -math.inf:.2f}")
+    for p in powers:
+        print(f"  x^{p}: 0x{bits(rounded[p]):08x}  // {rounded[p]!r}")
+    return rounded
+
+
+LN2 = math.log(2)
+FITS = {
+    # exp(r) on [0, ln2] (floor reduction); the constant term is exactly 1.
+    "exp": lambda: fit("exp", mpmath.exp, -1e-6, LN2 + 1e-6, range(1, 7), fixed={0: 1.0}),
+}
+
+
+def main():
+    names = sys.argv[1:] or list(FITS)
+    for n in names:
+        FITS[n]()
+
+
+if __name__ == "__main__":
+    main()

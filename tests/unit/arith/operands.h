@@ -1,0 +1,77 @@
+// Operand generators shared by the arithmetic tests: special values, values
+// at the denormal and tininess boundaries, and random bit patterns.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace npu::arith::test {
+
+// Zeros, denormals, the normal range's ends, infinities, NaNs with and
+// without payload and sign, and values around 1, 2^23, 2^24 and 2^31.
+inline std::vector<uint32_t> specialValues() {
+  std::vector<uint32_t> v = {
+      0x00000000, 0x00000001, 0x00000100, 0x003fffff, 0x00400000, 0x007fffff, // +0, denormals
+      0x00800000, 0x00800001, 0x00ffffff, 0x01000000, 0x0d800000, 0x1f800000, // small normals
+      0x20000000, 0x20000001, 0x1fffffff, 0x33800000, 0x34000000, 0x3effffff, // 2^-63, 2^-24, ...
+      0x3f000000, 0x3f000001, 0x3f7fffff, 0x3f800000, 0x3f800001, 0x3fc00000, // 0.5, 1, 1.5
+      0x3fffffff, 0x40000000, 0x40400000, 0x4b000000, 0x4b000001, 0x4b400000, // 2, 3, 2^23
+      0x4b7fffff, 0x4b800000, 0x4effffff, 0x4f000000, 0x4f000001, 0x5f000000, // 2^24, 2^31
+      0x7effffff, 0x7f000000, 0x7f7fffff,                                     // large, max
+      0x7f800000, 0x7f800001, 0x7fc00000, 0x7fc00001, 0x7fffffff,             // inf, NaNs
+      0x3eaaaaab, 0x3dcccccd, 0x40490fdb, 0x42b17218, 0x42b17217, 0xc2aeac50, // 1/3, 0.1, pi, exp limits
+  };
+  size_t positives = v.size();
+  for (size_t i = 0; i < positives; ++i)
+    v.push_back(v[i] | 0x80000000u);
+  return v;
+}
+
+// Random operands: half uniform bit patterns, half with exponents near the
+// middle of the range so that sums, products and fused products of them
+// exercise cancellation and rounding rather than only overflow.
+class OperandSource {
+public:
+  explicit OperandSource(uint64_t seed) : rng_(seed) {}
+
+  uint32_t any() { return static_cast<uint32_t>(rng_()); }
+
+  uint32_t moderate() {
+    auto r = static_cast<uint32_t>(rng_());
+    uint32_t exponent = 96 + (r >> 23) % 64;
+    return (r & 0x807fffffu) | (exponent << 23);
+  }
+
+  uint32_t mixed() {
+    switch (rng_() % 4) {
+    case 0: return any();
+    case 1: {
+      const std::vector<uint32_t> &s = specials();
+      return s[rng_() % s.size()];
+    }
+    default: return moderate();
+    }
+  }
+
+  // A value whose exponent lies within `spread` of `base`'s, random sign
+  // and mantissa: operands that cancel when added.
+  uint32_t near(uint32_t base, unsigned spread) {
+    auto r = static_cast<uint32_t>(rng_());
+    int exponent = static_cast<int>((base >> 23) & 0xff) + static_cast<int>(r % (2 * spread + 1)) -
+                   static_cast<int>(spread);
+    exponent = exponent < 1 ? 1 : (exponent > 254 ? 254 : exponent);
+    return (r & 0x807fffffu) | (static_cast<uint32_t>(exponent) << 23);
+  }
+
+  std::mt19937_64 &rng() { return rng_; }
+
+private:
+  const std::vector<uint32_t> &specials() {
+    static const std::vector<uint32_t> s = specialValues();
+    return s;
+  }
+  std::mt19937_64 rng_;
+};
+
+} // namespace npu::arith::test

@@ -1,0 +1,402 @@
+// npu-ulp: measures the error of the micro-programs of docs/arith.md in ulp
+// against a correctly rounded reference: the function evaluated in double
+// precision with the C library, then rounded to binary32 with the spec's
+// flush-to-zero (npu::arith::soft::roundToFloat). The double result is
+// within a few double ulp of the exact value, so the reference is exact to
+// far below 0.001 float ulp away from the zeros of the function.
+//
+// The error of a result y for the exact value f is |y - f| / ulp(f), where
+// ulp(f) = 2^(max(e, -126) - 23) for 2^e <= |f| < 2^(e+1), and 2^-126 below
+// the normal range (the gap between 0 and the least normal number, the
+// spacing of binary32 with flush-to-zero). A correctly rounded result has an
+// error of at most 0.5. NaN, infinity and zero results must match the
+// reference exactly (zeros in sign too); mismatches are counted separately.
+#include "cli.h"
+#include "npu/arith/functions.h"
+#include "npu/arith/softfloat.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using npu::arith::Program;
+namespace soft = npu::arith::soft;
+
+// The value a binary32 input denotes to the primitives (denormals are zeros).
+double inputValue(uint32_t bits) {
+  return static_cast<double>(std::bit_cast<float>(soft::isNan(bits) ? bits : soft::canonical(bits)));
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+constexpr double kGeluK = 0.7978845608028654; // sqrt(2/pi)
+double geluArgument(double x) { return 2.0 * kGeluK * (x + 0.044715 * x * x * x); }
+
+// Exact values in double precision; the second argument is ignored by
+// one-input functions. Formulas avoid cancellation where the function is
+// tiny (e.g. x * sigmoid(v) rather than 0.5x(1 + tanh(v/2))).
+struct Reference {
+  const char *name;
+  std::function<double(double, double)> value;
+};
+
+const Reference *referenceFor(const std::string &name) {
+  static const Reference table[] = {
+      {"exp", [](double x, double) { return std::exp(x); }},
+      {"log", [](double x, double) { return std::log(x); }},
+      {"rsqrt", [](double x, double) { return 1.0 / std::sqrt(x); }},
+      {"sqrt", [](double x, double) { return std::sqrt(x); }},
+      {"recip", [](double x, double) { return 1.0 / x; }},
+      {"div", [](double a, double b) { return a / b; }},
+      {"neg", [](double x, double) { return -x; }},
+      {"abs", [](double x, double) { return std::fabs(x); }},
+      {"relu", [](double x, double) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }},
+      {"sigmoid", [](double x, double) { return sigmoid(x); }},
+      {"tanh", [](double x, double) { return std::tanh(x); }},
+      {"silu", [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(x); }},
+      {"gelu",
+       [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(geluArgument(x)); }},
+      {"sin", [](double x, double) { return std::sin(x); }},
+      {"cos", [](double x, double) { return std::cos(x); }},
+      {"pow", [](double x, double p) { return std::pow(x, p); }},
+      {"silu_bwd",
+       [](double x, double dy) {
+         if (std::isinf(x))
+           return x > 0 ? dy : -0.0 * dy;
+         double s = sigmoid(x), c = sigmoid(-x);
+         // Below x = -745, s underflows in double; the sign is that of 1 + x c.
+         return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c)) : dy * (s * (1.0 + x * c));
+       }},
+      {"gelu_bwd",
+       [](double x, double dy) {
+         if (std::isinf(x))
+           return x > 0 ? dy : -0.0 * dy;
+         double v = geluArgument(x);
+         double s = sigmoid(v), c = sigmoid(-v);
+         double dv = 2.0 * kGeluK * (1.0 + 3.0 * 0.044715 * x * x);
+         return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c * dv)) : dy * (s + x * s * c * dv);
+       }},
+  };
+  for (const Reference &r : table)
+    if (name == r.name)
+      return &r;
+  return nullptr;
+}
+
+// The binary32 result the spec's rounding makes of an exact value.
+uint32_t roundReference(double f) {
+  if (std::isnan(f))
+    return soft::kCanonicalNan;
+  if (std::isinf(f))
+    return f > 0 ? soft::kPositiveInfinity : (soft::kPositiveInfinity | soft::kSignBit);
+  if (f == 0)
+    return std::signbit(f) ? soft::kSignBit : 0;
+  int e;
+  double m = std::frexp(std::fabs(f), &e); // |f| = m * 2^e, m in [0.5, 1)
+  auto mantissa = static_cast<uint64_t>(std::ldexp(m, 53));
+  return soft::roundToFloat(std::signbit(f), e - 53, mantissa);
+}
+
+double ulpError(uint32_t y, double f) {
+  const double leastNormal = std::ldexp(1.0, -126);
+  double spacing = std::fabs(f) < leastNormal ? leastNormal : std::ldexp(1.0, std::ilogb(f) - 23);
+  return std::fabs(static_cast<double>(std::bit_cast<float>(y)) - f) / spacing;
+}
+
+struct Stats {
+  uint64_t count = 0;
+  uint64_t notCorrectlyRounded = 0;
+  uint64_t specialMismatches = 0;
+  double maxUlp = 0;
+  uint32_t worstInput[2] = {0, 0};
+  uint32_t worstOutput = 0;
+  double worstExact = 0;
+  uint32_t firstMismatch[2] = {0, 0};
+  uint32_t mismatchOutput = 0;
+  uint32_t mismatchExpected = 0;
+
+  void add(const uint32_t in[2], uint32_t y, double f) {
+    ++count;
+    uint32_t expected = roundReference(f);
+    bool special = soft::isNan(expected) || soft::isInfinity(expected) || soft::isNan(y) ||
+                   soft::isInfinity(y) || f == 0;
+    if (special) {
+      if (y != expected) {
+        if (specialMismatches++ == 0) {
+          firstMismatch[0] = in[0];
+          firstMismatch[1] = in[1];
+          mismatchOutput = y;
+          mismatchExpected = expected;
+        }
+      }
+      return;
+    }
+    if (y != expected)
+      ++notCorrectlyRounded;
+    // A result the spec's flush-to-zero makes zero is exact when it is zero,
+    // however far the exact value lies from it.
+    double err = (y == expected && soft::isZeroOrDenormal(expected)) ? 0.0 : ulpError(y, f);
+    if (err > maxUlp) {
+      maxUlp = err;
+      worstInput[0] = in[0];
+      worstInput[1] = in[1];
+      worstOutput = y;
+      worstExact = f;
+    }
+  }
+
+  void merge(const Stats &o) {
+    if (o.specialMismatches && !specialMismatches) {
+      std::copy(o.firstMismatch, o.firstMismatch + 2, firstMismatch);
+      mismatchOutput = o.mismatchOutput;
+      mismatchExpected = o.mismatchExpected;
+    }
+    count += o.count;
+    notCorrectlyRounded += o.notCorrectlyRounded;
+    specialMismatches += o.specialMismatches;
+    if (o.maxUlp > maxUlp) {
+      maxUlp = o.maxUlp;
+      std::copy(o.worstInput, o.worstInput + 2, worstInput);
+      worstOutput = o.worstOutput;
+      worstExact = o.worstExact;
+    }
+  }
+};
+
+float asFloat(uint32_t b) { return std::bit_cast<float>(b); }
+
+const std::vector<uint32_t> kSpecials = {
+    0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00800000,
+    0x80800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000,
+    0x7fc00000, 0xffc00001, 0x7f800001};
+
+struct Options {
+  std::string function;
+  uint64_t stride = 1;
+  uint64_t randomCount = 0;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  float secondInput = 1.0f; // dy of the *_bwd programs
+  unsigned threads = 1;
+  uint64_t seed = 1;
+};
+
+// Evaluates blocks of inputs with the fastest implementation and compares.
+class Measurement {
+public:
+  Measurement(const Options &opt, Program program, const Reference &ref, unsigned numInputs)
+      : opt_(opt), program_(program), ref_(ref), numInputs_(numInputs) {}
+
+  // Inputs x from a dense sweep of every stride-th bit pattern in [lo, hi],
+  // and the special values (zeros, denormals, infinities, NaN, extremes).
+  Stats sweep() {
+    const uint64_t total = (uint64_t(1) << 32) / opt_.stride;
+    constexpr uint64_t kBlock = 1 << 16;
+    std::atomic<uint64_t> next{0};
+    Stats specials;
+    std::vector<float> sx, sp(kSpecials.size(), opt_.secondInput), sy(kSpecials.size());
+    for (uint32_t bits : kSpecials) {
+      double v = inputValue(bits);
+      if ((v >= opt_.lo && v <= opt_.hi) || (std::isnan(v) && opt_.lo == -INFINITY && opt_.hi == INFINITY))
+        sx.push_back(asFloat(bits));
+    }
+    evaluateAndCompare(sx.data(), sp.data(), sy.data(), sx.size(), specials);
+    Stats swept = parallel([&](Stats &stats) {
+      std::vector<float> x(kBlock), p(kBlock, opt_.secondInput), y(kBlock);
+      for (uint64_t start; (start = next.fetch_add(kBlock)) < total;) {
+        size_t n = 0;
+        for (uint64_t k = start; k < std::min(total, start + kBlock); ++k) {
+          uint32_t bits = static_cast<uint32_t>(k * opt_.stride);
+          double v = inputValue(bits);
+          if (!(v >= opt_.lo && v <= opt_.hi) && !std::isnan(v))
+            continue;
+          if (std::isnan(v) && (opt_.lo != -INFINITY || opt_.hi != INFINITY))
+            continue;
+          x[n++] = asFloat(bits);
+        }
+        evaluateAndCompare(x.data(), p.data(), y.data(), n, stats);
+      }
+    });
+    swept.merge(specials);
+    return swept;
+  }
+
+  // Pairs (a, b) drawn by `draw`, for two-input programs.
+  Stats random(const std::function<std::pair<uint32_t, uint32_t>(std::mt19937_64 &)> &draw) {
+    constexpr uint64_t kBlock = 1 << 16;
+    std::atomic<uint64_t> next{0};
+    std::atomic<uint64_t> seedCounter{opt_.seed};
+    return parallel([&](Stats &stats) {
+      std::mt19937_64 rng(seedCounter.fetch_add(0x9e3779b97f4a7c15ULL));
+      std::vector<float> a(kBlock), b(kBlock), y(kBlock);
+      for (uint64_t start; (start = next.fetch_add(kBlock)) < opt_.randomCount;) {
+        size_t n = std::min(kBlock, opt_.randomCount - start);
+        for (size_t i = 0; i < n; ++i) {
+          auto [u, v] = draw(rng);
+          a[i] = asFloat(u);
+          b[i] = asFloat(v);
+        }
+        evaluateAndCompare(a.data(), b.data(), y.data(), n, stats);
+      }
+    });
+  }
+
+private:
+  Stats parallel(const std::function<void(Stats &)> &work) {
+    std::vector<Stats> partial(opt_.threads);
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < opt_.threads; ++t)
+      workers.emplace_back([&, t] { work(partial[t]); });
+    for (std::thread &w : workers)
+      w.join();
+    Stats total;
+    for (const Stats &s : partial)
+      total.merge(s);
+    return total;
+  }
+
+  void evaluateAndCompare(const float *a, const float *b, float *y, size_t n, Stats &stats) {
+    npu::arith::Operand in[2] = {{a}, {b}};
+    npu::arith::apply(program_, std::span(in, numInputs_), y, n);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t bits[2] = {std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i])};
+      double f = ref_.value(inputValue(bits[0]), inputValue(bits[1]));
+      stats.add(bits, std::bit_cast<uint32_t>(y[i]), f);
+    }
+  }
+
+  const Options &opt_;
+  Program program_;
+  const Reference &ref_;
+  unsigned numInputs_;
+};
+
+// Random operands for the two-input programs: uniform bit patterns half of
+// the time, values of moderate magnitude the other half.
+std::pair<uint32_t, uint32_t> drawDivision(std::mt19937_64 &rng) {
+  uint64_t r = rng();
+  auto a = static_cast<uint32_t>(r), b = static_cast<uint32_t>(r >> 32);
+  if (rng() & 1) {
+    a = (a & 0x807fffffu) | ((100 + (a >> 23) % 56) << 23);
+    b = (b & 0x807fffffu) | ((100 + (b >> 23) % 56) << 23);
+  }
+  return {a, b};
+}
+
+// pow: x in every binade, p integral, half-integral or arbitrary with
+// |x^p| mostly inside the float range.
+std::pair<uint32_t, uint32_t> drawPower(std::mt19937_64 &rng) {
+  uint64_t r = rng();
+  auto x = static_cast<uint32_t>(r);
+  float p;
+  switch ((r >> 32) % 4) {
+  case 0: p = static_cast<float>(static_cast<int>((r >> 40) % 61) - 30); break;
+  case 1: p = static_cast<float>(static_cast<int>((r >> 40) % 41) - 20) + 0.5f; break;
+  case 2: {
+    // |p| in [2^-20, 2^8] with random sign and mantissa
+    auto bits = static_cast<uint32_t>(((r >> 40) & 0x7fffff) | ((107 + (r >> 20) % 29) << 23));
+    p = asFloat(bits | ((r >> 63) ? 0x80000000u : 0));
+    break;
+  }
+  default: {
+    // x near 1, large |p|: the hard cases for the logarithm's accuracy
+    x = 0x3f800000u + static_cast<uint32_t>((r >> 40) % 0x20000) - 0x10000;
+    p = static_cast<float>(static_cast<int64_t>((r >> 17) % 2000000) - 1000000) * 0.25f;
+  }
+  }
+  return {x, std::bit_cast<uint32_t>(p)};
+}
+
+void printStats(const Options &opt, const char *what, const Stats &s, unsigned numInputs) {
+  std::printf("%-9s %-34s %12llu inputs  max %.3f ulp", opt.function.c_str(), what,
+              static_cast<unsigned long long>(s.count), s.maxUlp);
+  if (s.maxUlp > 0) {
+    std::printf(" at x=%a", asFloat(s.worstInput[0]));
+    if (numInputs > 1)
+      std::printf(" p=%a", asFloat(s.worstInput[1]));
+    std::printf(" (got %a, exact %.9g)", asFloat(s.worstOutput), s.worstExact);
+  }
+  std::printf("; %.4f%% not correctly rounded", s.count ? 100.0 * s.notCorrectlyRounded / s.count : 0);
+  std::printf("; %llu special mismatches", static_cast<unsigned long long>(s.specialMismatches));
+  if (s.specialMismatches)
+    std::printf(" (first: x=%08x p=%08x got %08x want %08x)", s.firstMismatch[0], s.firstMismatch[1],
+                s.mismatchOutput, s.mismatchExpected);
+  std::printf("\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  namespace po = npu::cli::po;
+  Options opt;
+  std::string range;
+  po::options_description options("Options");
+  options.add_options()("function,f", po::value(&opt.function)->required(),
+                        "micro-program to measure (exp, log, div, pow, silu_bwd, ...)")(
+      "stride", po::value(&opt.stride)->default_value(1),
+      "one-input programs: test every stride-th bit pattern (1 = all 2^32)")(
+      "range", po::value(&range), "one-input programs: only inputs x with LO <= x <= HI, as LO:HI")(
+      "dy", po::value(&opt.secondInput)->default_value(1.0f), "dy of silu_bwd and gelu_bwd")(
+      "random", po::value(&opt.randomCount)->default_value(100000000),
+      "div and pow: number of random operand pairs")(
+      "seed", po::value(&opt.seed)->default_value(1), "random seed")(
+      "threads,j", po::value(&opt.threads)->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "worker threads");
+  po::positional_options_description positional;
+  po::variables_map vm;
+  const npu::cli::Tool tool{"npu-ulp", "--function NAME [options]",
+                            "Measures a micro-program's error in ulp against a correctly rounded "
+                            "reference (double-precision libm, rounded with flush-to-zero)."};
+  if (auto code = npu::cli::parse(tool, argc, argv, options, positional, vm))
+    return *code;
+  if (!range.empty()) {
+    auto colon = range.find(':');
+    try {
+      if (colon == std::string::npos)
+        throw std::invalid_argument(range);
+      opt.lo = std::stod(range.substr(0, colon));
+      opt.hi = std::stod(range.substr(colon + 1));
+    } catch (const std::exception &) {
+      std::fprintf(stderr, "npu-ulp: error: --range must be LO:HI, got '%s'\n", range.c_str());
+      return npu::cli::kExitUsage;
+    }
+  }
+  if (opt.stride == 0 || opt.threads == 0) {
+    std::fprintf(stderr, "npu-ulp: error: --stride and --threads must be positive\n");
+    return npu::cli::kExitUsage;
+  }
+  const Reference *ref = referenceFor(opt.function);
+  std::optional<Program> program;
+  for (unsigned i = 0; i < npu::arith::microcode::kNumPrograms; ++i)
+    if (opt.function == npu::arith::microcode::kPrograms[i].name)
+      program = static_cast<Program>(i);
+  if (!ref || !program) {
+    std::fprintf(stderr, "npu-ulp: error: unknown function '%s'\n", opt.function.c_str());
+    return npu::cli::kExitUsage;
+  }
+  const unsigned numInputs = npu::arith::microcode::kPrograms[static_cast<size_t>(*program)].numInputs;
+  Measurement m(opt, *program, *ref, numInputs);
+  std::printf("implementation: %s\n",
+              npu::arith::implementationName(npu::arith::fastestImplementation()));
+  if (opt.function == "div" || opt.function == "pow") {
+    Stats s = m.random(opt.function == "div" ? drawDivision : drawPower);
+    printStats(opt, "random pairs", s, numInputs);
+    return s.specialMismatches ? npu::cli::kExitFailure : npu::cli::kExitOk;
+  }
+  Stats s = m.sweep();
+  std::string what = opt.stride == 1 ? "all inputs" : "every " + std::to_string(opt.stride) + "th input";
+  if (!range.empty())
+    what += " in [" + range + "]";
+  printStats(opt, what.c_str(), s, numInputs);
+  return s.specialMismatches ? npu::cli::kExitFailure : npu::cli::kExitOk;
+}
