@@ -2111,7 +2111,8 @@ void Assembler::buildObject() {
       order.push_back(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return segments_[a].address < segments_[b].address; });
-  // The previous data and check section in address order: end, start, where.
+  // The previous data and check section in address order: its range and
+  // where it was started.
   struct Previous {
     uint64_t address = 0, end = 0;
     const SavedLocation *location = nullptr;
