@@ -18,7 +18,8 @@ def CSR_RING_BASE_LO  : CsrRegister<"RING_BASE_LO", 0x010, "rw", "Ring base addr
 def CSR_RING_BASE_HI  : CsrRegister<"RING_BASE_HI", 0x014, "rw", "Ring base address, bits 63-32.">;
 def CSR_RING_ENTRIES  : CsrRegister<"RING_ENTRIES", 0x018, "rw", "Ring size in packets, a power of two.">;
 def CSR_RING_TAIL     : CsrRegister<"RING_TAIL", 0x01c, "rw",
-                          "Producer index; writing it rings the doorbell.">;
+                          "Producer index; writing it rings the doorbell. While the device "
+                          "is halted or faulted it may also be set back to RING_HEAD.">;
 def CSR_RING_HEAD     : CsrRegister<"RING_HEAD", 0x020, "ro", "Consumer index: packets completed mod 2^32.">;
 def CSR_STATUS        : CsrRegister<"STATUS", 0x024, "ro", "Device state bits.">;
 def CSR_CONTROL       : CsrRegister<"CONTROL", 0x028, "wo", "Command bits.">;
@@ -40,3 +41,7 @@ def STATUS_HALTED : CsrBit<CSR_STATUS, "HALTED", 1, "A HALT was executed; the do
 def STATUS_FAULT  : CsrBit<CSR_STATUS, "FAULT", 2, "A packet faulted; ERROR_CODE and FAULT_* describe it.">;
 def CONTROL_RESET : CsrBit<CSR_CONTROL, "RESET", 0,
                            "Clears STATUS, the fault registers, the counters, RING_HEAD and RING_TAIL.">;
+def CONTROL_RESUME : CsrBit<CSR_CONTROL, "RESUME", 1,
+                            "Clears HALTED so that the doorbell is served again; the ring "
+                            "indices and counters are kept (a driver first sets RING_TAIL to "
+                            "RING_HEAD to drop what followed the HALT).">;

@@ -593,3 +593,17 @@ def MP_pow : MicroProgram<"pow", ["x", "y"],
      (fle:$p0 $ap, 0),
      (sel:$e $p0, 0x3f800000, $e)], "e",
     "x^y = exp(y ln|x|) with ln|x| and the product in two parts; C99 special cases.">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary operations
+//===----------------------------------------------------------------------===//
+
+// The vector engine runs even single-primitive operations as programs, so
+// that the ISS and the RTL share one path for every elementwise instruction.
+def MP_add : MicroProgram<"add", ["a", "b"], [(fadd:$r $a, $b)], "r", "a + b.">;
+def MP_sub : MicroProgram<"sub", ["a", "b"], [(fsub:$r $a, $b)], "r", "a - b.">;
+def MP_mul : MicroProgram<"mul", ["a", "b"], [(fmul:$r $a, $b)], "r", "a * b.">;
+def MP_max : MicroProgram<"max", ["a", "b"], [(fmax:$r $a, $b)], "r",
+                          "max(a, b): NaN if either is NaN, -0 < +0.">;
+def MP_min : MicroProgram<"min", ["a", "b"], [(fmin:$r $a, $b)], "r",
+                          "min(a, b): NaN if either is NaN, -0 < +0.">;

@@ -44,9 +44,14 @@ bool CsrFile::write(uint32_t offset, uint32_t value) {
   case RING_TAIL: tail = value; break;
   case CONTROL:
     if (value & CONTROL_RESET) {
-      *this = CsrFile{.ringBase = ringBase, .ringEntries = ringEntries};
+      CsrFile fresh;
+      fresh.ringBase = ringBase;
+      fresh.ringEntries = ringEntries;
+      *this = fresh;
       return true;
     }
+    if (value & CONTROL_RESUME)
+      halted = false;
     break;
   default: break; // writes to read-only or unassigned offsets are ignored
   }

@@ -60,6 +60,7 @@ struct Runtime::Impl {
   uint32_t ringEntries = 0;
   uint32_t ringTail = 0;
   uint64_t streamIndexAtReset = 0; // stream index of the device's packet 0
+  uint64_t droppedSinceReset = 0;  // stream packets never run because a HALT preceded them
 
   // Submission state, guarded by queueMutex.
   mutable std::mutex queueMutex;
@@ -86,9 +87,10 @@ struct Runtime::Impl {
   }
 
   // Executes a batch through the ring; returns the fault if one occurred.
-  std::optional<FaultInfo> runBatch(const std::vector<isa::Packet> &batch, uint64_t batchStart) {
+  std::optional<FaultInfo> runBatch(const std::vector<isa::Packet> &batch) {
     using namespace isa::csr;
     std::lock_guard<std::mutex> lock(deviceMutex);
+    const uint32_t tailAtStart = ringTail;
     for (size_t done = 0; done < batch.size();) {
       const uint32_t slot = ringTail & (ringEntries - 1);
       const size_t n = std::min<size_t>(batch.size() - done, ringEntries - slot);
@@ -102,9 +104,11 @@ struct Runtime::Impl {
       if (status & STATUS_FAULT)
         return readFault();
       if (status & STATUS_HALTED) {
-        // HALT stops the device until reset; the rest of the batch is dropped.
-        programRing();
-        streamIndexAtReset = batchStart + batch.size();
+        // HALT stops the stream: drop what followed it and resume.
+        ringTail = backend->readCsr(RING_HEAD);
+        backend->writeCsr(RING_TAIL, ringTail);
+        backend->writeCsr(CONTROL, CONTROL_RESUME);
+        droppedSinceReset += batch.size() - (ringTail - tailAtStart);
         return std::nullopt;
       }
     }
@@ -120,7 +124,7 @@ struct Runtime::Impl {
     info.fault.address =
         backend->readCsr(FAULT_ADDR_LO) | uint64_t(backend->readCsr(FAULT_ADDR_HI)) << 32;
     info.fault.packetIndex = static_cast<int64_t>(devicePacket);
-    info.streamIndex = streamIndexAtReset + devicePacket;
+    info.streamIndex = streamIndexAtReset + droppedSinceReset + devicePacket;
     isa::Packet packet;
     backend->readMemory(ringBase + (devicePacket & (ringEntries - 1)) * isa::kPacketBytes,
                         packet.data(), packet.size());
@@ -148,7 +152,7 @@ struct Runtime::Impl {
       }
       std::optional<FaultInfo> batchFault;
       try {
-        batchFault = runBatch(batch, batchStart);
+        batchFault = runBatch(batch);
       } catch (const mem::DeviceFault &e) {
         // The ring itself is unreachable: report it as a fault of the batch.
         batchFault = FaultInfo{e.fault(), batchStart, "(ring write)"};
@@ -376,6 +380,7 @@ void Runtime::reset() {
     std::lock_guard<std::mutex> device(impl_->deviceMutex);
     impl_->programRing();
     impl_->streamIndexAtReset = impl_->submitted;
+    impl_->droppedSinceReset = 0;
   }
   impl_->fault.reset();
 }

@@ -3,6 +3,8 @@
 #include "../context.h"
 #include "../vector_ops.h"
 
+#include <vector>
+
 namespace npu::sim {
 
 namespace {
@@ -24,22 +26,25 @@ template <class Op> Work binaryWork(const Op &op) {
           .bytesWritten = satMul(n, 4)};
 }
 
-// dst = program(a, b) over rows x cols with b broadcast; `extra` is a
-// per-packet constant input (alpha) or null.
+// dst = program(a, b') over rows x cols with b broadcast, where b' is b or,
+// given `alpha`, alpha*b rounded first (ADD and SUB).
 template <class Op>
-void binary(ExecContext &ctx, const Op &op, Program program, const float *extra = nullptr) {
+void binary(ExecContext &ctx, const Op &op, Program program, const float *alpha = nullptr) {
   const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
   const uint64_t bCount = broadcastElements(op.bcast, op.rows, op.cols);
   ctx.requireDisjoint("dst", op.dst, n * 4, "a", op.a, n * 4, true);
   ctx.requireDisjoint("dst", op.dst, n * 4, "b", op.b, bCount * 4, op.bcast == isa::Broadcast::none);
   const float *a = ctx.read<float>(op.a, n).data();
   const float *b = ctx.read<float>(op.b, bCount).data();
+  std::vector<float> scaled;
+  if (alpha) {
+    scaled.resize(bCount);
+    map(Program::Mul, {every(alpha), each(b)}, scaled.data(), bCount);
+    b = scaled.data();
+  }
   float *dst = ctx.write<float>(op.dst, n).data();
   const auto run = [&](const float *aPart, arith::Operand bPart, float *dstPart, uint64_t count) {
-    if (extra)
-      map(program, {each(aPart), bPart, every(extra)}, dstPart, count);
-    else
-      map(program, {each(aPart), bPart}, dstPart, count);
+    map(program, {each(aPart), bPart}, dstPart, count);
   };
   switch (op.bcast) {
   case isa::Broadcast::none: run(a, each(b), dst, n); break;
@@ -73,22 +78,16 @@ template <class Op> void withScalar(ExecContext &ctx, const Op &op, Program prog
 
 } // namespace
 
-// alpha = 1 takes the one-step program: alpha*b is then exact, so the
-// result is the same bits either way.
+// With alpha = 1 the scaling pass is skipped: 1*b is b (after the same
+// flushing and NaN canonicalisation the add applies), so the bits agree.
 Work work(const isa::inst::Add &op) { return binaryWork(op); }
 void execute(ExecContext &ctx, const isa::inst::Add &op) {
-  if (op.alpha == 1.0f)
-    binary(ctx, op, Program::Add);
-  else
-    binary(ctx, op, Program::AddScaled, &op.alpha);
+  binary(ctx, op, Program::Add, op.alpha == 1.0f ? nullptr : &op.alpha);
 }
 
 Work work(const isa::inst::Sub &op) { return binaryWork(op); }
 void execute(ExecContext &ctx, const isa::inst::Sub &op) {
-  if (op.alpha == 1.0f)
-    binary(ctx, op, Program::Sub);
-  else
-    binary(ctx, op, Program::SubScaled, &op.alpha);
+  binary(ctx, op, Program::Sub, op.alpha == 1.0f ? nullptr : &op.alpha);
 }
 
 Work work(const isa::inst::Mul &op) { return binaryWork(op); }
