@@ -61,6 +61,11 @@ def _lazy_init() -> None:
     """Nothing to do: the runtime starts with the first device call."""
 
 
+def _is_in_bad_fork() -> bool:
+    """torch.manual_seed asks: the runtime does not support fork anyway."""
+    return False
+
+
 def device_count() -> int:
     return 1
 
