@@ -72,9 +72,9 @@ std::string backendName() { return runtime().backendName(); }
 void setBackend(const std::string &name) {
   flush();
   rt::Runtime &current = runtime();
-  if (current.backendName() == name)
-    return;
   const DeviceAllocator::Stats stats = allocator().stats();
+  if (stats.liveBlocks > 0 && current.backendName() == name)
+    return; // already there; a fresh device would need the tensors gone
   TORCH_CHECK(stats.liveBlocks == 0, "cannot switch the NPU backend to '", name, "': ",
               stats.liveBlocks, " tensor allocation(s) (", stats.allocatedBytes,
               " bytes) are still live on the '", current.backendName(),

@@ -25,8 +25,9 @@ namespace npu::bridge {
 
 rt::Runtime &runtime();
 std::string backendName();
-// Re-creates the runtime on another backend. Fails with a clear message when
-// tensors are still live on the device (their addresses would dangle).
+// Re-creates the runtime (a fresh device) on the named backend. Fails with a
+// clear message when tensors are still live on the device (their addresses
+// would dangle), unless it is the current backend: then nothing changes.
 void setBackend(const std::string &name);
 // Submits the calling thread's pending packets.
 void flush();
