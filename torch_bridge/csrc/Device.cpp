@@ -148,7 +148,7 @@ OpScope::~OpScope() {
   const uint64_t own = built - nested;
   counter_.packets.fetch_add(own, std::memory_order_relaxed);
   state.attributedInScope += own;
-  if (logOps())
+  if (own > 0 && logOps()) // a scope that built no packets ran nothing on the NPU
     logLine("NPU", std::string(counter_.name) + (description_.empty() ? "" : " ") + description_ +
                        " (" + std::to_string(own) + (own == 1 ? " packet)" : " packets)"));
   if (state.depth == 0) {
