@@ -39,7 +39,7 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
       address = runtime().malloc(size);
     } catch (const rt::Error &first) {
       if (first.code() != rt::ErrorCode::OutOfMemory)
-        TORCH_CHECK(false, "NPU: ", first.what());
+        raise(first);
       // Cached blocks may be what stands in the way.
       releaseCacheLocked();
       try {
@@ -97,12 +97,10 @@ void DeviceAllocator::copy_data(void *dest, const void *src, size_t count) const
   if (count == 0)
     return;
   flush();
-  try {
+  deviceCall([&] {
     runtime().memcpyDeviceToDevice(reinterpret_cast<uint64_t>(dest),
                                    reinterpret_cast<uint64_t>(src), count);
-  } catch (const rt::Error &e) {
-    TORCH_CHECK(false, "NPU: ", e.what());
-  }
+  });
 }
 
 DeviceAllocator::Stats DeviceAllocator::stats() const {

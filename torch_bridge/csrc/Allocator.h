@@ -48,7 +48,7 @@ private:
   void releaseCacheLocked();
 
   mutable std::mutex mutex_;
-  std::unordered_map<uint64_t, uint64_t> live_; // address -> block size
+  std::unordered_map<uint64_t, uint64_t> live_;               // address -> block size
   std::unordered_map<uint64_t, std::vector<uint64_t>> cache_; // block size -> addresses
   Stats stats_;
 };

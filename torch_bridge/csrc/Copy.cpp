@@ -16,14 +16,6 @@ namespace npu::bridge {
 
 namespace {
 
-void checkRuntime(auto &&call) {
-  try {
-    call();
-  } catch (const rt::Error &e) {
-    TORCH_CHECK(false, "NPU: ", e.what());
-  }
-}
-
 void logCopy(const char *direction, uint64_t bytes, const char *what = nullptr) {
   if (debugLevel() >= 2)
     logLine("COPY", std::string(direction) + " " + std::to_string(bytes) + " bytes" +
@@ -47,7 +39,8 @@ at::Tensor download(const at::Tensor &src) {
   if (src.is_non_overlapping_and_dense()) {
     at::Tensor host = at::empty_strided(src.sizes(), src.strides(), cpu);
     flush();
-    checkRuntime([&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(src), host.nbytes()); });
+    deviceCall(
+        [&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(src), host.nbytes()); });
     logCopy("D->H", host.nbytes());
     return host;
   }
@@ -55,7 +48,8 @@ at::Tensor download(const at::Tensor &src) {
   emitGather(addressOf(dense), src);
   at::Tensor host = at::empty(src.sizes(), cpu);
   flush();
-  checkRuntime([&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(dense), host.nbytes()); });
+  deviceCall(
+      [&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(dense), host.nbytes()); });
   logCopy("D->H", host.nbytes(), "gathered on the device first");
   return host;
 }
@@ -66,7 +60,7 @@ void upload(const at::Tensor &dst, const at::Tensor &host) {
     // Lay the values out in dst's memory order and copy them in one piece.
     at::Tensor ordered = host.permute(memoryOrder(dst)).contiguous();
     flush();
-    checkRuntime([&] {
+    deviceCall([&] {
       runtime().memcpyHostToDevice(addressOf(dst), ordered.data_ptr(), ordered.nbytes());
     });
     logCopy("H->D", ordered.nbytes());
@@ -75,7 +69,7 @@ void upload(const at::Tensor &dst, const at::Tensor &host) {
   at::Tensor contiguous = host.contiguous();
   at::Tensor staged = emptyNpuLike(dst);
   flush();
-  checkRuntime([&] {
+  deviceCall([&] {
     runtime().memcpyHostToDevice(addressOf(staged), contiguous.data_ptr(), contiguous.nbytes());
   });
   logCopy("H->D", contiguous.nbytes(), "then stored into a strided view");

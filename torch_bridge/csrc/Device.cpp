@@ -39,8 +39,8 @@ std::map<std::string, uint64_t> g_fallbacks;
 
 struct ThreadState {
   std::vector<isa::Packet> pending;
-  uint64_t flushed = 0;            // packets submitted by this thread
-  int depth = 0;                   // OpScope nesting
+  uint64_t flushed = 0;           // packets submitted by this thread
+  int depth = 0;                  // OpScope nesting
   uint64_t attributedInScope = 0; // packets counted by nested scopes
 };
 thread_local ThreadState t_state;
@@ -67,7 +67,9 @@ rt::Runtime &runtime() {
   return *g_runtime;
 }
 
-std::string backendName() { return runtime().backendName(); }
+std::string backendName() {
+  return runtime().backendName();
+}
 
 void setBackend(const std::string &name) {
   flush();
@@ -75,8 +77,8 @@ void setBackend(const std::string &name) {
   const DeviceAllocator::Stats stats = allocator().stats();
   if (stats.liveBlocks > 0 && current.backendName() == name)
     return; // already there; a fresh device would need the tensors gone
-  TORCH_CHECK(stats.liveBlocks == 0, "cannot switch the NPU backend to '", name, "': ",
-              stats.liveBlocks, " tensor allocation(s) (", stats.allocatedBytes,
+  TORCH_CHECK(stats.liveBlocks == 0, "cannot switch the NPU backend to '", name,
+              "': ", stats.liveBlocks, " tensor allocation(s) (", stats.allocatedBytes,
               " bytes) are still live on the '", current.backendName(),
               "' device; free them (del, gc.collect()) first");
   TORCH_CHECK(!current.capturing(), "cannot switch the NPU backend during a trace capture");
@@ -93,7 +95,19 @@ void setBackend(const std::string &name) {
   delete old;
 }
 
-std::vector<isa::Packet> &pendingPackets() { return t_state.pending; }
+std::vector<isa::Packet> &pendingPackets() {
+  return t_state.pending;
+}
+
+void raise(const rt::Error &error) {
+  if (error.code() == rt::ErrorCode::DeviceFault) {
+    runtime().reset();
+    TORCH_CHECK(false, "NPU: ", error.what(),
+                ". The device was reset; tensors written by the packets queued since the last "
+                "synchronisation hold undefined values.");
+  }
+  TORCH_CHECK(false, "NPU: ", error.what());
+}
 
 void flush() {
   std::vector<isa::Packet> &pending = t_state.pending;
@@ -106,7 +120,7 @@ void flush() {
   } catch (const rt::Error &e) {
     pending.clear();
     allocator().releaseDeferred();
-    TORCH_CHECK(false, "NPU: ", e.what());
+    raise(e);
   }
   if (debugLevel() >= 3)
     logLine("NPU", "  submitted " + std::to_string(pending.size()) + " packet(s)");
@@ -116,11 +130,7 @@ void flush() {
 
 void synchronize() {
   flush();
-  try {
-    runtime().synchronize();
-  } catch (const rt::Error &e) {
-    TORCH_CHECK(false, "NPU: ", e.what());
-  }
+  deviceCall([] { runtime().synchronize(); });
 }
 
 OpCounter::OpCounter(const char *name) : name(name) {
@@ -156,16 +166,20 @@ OpScope::~OpScope() {
     try {
       flush();
     } catch (const c10::Error &e) {
-      // A destructor must not throw; the fault stays pending in the runtime
-      // and the next synchronising call reports it.
+      // A destructor must not throw: report the failed submission here; the
+      // device was reset by raise().
       logLine("NPU", std::string("submit failed: ") + e.what_without_backtrace());
     }
   }
 }
 
-bool logOps() { return g_debugLevel.load(std::memory_order_relaxed) >= 1; }
+bool logOps() {
+  return g_debugLevel.load(std::memory_order_relaxed) >= 1;
+}
 
-uint64_t packetCount() { return g_packetCount.load(std::memory_order_relaxed); }
+uint64_t packetCount() {
+  return g_packetCount.load(std::memory_order_relaxed);
+}
 
 std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats() {
   std::lock_guard<std::mutex> lock(g_statsMutex);
@@ -197,10 +211,18 @@ void resetStats() {
   g_fallbacks.clear();
 }
 
-int debugLevel() { return g_debugLevel.load(std::memory_order_relaxed); }
-void setDebugLevel(int level) { g_debugLevel = level; }
-bool strictMode() { return g_strict.load(std::memory_order_relaxed); }
-void setStrictMode(bool strict) { g_strict = strict; }
+int debugLevel() {
+  return g_debugLevel.load(std::memory_order_relaxed);
+}
+void setDebugLevel(int level) {
+  g_debugLevel = level;
+}
+bool strictMode() {
+  return g_strict.load(std::memory_order_relaxed);
+}
+void setStrictMode(bool strict) {
+  g_strict = strict;
+}
 
 void logLine(std::string_view tag, std::string_view text) {
   // The seed's colours: native green, fallback red, copies blue, views grey.

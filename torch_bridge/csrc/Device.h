@@ -29,6 +29,20 @@ std::string backendName();
 // clear message when tensors are still live on the device (their addresses
 // would dangle), unless it is the current backend: then nothing changes.
 void setBackend(const std::string &name);
+// Throws a runtime error as a PyTorch error. A device fault is sticky in
+// the runtime; this resets the device (keeping its memory) first, so that
+// it stays usable after the error is reported.
+[[noreturn]] void raise(const rt::Error &error);
+
+// Runs a runtime call, translating its errors with raise().
+template <class F> decltype(auto) deviceCall(F &&call) {
+  try {
+    return call();
+  } catch (const rt::Error &e) {
+    raise(e);
+  }
+}
+
 // Submits the calling thread's pending packets.
 void flush();
 // flush() and wait until the device has run everything submitted.

@@ -272,8 +272,12 @@ void binaryInto(BinaryOp op, const at::Tensor &dst, const at::Tensor &a, const a
       other = dst;
     }
     switch (op) {
-    case BinaryOp::Sub: emitScalar(ScalarOp::ReverseSub, addressOf(dst), addressOf(other), s, n); break;
-    case BinaryOp::Div: emitScalar(ScalarOp::ReverseDiv, addressOf(dst), addressOf(other), s, n); break;
+    case BinaryOp::Sub:
+      emitScalar(ScalarOp::ReverseSub, addressOf(dst), addressOf(other), s, n);
+      break;
+    case BinaryOp::Div:
+      emitScalar(ScalarOp::ReverseDiv, addressOf(dst), addressOf(other), s, n);
+      break;
     default: emitScalar(scalarForm(op), addressOf(dst), addressOf(other), s, n);
     }
   } else {
@@ -282,7 +286,9 @@ void binaryInto(BinaryOp op, const at::Tensor &dst, const at::Tensor &a, const a
 }
 
 std::string binaryDescription(const at::Tensor &a, const at::Tensor &b) {
-  auto shape = [](const at::Tensor &t) { return isNpu(t) ? shapeString(t) : std::string("scalar"); };
+  auto shape = [](const at::Tensor &t) {
+    return isNpu(t) ? shapeString(t) : std::string("scalar");
+  };
   return shape(a) + ", " + shape(b);
 }
 
@@ -322,26 +328,28 @@ at::Tensor &binaryOut(OpCounter &counter, BinaryOp op, const at::Tensor &a, cons
   return out;
 }
 
-float alphaOf(const at::Scalar &alpha) { return static_cast<float>(alpha.toDouble()); }
+float alphaOf(const at::Scalar &alpha) {
+  return static_cast<float>(alpha.toDouble());
+}
 
 #define NPU_BINARY_WITH_ALPHA(name, kind)                                                          \
   at::Tensor name##Tensor(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha) {     \
     static OpCounter counter(#name);                                                               \
     if (!lowerable(a, b))                                                                          \
-      return fallbackTo<NPU_ATEN_OP2(name, Tensor)>(a, b, alpha);                                      \
+      return fallbackTo<NPU_ATEN_OP2(name, Tensor)>(a, b, alpha);                                  \
     return binaryFunctional(counter, BinaryOp::kind, a, b, alphaOf(alpha));                        \
   }                                                                                                \
   at::Tensor &name##Inplace(at::Tensor &self, const at::Tensor &b, const at::Scalar &alpha) {      \
     static OpCounter counter(#name "_");                                                           \
     if (!isFloatNpu(self) || !lowerable(self, b))                                                  \
-      return fallbackTo<NPU_ATEN_OP2(name##_, Tensor)>(self, b, alpha);                                \
+      return fallbackTo<NPU_ATEN_OP2(name##_, Tensor)>(self, b, alpha);                            \
     return binaryInplace(counter, BinaryOp::kind, self, b, alphaOf(alpha));                        \
   }                                                                                                \
   at::Tensor &name##Out(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha,         \
                         at::Tensor &out) {                                                         \
     static OpCounter counter(#name ".out");                                                        \
     if (!lowerableOut(out, a, b))                                                                  \
-      return fallbackTo<NPU_ATEN_OP2(name, out)>(a, b, alpha, out);                                    \
+      return fallbackTo<NPU_ATEN_OP2(name, out)>(a, b, alpha, out);                                \
     return binaryOut(counter, BinaryOp::kind, a, b, alphaOf(alpha), out);                          \
   }
 
@@ -349,19 +357,19 @@ float alphaOf(const at::Scalar &alpha) { return static_cast<float>(alpha.toDoubl
   at::Tensor name##Tensor(const at::Tensor &a, const at::Tensor &b) {                              \
     static OpCounter counter(#name);                                                               \
     if (!lowerable(a, b))                                                                          \
-      return fallbackTo<NPU_ATEN_OP2(name, Tensor)>(a, b);                                             \
+      return fallbackTo<NPU_ATEN_OP2(name, Tensor)>(a, b);                                         \
     return binaryFunctional(counter, BinaryOp::kind, a, b, 1.0f);                                  \
   }                                                                                                \
   at::Tensor &name##Inplace(at::Tensor &self, const at::Tensor &b) {                               \
     static OpCounter counter(#name "_");                                                           \
     if (!isFloatNpu(self) || !lowerable(self, b))                                                  \
-      return fallbackTo<NPU_ATEN_OP2(name##_, Tensor)>(self, b);                                       \
+      return fallbackTo<NPU_ATEN_OP2(name##_, Tensor)>(self, b);                                   \
     return binaryInplace(counter, BinaryOp::kind, self, b, 1.0f);                                  \
   }                                                                                                \
   at::Tensor &name##Out(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {               \
     static OpCounter counter(#name ".out");                                                        \
     if (!lowerableOut(out, a, b))                                                                  \
-      return fallbackTo<NPU_ATEN_OP2(name, out)>(a, b, out);                                           \
+      return fallbackTo<NPU_ATEN_OP2(name, out)>(a, b, out);                                       \
     return binaryOut(counter, BinaryOp::kind, a, b, 1.0f, out);                                    \
   }
 
@@ -381,13 +389,13 @@ at::Tensor rsubTensor(const at::Tensor &self, const at::Tensor &other, const at:
   at::Tensor name##Functional(const at::Tensor &a, const at::Tensor &b) {                          \
     static OpCounter counter(#name);                                                               \
     if (!isFloatNpu(a) || !isFloatNpu(b))                                                          \
-      return fallbackTo<NPU_ATEN_OP(name)>(a, b);                                                      \
+      return fallbackTo<NPU_ATEN_OP(name)>(a, b);                                                  \
     return binaryFunctional(counter, BinaryOp::kind, a, b, 1.0f);                                  \
   }                                                                                                \
   at::Tensor &name##Out(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {               \
     static OpCounter counter(#name ".out");                                                        \
     if (!isFloatNpu(a) || !isFloatNpu(b) || !isFloatNpu(out))                                      \
-      return fallbackTo<NPU_ATEN_OP2(name, out)>(a, b, out);                                           \
+      return fallbackTo<NPU_ATEN_OP2(name, out)>(a, b, out);                                       \
     return binaryOut(counter, BinaryOp::kind, a, b, 1.0f, out);                                    \
   }
 
@@ -403,8 +411,8 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
   if (logOps())
     scope.describe(shapeString(self));
   const at::Tensor src = contiguousOnDevice(self);
-  const bool direct = out.is_contiguous() &&
-                      (!mayOverlap(out, src) || addressOf(out) == addressOf(src));
+  const bool direct =
+      out.is_contiguous() && (!mayOverlap(out, src) || addressOf(out) == addressOf(src));
   const at::Tensor dst = direct ? out : emptyNpuLike(out);
   emitInto(addressOf(dst), addressOf(src), self.numel());
   if (!direct)
@@ -415,30 +423,27 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
   at::Tensor name##Functional(const at::Tensor &self) {                                            \
     static OpCounter counter(#name);                                                               \
     if (!isFloatNpu(self))                                                                         \
-      return fallbackTo<NPU_ATEN_OP(name)>(self);                                                      \
+      return fallbackTo<NPU_ATEN_OP(name)>(self);                                                  \
     at::Tensor out = emptyNpuLike(self);                                                           \
-    unaryStore(counter, out, self, [](uint64_t d, uint64_t s, int64_t n) {                         \
-      emitUnary(UnaryOp::kind, d, s, n);                                                           \
-    });                                                                                            \
+    unaryStore(counter, out, self,                                                                 \
+               [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::kind, d, s, n); });      \
     return out;                                                                                    \
   }                                                                                                \
   at::Tensor &name##Inplace(at::Tensor &self) {                                                    \
     static OpCounter counter(#name "_");                                                           \
     if (!isFloatNpu(self))                                                                         \
-      return fallbackTo<NPU_ATEN_OP(name##_)>(self);                                                   \
-    unaryStore(counter, self, self, [](uint64_t d, uint64_t s, int64_t n) {                        \
-      emitUnary(UnaryOp::kind, d, s, n);                                                           \
-    });                                                                                            \
+      return fallbackTo<NPU_ATEN_OP(name##_)>(self);                                               \
+    unaryStore(counter, self, self,                                                                \
+               [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::kind, d, s, n); });      \
     return self;                                                                                   \
   }                                                                                                \
   at::Tensor &name##Out(const at::Tensor &self, at::Tensor &out) {                                 \
     static OpCounter counter(#name ".out");                                                        \
     if (!isFloatNpu(self) || !isFloatNpu(out))                                                     \
-      return fallbackTo<NPU_ATEN_OP2(name, out)>(self, out);                                           \
+      return fallbackTo<NPU_ATEN_OP2(name, out)>(self, out);                                       \
     at::native::resize_output(out, self.sizes());                                                  \
-    unaryStore(counter, out, self, [](uint64_t d, uint64_t s, int64_t n) {                         \
-      emitUnary(UnaryOp::kind, d, s, n);                                                           \
-    });                                                                                            \
+    unaryStore(counter, out, self,                                                                 \
+               [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::kind, d, s, n); });      \
     return out;                                                                                    \
   }
 
@@ -525,8 +530,7 @@ at::Tensor powFunctional(const at::Tensor &self, const at::Scalar &exponent) {
     return fallbackTo<NPU_ATEN_OP2(pow, Tensor_Scalar)>(self, exponent);
   const double p = exponent.toDouble();
   at::Tensor out = emptyNpuLike(self);
-  unaryStore(counter, out, self,
-             [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
+  unaryStore(counter, out, self, [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
   return out;
 }
 

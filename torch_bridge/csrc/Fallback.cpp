@@ -49,7 +49,8 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
               " has no NPU kernel for these arguments and would run on the CPU");
   countFallback(name);
   if (firstFallbackOf(name))
-    TORCH_WARN("npu: ", name, " has no NPU kernel for these arguments; it runs on the CPU "
+    TORCH_WARN("npu: ", name,
+               " has no NPU kernel for these arguments; it runs on the CPU "
                "(its tensors are copied to the host and back). Warned once per op; "
                "torch.npu.fallback_stats() counts every fallback.");
   if (logOps())

@@ -58,11 +58,7 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void synchronizeEvent(void *event) const override {
     if (!event)
       return;
-    try {
-      runtime().waitEvent(*static_cast<uint64_t *>(event));
-    } catch (const rt::Error &e) {
-      TORCH_CHECK(false, "NPU: ", e.what());
-    }
+    deviceCall([&] { runtime().waitEvent(*static_cast<uint64_t *>(event)); });
   }
   bool queryStream(const c10::Stream &) const override {
     flush();

@@ -46,9 +46,7 @@ struct NpuHooks final : public at::PrivateUse1HooksInterface {
   at::Generator getNewGenerator(c10::DeviceIndex index) const override {
     return at::make_generator<NpuGeneratorImpl>(index);
   }
-  at::Device getDeviceFromPtr(void *) const override {
-    return {c10::DeviceType::PrivateUse1, 0};
-  }
+  at::Device getDeviceFromPtr(void *) const override { return {c10::DeviceType::PrivateUse1, 0}; }
   void resizePrivateUse1Bytes(const c10::Storage &storage, size_t bytes) const override {
     resizeStorageBytes(storage.unsafeGetStorageImpl(), bytes);
   }

@@ -58,14 +58,13 @@ void storeThroughHost(const at::Tensor &dst, uint64_t src) {
   at::Tensor span = at::empty({extent}, cpu);
   at::Tensor values = at::empty(dst.sizes(), cpu);
   flush();
-  try {
+  deviceCall([&] {
     runtime().memcpyDeviceToHost(span.data_ptr(), addressOf(dst), extent * itemsize);
     runtime().memcpyDeviceToHost(values.data_ptr(), src, values.nbytes());
-    span.as_strided(dst.sizes(), dst.strides()).copy_(values);
-    runtime().memcpyHostToDevice(addressOf(dst), span.data_ptr(), extent * itemsize);
-  } catch (const rt::Error &e) {
-    TORCH_CHECK(false, "NPU: ", e.what());
-  }
+  });
+  span.as_strided(dst.sizes(), dst.strides()).copy_(values);
+  deviceCall(
+      [&] { runtime().memcpyHostToDevice(addressOf(dst), span.data_ptr(), extent * itemsize); });
   if (debugLevel() >= 2)
     logLine("COPY", "D->H->D " + std::to_string(extent * itemsize) +
                         " bytes: store into a view of " + std::to_string(dst.numel()) +
@@ -75,8 +74,8 @@ void storeThroughHost(const at::Tensor &dst, uint64_t src) {
 } // namespace
 
 at::Tensor emptyNpu(c10::IntArrayRef sizes, c10::ScalarType dtype) {
-  return at::detail::empty_generic(sizes, &allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                   dtype, std::nullopt);
+  return at::detail::empty_generic(
+      sizes, &allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype, std::nullopt);
 }
 
 uint32_t u32(int64_t value, const char *what) {

@@ -16,11 +16,15 @@ inline uint64_t addressOf(const at::Tensor &t) {
   return reinterpret_cast<uint64_t>(t.unsafeGetTensorImpl()->data());
 }
 
-inline bool isNpu(const at::Tensor &t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+inline bool isNpu(const at::Tensor &t) {
+  return t.device().type() == c10::DeviceType::PrivateUse1;
+}
 
 // A contiguous npu tensor, allocated without a trip through the dispatcher.
 at::Tensor emptyNpu(c10::IntArrayRef sizes, c10::ScalarType dtype);
-inline at::Tensor emptyNpuLike(const at::Tensor &t) { return emptyNpu(t.sizes(), t.scalar_type()); }
+inline at::Tensor emptyNpuLike(const at::Tensor &t) {
+  return emptyNpu(t.sizes(), t.scalar_type());
+}
 
 // Checked narrowing for packet fields.
 uint32_t u32(int64_t value, const char *what);

@@ -97,8 +97,8 @@ void matmulStore(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b
 void checkMm(const at::Tensor &a, const at::Tensor &b) {
   TORCH_CHECK(a.dim() == 2, "self must be a matrix");
   TORCH_CHECK(b.dim() == 2, "mat2 must be a matrix");
-  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
-              "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
+              a.size(1), " and ", b.size(0), "x", b.size(1), ")");
 }
 
 at::Tensor mm(const at::Tensor &a, const at::Tensor &b) {

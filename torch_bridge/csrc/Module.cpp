@@ -12,15 +12,6 @@ namespace npu::bridge {
 
 namespace {
 
-// Runtime errors as Python RuntimeError with the runtime's message.
-template <class F> auto runtimeCall(F &&f) {
-  try {
-    return f();
-  } catch (const rt::Error &e) {
-    throw std::runtime_error(std::string("NPU: ") + e.what());
-  }
-}
-
 py::dict memoryStats() {
   const DeviceAllocator::Stats a = allocator().stats();
   const rt::MemoryStats r = runtime().memoryStats();
@@ -45,26 +36,26 @@ py::dict memoryStats() {
 py::dict deviceStats() {
   synchronize();
   py::dict stats;
-  stats["cycles"] = runtimeCall([] { return runtime().deviceCycles(); });
+  stats["cycles"] = deviceCall([] { return runtime().deviceCycles(); });
   stats["packets"] = packetCount();
   return stats;
 }
 
 void beginCapture(const std::string &path) {
   flush();
-  runtimeCall([&] { runtime().beginCapture(path); });
+  deviceCall([&] { runtime().beginCapture(path); });
 }
 
 void endCapture() {
   flush();
-  runtimeCall([] { runtime().endCapture(); });
+  deviceCall([] { runtime().endCapture(); });
 }
 
 // At interpreter exit: a capture still running is written out.
 void shutdown() {
   flush();
   if (runtime().capturing())
-    runtimeCall([] { runtime().endCapture(); });
+    deviceCall([] { runtime().endCapture(); });
 }
 
 } // namespace
@@ -74,6 +65,14 @@ void shutdown() {
 PYBIND11_MODULE(_C, m) {
   using namespace npu::bridge;
   m.doc() = "The NPU's PyTorch PrivateUse1 backend (use torch.npu after import npu_bridge)";
+  // PyTorch's errors as Python exceptions with their message, not the C++ trace.
+  py::register_local_exception_translator([](std::exception_ptr error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const c10::Error &e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
   m.def("_backend_name", [] { return backendName(); });
   m.def("_set_backend", &setBackend, py::arg("name"));
   m.def("_synchronize", [] { synchronize(); });

@@ -86,8 +86,7 @@ at::Tensor &softmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at
   return out;
 }
 
-at::Tensor &logSoftmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat,
-                          at::Tensor &out) {
+at::Tensor &logSoftmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at::Tensor &out) {
   if (!isFloatNpu(self) || !isFloatNpu(out) || halfToFloat)
     return fallbackTo<NPU_ATEN_OP2(_log_softmax, out)>(self, dim, halfToFloat, out);
   static OpCounter counter("_log_softmax.out");
@@ -205,7 +204,7 @@ at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::S
                          (indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong);
   if (!lowerable)
     return fallbackTo<NPU_ATEN_OP(embedding)>(weight, indices, paddingIdx.expect_int(),
-                                          scaleGradByFreq, sparse);
+                                              scaleGradByFreq, sparse);
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(weight) + "[" + shapeString(indices) + "]");

@@ -62,7 +62,22 @@ namespace npu::bridge {
 
 enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
 enum class ScalarOp { Add, Sub, Mul, Div, Max, Min, ReverseSub, ReverseDiv };
-enum class UnaryOp { Neg, Exp, Log, Rsqrt, Sqrt, Reciprocal, Abs, Relu, Sigmoid, Tanh, Silu, Gelu, Sin, Cos };
+enum class UnaryOp {
+  Neg,
+  Exp,
+  Log,
+  Rsqrt,
+  Sqrt,
+  Reciprocal,
+  Abs,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Silu,
+  Gelu,
+  Sin,
+  Cos
+};
 
 // dst (contiguous float32, the broadcast shape) = a op alpha*b for float32
 // npu tensors a and b broadcastable to dst; alpha only for Add and Sub.

@@ -23,7 +23,8 @@ namespace {
 
 enum class Reduction { Sum, Mean, Max };
 
-template <class Inst> void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+template <class Inst>
+void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
   Inst inst;
   inst.dst = dst;
   inst.src = src;
@@ -107,9 +108,15 @@ void emitReduction(Reduction kind, const at::Tensor &out, const at::Tensor &self
   }
   const at::Tensor source = contiguousOnDevice(arranged);
   switch (kind) {
-  case Reduction::Sum: emitRowReduction<isa::inst::RowSum>(dst, addressOf(source), rows, cols); break;
-  case Reduction::Mean: emitRowReduction<isa::inst::RowMean>(dst, addressOf(source), rows, cols); break;
-  case Reduction::Max: emitRowReduction<isa::inst::RowMax>(dst, addressOf(source), rows, cols); break;
+  case Reduction::Sum:
+    emitRowReduction<isa::inst::RowSum>(dst, addressOf(source), rows, cols);
+    break;
+  case Reduction::Mean:
+    emitRowReduction<isa::inst::RowMean>(dst, addressOf(source), rows, cols);
+    break;
+  case Reduction::Max:
+    emitRowReduction<isa::inst::RowMax>(dst, addressOf(source), rows, cols);
+    break;
   }
 }
 

@@ -155,7 +155,9 @@ at::Tensor &maskedFillTensorInplace(at::Tensor &self, const at::Tensor &mask,
 // --- cat ---------------------------------------------------------------------
 
 // Legacy rule: 1-D empty tensors take no part in cat.
-bool skipped(const at::Tensor &t) { return t.dim() == 1 && t.size(0) == 0; }
+bool skipped(const at::Tensor &t) {
+  return t.dim() == 1 && t.size(0) == 0;
+}
 
 bool catLowerable(const at::ITensorListRef &tensors) {
   std::optional<c10::ScalarType> dtype;
@@ -195,8 +197,10 @@ std::vector<int64_t> catShape(const std::vector<at::Tensor> &inputs, int64_t dim
                 "Tensors must have same number of dimensions: got ", shape.size(), " and ",
                 t.dim());
     for (int64_t d = 0; d < t.dim(); ++d)
-      TORCH_CHECK(d == dim || t.size(d) == shape[d], "Sizes of tensors must match except in "
-                  "dimension ", dim, ". Expected size ", shape[d], " but got size ", t.size(d),
+      TORCH_CHECK(d == dim || t.size(d) == shape[d],
+                  "Sizes of tensors must match except in "
+                  "dimension ",
+                  dim, ". Expected size ", shape[d], " but got size ", t.size(d),
                   " for tensor number in the list.");
     shape[dim] += t.size(dim);
   }

@@ -85,9 +85,8 @@ void ensureStorageFits(const at::Tensor &self) {
   c10::TensorImpl *impl = self.unsafeGetTensorImpl();
   if (impl->numel() == 0)
     return;
-  const size_t needed = at::detail::computeStorageNbytes(impl->sizes(), impl->strides(),
-                                                         impl->dtype().itemsize(),
-                                                         impl->storage_offset());
+  const size_t needed = at::detail::computeStorageNbytes(
+      impl->sizes(), impl->strides(), impl->dtype().itemsize(), impl->storage_offset());
   c10::StorageImpl *storage = impl->storage().unsafeGetStorageImpl();
   if (needed > storage->nbytes())
     resizeStorageBytes(storage, needed);
@@ -149,11 +148,8 @@ at::Scalar localScalarDense(const at::Tensor &self) {
               " elements cannot be converted to Scalar");
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   flush();
-  try {
-    runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(self), self.element_size());
-  } catch (const rt::Error &e) {
-    TORCH_CHECK(false, "NPU: ", e.what());
-  }
+  deviceCall(
+      [&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(self), self.element_size()); });
   if (debugLevel() >= 2)
     logLine("COPY", "D->H " + std::to_string(self.element_size()) + " bytes (item)");
   return host.item();
@@ -212,7 +208,8 @@ at::Tensor &fillTensor(at::Tensor &self, const at::Tensor &value) {
     return fillScalar(self, value.item());
   static OpCounter counter("fill_");
   OpScope scope(counter);
-  at::Tensor source = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
+  at::Tensor source =
+      value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
   at::Tensor dense = self.is_contiguous() ? self : emptyNpuLike(self);
   const int64_t zero = 0;
   emitGather(addressOf(dense), addressOf(source), {dense.numel()}, c10::IntArrayRef(&zero, 1),
@@ -222,7 +219,9 @@ at::Tensor &fillTensor(at::Tensor &self, const at::Tensor &value) {
   return self;
 }
 
-at::Tensor &zero(at::Tensor &self) { return fillScalar(self, 0); }
+at::Tensor &zero(at::Tensor &self) {
+  return fillScalar(self, 0);
+}
 
 // Draws on the host with the npu generator's state, then uploads.
 template <class Draw>
@@ -266,9 +265,8 @@ void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes) {
   const size_t keep = std::min(storage->nbytes(), bytes);
   if (keep > 0) {
     const int64_t one = 1;
-    emitGather(reinterpret_cast<uint64_t>(fresh.get()),
-               reinterpret_cast<uint64_t>(storage->data()), {int64_t(keep)},
-               c10::IntArrayRef(&one, 1), 1);
+    emitGather(reinterpret_cast<uint64_t>(fresh.get()), reinterpret_cast<uint64_t>(storage->data()),
+               {int64_t(keep)}, c10::IntArrayRef(&one, 1), 1);
   }
   // The old block is handed back only after the copy reading it is queued.
   flush();

@@ -89,3 +89,11 @@ def test_backend_switching():
         assert torch.npu.get_backend() == "iss"
         assert torch.npu.memory_stats()["device.live_allocations"] == 0
     assert torch.equal(torch.full((2,), 3.0, device="npu").cpu(), torch.full((2,), 3.0))
+
+
+def test_a_device_fault_is_reported_and_the_device_recovers():
+    table = torch.randn(11, 6).to("npu")
+    lookup = torch.nn.functional.embedding(torch.tensor([1, 99]).to("npu"), table)  # queued
+    with pytest.raises(RuntimeError, match=r"device fault .*index 99 .*outside \[0, 11\).*was reset"):
+        lookup.cpu()
+    assert torch.equal((table * 2).cpu(), table.cpu() * 2)
