@@ -1,6 +1,7 @@
 // Fused NN ops: softmax and log-softmax (SOFTMAX), the "safe" softmax of
 // scaled_dot_product_attention, RMS norm (RMSNORM, so F.rms_norm and
-// nn.RMSNorm are native), embedding lookup (EMBEDDING), and the SDPA
+// nn.RMSNorm are native, and its gradient RMSNORM_BWD, which autograd needs
+// once the forward is native), embedding lookup (EMBEDDING), and the SDPA
 // backend choice that sends attention through its math decomposition.
 #include "Device.h"
 #include "Layout.h"
@@ -15,6 +16,7 @@
 #include <ATen/ops/embedding_ops.h>
 #include <torch/library.h>
 
+#include <array>
 #include <bit>
 #include <limits>
 
@@ -197,6 +199,50 @@ std::tuple<at::Tensor, at::Tensor> fusedRmsNorm(const at::Tensor &input,
   return {out, rstd};
 }
 
+// The gradient of _fused_rms_norm (autograd calls it for npu tensors, and
+// there is no CPU kernel to fall back to): RMSNORM_BWD.
+std::tuple<at::Tensor, at::Tensor> fusedRmsNormBackward(const at::Tensor &gradOut,
+                                                        const at::Tensor &input,
+                                                        at::IntArrayRef normalizedShape,
+                                                        const at::Tensor &rstd,
+                                                        const std::optional<at::Tensor> &weight,
+                                                        std::array<bool, 2> outputMask) {
+  static OpCounter counter("_fused_rms_norm_backward");
+  const bool hasWeight = weight && weight->defined();
+  TORCH_CHECK(isFloatNpu(gradOut) && isFloatNpu(input) && isFloatNpu(rstd) &&
+                  (!hasWeight || isFloatNpu(*weight)),
+              "_fused_rms_norm_backward on the NPU needs float32 npu tensors");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(input) + (hasWeight ? " * weight" : ""));
+  const int64_t cols = c10::multiply_integers(normalizedShape);
+  const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
+  at::Tensor dx = emptyNpuLike(input);
+  const bool wantWeightGrad = hasWeight && outputMask[1];
+  at::Tensor dweight = wantWeightGrad ? emptyNpuLike(*weight) : at::Tensor();
+  if (rows > 0 && cols > 0) {
+    const at::Tensor x = contiguousOnDevice(input);
+    const at::Tensor dy = contiguousOnDevice(gradOut);
+    const at::Tensor r = contiguousOnDevice(rstd);
+    const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
+    isa::inst::RmsnormBwd backward;
+    backward.dx = addressOf(dx);
+    backward.x = addressOf(x);
+    backward.dy = addressOf(dy);
+    backward.weight = hasWeight ? addressOf(w) : 0;
+    backward.rstd = addressOf(r);
+    backward.dweight = wantWeightGrad ? addressOf(dweight) : 0;
+    backward.rows = u32(rows, "rows");
+    backward.cols = u32(cols, "columns");
+    backward.use_weight = hasWeight;
+    backward.write_dweight = wantWeightGrad;
+    emit(backward);
+  } else if (wantWeightGrad) {
+    emitFillWords(addressOf(dweight), 0, dweight.numel());
+  }
+  return {outputMask[0] ? dx : at::Tensor(), dweight};
+}
+
 at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::SymInt paddingIdx,
                      bool scaleGradByFreq, bool sparse) {
   static OpCounter counter("embedding");
@@ -244,6 +290,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax.out", logSoftmaxOut);
   m.impl("_safe_softmax", safeSoftmax);
   m.impl("_fused_rms_norm", fusedRmsNorm);
+  m.impl("_fused_rms_norm_backward", fusedRmsNormBackward);
   m.impl("embedding", embedding);
   m.impl("_fused_sdp_choice", fusedSdpChoice);
 }

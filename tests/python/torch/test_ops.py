@@ -474,3 +474,16 @@ def test_clone_and_contiguous_gather_on_the_device():
     assert copied.is_contiguous()
     check(copied, x.permute(2, 0, 1).contiguous(), EXACT)
     check(cloned, x.permute(2, 0, 1), EXACT)
+
+
+def test_rms_norm_gradient_is_native():
+    # Once the forward is an NPU op, autograd asks the NPU for its gradient.
+    x, weight = torch.randn(3, 5, 8), torch.randn(8)
+    cpu_x, cpu_w = x.clone().requires_grad_(), weight.clone().requires_grad_()
+    F.rms_norm(cpu_x, [8], cpu_w, eps=1e-6).mul(torch.arange(8.0)).sum().backward()
+    npu_x, npu_w = npu(x).requires_grad_(), npu(weight).requires_grad_()
+    out = F.rms_norm(npu_x, [8], npu_w, eps=1e-6)
+    with native("_fused_rms_norm_backward"):
+        out.mul(npu(torch.arange(8.0))).sum().backward()
+    check(npu_x.grad, cpu_x.grad, SUMS)
+    check(npu_w.grad, cpu_w.grad, SUMS)
