@@ -112,9 +112,10 @@ void emitSafeSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols)
     inst.cols = u32(cols, "columns");
     emit(inst);
   };
-  auto columnOp = [&](auto inst, uint64_t vector) {
+  // dst = a (op) vector[row], for each row.
+  auto perRow = [&](auto inst, uint64_t a, uint64_t vector) {
     inst.dst = dst;
-    inst.a = dst;
+    inst.a = a;
     inst.b = vector;
     inst.rows = u32(rows, "rows");
     inst.cols = u32(cols, "columns");
@@ -123,18 +124,11 @@ void emitSafeSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols)
   };
   rowReduce(isa::inst::RowMax{}, maxima, src);
   emitScalar(ScalarOp::Max, maxima, maxima, std::numeric_limits<float>::lowest(), rows);
-  isa::inst::Sub shift;
-  shift.dst = dst;
-  shift.a = src;
-  shift.b = maxima;
-  shift.rows = u32(rows, "rows");
-  shift.cols = u32(cols, "columns");
-  shift.bcast = isa::Broadcast::col;
-  emit(shift);
+  perRow(isa::inst::Sub{}, src, maxima);
   emitUnary(UnaryOp::Exp, dst, dst, rows * cols);
   rowReduce(isa::inst::RowSum{}, sums, dst);
   emitScalar(ScalarOp::Max, sums, sums, std::numeric_limits<float>::min(), rows);
-  columnOp(isa::inst::Div{}, sums);
+  perRow(isa::inst::Div{}, dst, sums);
 }
 
 at::Tensor safeSoftmax(const at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype) {
@@ -201,12 +195,10 @@ std::tuple<at::Tensor, at::Tensor> fusedRmsNorm(const at::Tensor &input,
 
 // The gradient of _fused_rms_norm (autograd calls it for npu tensors, and
 // there is no CPU kernel to fall back to): RMSNORM_BWD.
-std::tuple<at::Tensor, at::Tensor> fusedRmsNormBackward(const at::Tensor &gradOut,
-                                                        const at::Tensor &input,
-                                                        at::IntArrayRef normalizedShape,
-                                                        const at::Tensor &rstd,
-                                                        const std::optional<at::Tensor> &weight,
-                                                        std::array<bool, 2> outputMask) {
+std::tuple<at::Tensor, at::Tensor>
+fusedRmsNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
+                     at::IntArrayRef normalizedShape, const at::Tensor &rstd,
+                     const std::optional<at::Tensor> &weight, std::array<bool, 2> outputMask) {
   static OpCounter counter("_fused_rms_norm_backward");
   const bool hasWeight = weight && weight->defined();
   TORCH_CHECK(isFloatNpu(gradOut) && isFloatNpu(input) && isFloatNpu(rstd) &&

@@ -54,10 +54,6 @@ public:
 };
 const at::Generator &defaultGenerator();
 
-} // namespace npu::bridge
-
-namespace npu::bridge {
-
 // --- Elementwise lowering (ElementwiseOps.cpp) ---------------------------------
 
 enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
