@@ -118,6 +118,7 @@ struct Stats {
   uint64_t notCorrectlyRounded = 0;
   uint64_t specialMismatches = 0;
   double maxUlp = 0;
+  double maxAbsolute = 0; // |y - f| over the results compared in ulp
   uint32_t worstInput[2] = {0, 0};
   uint32_t worstOutput = 0;
   double worstExact = 0;
@@ -146,6 +147,7 @@ struct Stats {
     // A result the spec's flush-to-zero makes zero is exact when it is zero,
     // however far the exact value lies from it.
     double err = (y == expected && soft::isZeroOrDenormal(expected)) ? 0.0 : ulpError(y, f);
+    maxAbsolute = std::max(maxAbsolute, std::fabs(static_cast<double>(std::bit_cast<float>(y)) - f));
     if (err > maxUlp) {
       maxUlp = err;
       worstInput[0] = in[0];
@@ -164,6 +166,7 @@ struct Stats {
     count += o.count;
     notCorrectlyRounded += o.notCorrectlyRounded;
     specialMismatches += o.specialMismatches;
+    maxAbsolute = std::max(maxAbsolute, o.maxAbsolute);
     if (o.maxUlp > maxUlp) {
       maxUlp = o.maxUlp;
       std::copy(o.worstInput, o.worstInput + 2, worstInput);
@@ -326,6 +329,7 @@ void printStats(const Options &opt, const char *what, const Stats &s, unsigned n
       std::printf(" p=%a", asFloat(s.worstInput[1]));
     std::printf(" (got %a, exact %.9g)", asFloat(s.worstOutput), s.worstExact);
   }
+  std::printf("; max absolute error %.3g", s.maxAbsolute);
   std::printf("; %.4f%% not correctly rounded", s.count ? 100.0 * s.notCorrectlyRounded / s.count : 0);
   std::printf("; %llu special mismatches", static_cast<unsigned long long>(s.specialMismatches));
   if (s.specialMismatches)
