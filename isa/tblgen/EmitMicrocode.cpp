@@ -14,30 +14,6 @@ namespace npu::tblgen {
 
 namespace {
 
-std::string camelCase(const std::string &snake) {
-  std::string out;
-  bool upper = true;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out += upper ? llvm::toUpper(c) : c;
-    upper = false;
-  }
-  return out;
-}
-
-std::string cString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string hex32(uint32_t v) {
   return "0x" + llvm::utohexstr(v, /*LowerCase=*/true) + "u";
 }
