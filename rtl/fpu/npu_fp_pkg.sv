@@ -3,6 +3,7 @@
 // rounding step every unit ends with (round to nearest even with an
 // unbounded exponent, then flush results below 2^-126 and overflow results
 // of 2^128 or more).
+/* verilator lint_off UNUSEDPARAM */ // a library of constants
 package npu_fp_pkg;
 
   localparam logic [31:0] FP_CANONICAL_NAN = 32'h7fc0_0000;
@@ -83,3 +84,4 @@ package npu_fp_pkg;
   endfunction
 
 endpackage
+/* verilator lint_on UNUSEDPARAM */

@@ -11,7 +11,12 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<std::string, BackendFactory> factories;
-  Registry() { factories["iss"] = makeIssBackend; }
+  Registry() {
+    factories["iss"] = makeIssBackend;
+#ifdef NPU_HAVE_RTL
+    factories["rtl"] = makeRtlBackend;
+#endif
+  }
 };
 
 Registry &registry() {

@@ -52,6 +52,11 @@ struct BackendOptions {
   mem::AddressMap addressMap = mem::AddressMap::defaults();
   // For backends built on the ISS: values only, cycles only, or both.
   sim::Mode issMode = sim::Mode::Both;
+  // For backends built on the RTL: a VCD waveform of the clock cycles
+  // [waveformStart, waveformStop) when the path is set (else $NPU_RTL_VCD).
+  std::string waveformPath;
+  uint64_t waveformStart = 0;
+  uint64_t waveformStop = UINT64_MAX;
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions &)>;
