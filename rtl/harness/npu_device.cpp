@@ -86,6 +86,7 @@ struct Device::Impl {
   std::deque<Burst> responses;       // write bursts waiting for their B response
   LiteAccess lite;
   bool progress = false;
+  std::vector<std::pair<uint64_t, uint64_t>> written;
 
   Impl(mem::PhysicalMemory &m, const DeviceOptions &o)
       : memory(m), options(o), context(std::make_unique<VerilatedContext>()),
@@ -226,6 +227,10 @@ struct Device::Impl {
           while (j < kBeatBytes && (f.wStrb >> j & 1))
             ++j;
           memory.write(base + i, f.wData.data() + i, j - i);
+          if (!written.empty() && written.back().first + written.back().second == base + i)
+            written.back().second += j - i;
+          else
+            written.emplace_back(base + i, j - i);
           i = j;
         }
       }
@@ -347,5 +352,9 @@ void Device::runUntilIdle() {
 }
 
 std::vector<sim::PacketRecord> Device::takeRecords() { return std::exchange(records_, {}); }
+
+std::vector<std::pair<uint64_t, uint64_t>> Device::takeWrittenRanges() {
+  return std::exchange(impl_->written, {});
+}
 
 } // namespace npu::rtl

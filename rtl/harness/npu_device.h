@@ -71,6 +71,10 @@ public:
 
   uint64_t cycle() const { return cycle_; } // clock cycles since construction
 
+  // The byte ranges the device wrote since the last call, in write order
+  // (adjacent ranges merged), for co-simulation.
+  std::vector<std::pair<uint64_t, uint64_t>> takeWrittenRanges();
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -15,6 +15,7 @@ struct Registry {
     factories["iss"] = makeIssBackend;
 #ifdef NPU_HAVE_RTL
     factories["rtl"] = makeRtlBackend;
+    factories["cosim"] = makeCosimBackend;
 #endif
   }
 };

@@ -46,6 +46,10 @@ public:
   // A human-readable cause of the current fault beyond what the CSRs say
   // (e.g. which operands overlap), or empty. Diagnostics only.
   virtual std::string faultDiagnostic() const { return {}; }
+
+  // A human-readable report on the run since the last RESET beyond the
+  // statistics (cosim: ISS and RTL cycles side by side), or empty.
+  virtual std::string summary() const { return {}; }
 };
 
 struct BackendOptions {
