@@ -361,7 +361,7 @@ int run(const po::variables_map &vm) {
 int main(int argc, char **argv) {
   po::options_description options("Options");
   options.add_options()
-      ("backend,b", po::value<std::string>()->default_value("iss"),
+      ("backend,b", po::value<std::string>()->default_value("", "$NPU_BACKEND or iss"),
        "execution backend: iss, or rtl and cosim when built with Verilator")
       ("mode,m", po::value<std::string>()->default_value("func"),
        "func (values only), perf (cycles only) or both")
