@@ -624,6 +624,162 @@ TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
   EXPECT_EQ(out.fault->code, mem::FaultCode::InvalidOperand);
 }
 
+// Operands drawn from a small window so that they often overlap: the RTL
+// faults (Overlap, or InvalidOperand for bad pitches) exactly when the ISS
+// does, with the same code.
+TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
+  Twin twin(5);
+  auto &rng = twin.rng;
+  const uint64_t window = twin.floats(1024);
+  const auto at = [&] { return window + 4 * (rng() % 96); };
+  const auto small = [&] { return 1 + static_cast<uint32_t>(rng() % 12); };
+  int faults = 0;
+  for (int t = 0; t < 120; ++t) {
+    isa::Packet p;
+    std::string what;
+    switch (t % 12) {
+    case 0: {
+      isa::inst::Add op;
+      op.rows = small();
+      op.cols = small();
+      op.bcast = static_cast<isa::Broadcast>(rng() % 4);
+      op.a = at();
+      op.b = at();
+      op.dst = rng() % 3 ? at() : op.a;
+      p = packetOf(op);
+      what = "add";
+      break;
+    }
+    case 1: {
+      isa::inst::Exp op;
+      op.n = small() * 4;
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      p = packetOf(op);
+      what = "exp";
+      break;
+    }
+    case 2: {
+      isa::inst::RowSum op;
+      op.rows = small();
+      op.cols = small();
+      op.src = at();
+      op.dst = at();
+      p = packetAs(op, rng() & 1 ? isa::Opcode::ROW_MAX : isa::Opcode::COL_SUM);
+      what = "reduction";
+      break;
+    }
+    case 3: {
+      isa::inst::Softmax op;
+      op.rows = small();
+      op.cols = small();
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      p = packetOf(op);
+      what = "softmax";
+      break;
+    }
+    case 4: {
+      isa::inst::Rmsnorm op;
+      op.rows = small();
+      op.cols = small();
+      op.eps = 1e-5f;
+      op.use_weight = rng() & 1;
+      op.write_rstd = rng() & 1;
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      op.weight = at();
+      op.rstd = at();
+      p = packetOf(op);
+      what = "rmsnorm";
+      break;
+    }
+    case 5: {
+      isa::inst::SoftmaxBwd op;
+      op.rows = small();
+      op.cols = small();
+      op.y = at();
+      op.dy = at();
+      op.dx = rng() % 3 ? at() : op.y;
+      p = packetOf(op);
+      what = "softmax_bwd";
+      break;
+    }
+    case 6: {
+      isa::inst::RmsnormBwd op;
+      op.rows = small();
+      op.cols = small();
+      op.use_weight = rng() & 1;
+      op.write_dweight = rng() & 1;
+      op.x = at();
+      op.dy = at();
+      op.weight = at();
+      op.rstd = at();
+      op.dweight = at();
+      op.dx = rng() % 3 ? at() : op.x;
+      p = packetOf(op);
+      what = "rmsnorm_bwd";
+      break;
+    }
+    case 7: {
+      isa::inst::Adamw op;
+      op.n = small();
+      op.param = at();
+      op.grad = at();
+      op.exp_avg = at();
+      op.exp_avg_sq = at();
+      op.hyper = (window + 4 * (rng() % 96)) & ~uint64_t(31);
+      p = packetOf(op);
+      what = "adamw";
+      break;
+    }
+    case 8: {
+      isa::inst::SiluBwd op;
+      op.n = small() * 3;
+      op.x = at();
+      op.dy = at();
+      op.dx = rng() % 3 ? at() : op.dy;
+      p = packetAs(op, rng() & 1 ? isa::Opcode::SILU_BWD : isa::Opcode::GELU_BWD);
+      what = "silu/gelu_bwd";
+      break;
+    }
+    case 9: {
+      isa::inst::Matmul op;
+      op.m = small();
+      op.k = small();
+      op.n = small();
+      op.lda = rng() % 4 ? 0 : static_cast<uint32_t>(rng() % 14);
+      op.a = at();
+      op.b = at();
+      op.c = at();
+      p = packetOf(op);
+      what = "matmul";
+      break;
+    }
+    case 10: {
+      isa::inst::Adds op;
+      op.n = small() * 5;
+      op.a = at();
+      op.dst = at();
+      p = packetAs(op, isa::Opcode::RDIVS);
+      what = "rdivs";
+      break;
+    }
+    default: {
+      isa::inst::Copy op;
+      op.bytes = small() * 7;
+      op.src = at() + rng() % 4;
+      op.dst = at();
+      p = packetOf(op);
+      what = "copy";
+      break;
+    }
+    }
+    faults += twin.run(p, what + " #" + std::to_string(t)).fault.has_value();
+  }
+  EXPECT_GT(faults, 20); // the window makes overlaps common
+}
+
 // A fault mid-stream stops the ring at that packet; RESET clears it and the
 // device runs again.
 TEST(RtlFaults, FaultStopsTheRingAtItsPacketAndResetRecovers) {
