@@ -145,7 +145,8 @@ module npu_top (
     .trace_bytes_written, .trace_state(dbg_cmd_state));
 
   assign trace_fault = pkt_fault;
-  assign trace_end_cycle = cycles;
+  // The completing cycle counts too: a packet ends where the next one starts.
+  assign trace_end_cycle = cycles + 64'd1;
   assign dbg_active = active;
 
   // ---- engines ------------------------------------------------------------------------
