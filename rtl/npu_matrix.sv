@@ -148,14 +148,18 @@ module npu_matrix (
 
   logic [31:0] a_buf [T][KC];
   logic [31:0] b_buf [KC][T];
-  logic [31:0] acc [T][T];
 
   // ---- the PE array ---------------------------------------------------------------------
-  logic [31:0] pe_result [T][T];
+  // PE (i, j) accumulates C[i][j]: cleared or loaded with the old C per tile,
+  // then one fma per compute cycle with A[i][kk] and B[kk][j].
+  logic [31:0] acc [T][T];
+  logic        pe_load [T][T];
+  logic [31:0] pe_value [T][T];
   for (genvar i = 0; i < T; i++) begin : g_row
     for (genvar j = 0; j < T; j++) begin : g_col
-      npu_fp_fma u_pe (.a(a_buf[i][kk[KB-1:0]]), .b(b_buf[kk[KB-1:0]][j]), .c(acc[i][j]),
-                       .result(pe_result[i][j]));
+      npu_matrix_pe u_pe (.clk, .enable(state == S_COMPUTE), .a(a_buf[i][kk[KB-1:0]]),
+                          .b(b_buf[kk[KB-1:0]][j]), .load(pe_load[i][j]),
+                          .load_value(pe_value[i][j]), .acc(acc[i][j]));
     end
   end
 
@@ -231,6 +235,26 @@ module npu_matrix (
       logic [TB-1:0] e;
       e = TB'(element_of(mem_wr_addr[KB+1:2], KB'(w), run_addr[KB+1:2]));
       mem_wr_data[32*w +: 32] = acc[run_idx[TB-1:0]][e];
+    end
+  end
+
+  // Accumulator loads: +0 for a new tile, the old C row by row with acc.
+  always_comb begin
+    logic [TB-1:0] e;
+    e = '0;
+    for (int i = 0; i < T; i++)
+      for (int j = 0; j < T; j++) begin
+        pe_load[i][j] = state == S_TILE;
+        pe_value[i][j] = 32'd0;
+      end
+    if (state == S_RUN && mem_rd_valid && run_kind == RUN_C_LOAD) begin
+      for (int w = 0; w < WORDS; w++) begin
+        e = TB'(element_of(mem_rd_addr[KB+1:2], KB'(w), run_addr[KB+1:2]));
+        if (mem_rd_strb[4*w]) begin
+          pe_load[run_idx[TB-1:0]][e] = 1'b1;
+          pe_value[run_idx[TB-1:0]][e] = mem_rd_data[32*w +: 32];
+        end
+      end
     end
   end
 
@@ -363,8 +387,6 @@ module npu_matrix (
           tile_n <= clip_tile(n, j0);
           k0 <= '0;
           kc_len <= k >= 32'(KC) ? (KB+1)'(KC) : (KB+1)'(k);
-          for (int i = 0; i < T; i++)
-            for (int j = 0; j < T; j++) acc[i][j] <= 32'd0;
           if (accumulate) begin
             begin_runs(RUN_C_LOAD, (KB+1)'(clip_tile(m, i0)));
           end else begin
@@ -390,7 +412,7 @@ module npu_matrix (
                   RUN_A_COL: a_buf[e[TB-1:0]][run_idx[KB-1:0]] <= mem_rd_data[32*w +: 32];
                   RUN_B_ROW: b_buf[run_idx[KB-1:0]][e[TB-1:0]] <= mem_rd_data[32*w +: 32];
                   RUN_B_COL: b_buf[e[KB-1:0]][run_idx[TB-1:0]] <= mem_rd_data[32*w +: 32];
-                  default: acc[run_idx[TB-1:0]][e[TB-1:0]] <= mem_rd_data[32*w +: 32];
+                  default: ;   // C rows go to the PEs (pe_load)
                 endcase
               end
             end
@@ -410,8 +432,6 @@ module npu_matrix (
           end
         end
         S_COMPUTE: begin
-          for (int i = 0; i < T; i++)
-            for (int j = 0; j < T; j++) acc[i][j] <= pe_result[i][j];
           kk <= kk + (KB+1)'(1);
           if (kk + (KB+1)'(1) == kc_len) state <= S_NEXT;
         end

@@ -676,7 +676,7 @@ module npu_vector (
       word_const[s] = npu_microcode_pkg::mc_const(word_src[s][npu_microcode_pkg::MC_CONST_BITS-1:0]);
 
   logic [npu_microcode_pkg::MC_PRIM_BITS-1:0] alu_prim;
-  logic [31:0] alu_a [L], alu_b [L], alu_c [L], alu_y [L];
+  logic [31:0] alu_a [L], alu_b [L], alu_c [L];
   always_comb begin
     alu_prim = word_prim;
     if (state == S_STEP && step_kind == STEP_REDUCE || state == S_TREE)
@@ -696,10 +696,13 @@ module npu_vector (
     end
   end
 
-  for (genvar l = 0; l < L; l++) begin : g_lane
-    npu_fp_alu u_alu (.prim(alu_prim), .src0(alu_a[l]), .src1(alu_b[l]), .src2(alu_c[l]),
-                      .result(alu_y[l]));
-  end
+  // The lanes' units run in cycles that store their result: a ROM word, an
+  // accumulation, a level of the reduction tree. (The unit is evaluated in
+  // the clocked block below, one instance per lane.)
+  logic alu_used;
+  assign alu_used = ((state == S_STEP || state == S_SCALAR) &&
+                     ((step_kind == STEP_RUN && exec_phase == 2'd1) || step_kind == STEP_REDUCE)) ||
+                    state == S_TREE;
 
   // ---- memory ----------------------------------------------------------------------------------
   logic [63:0] chunk_addr;
@@ -1004,7 +1007,6 @@ module npu_vector (
               else tmp[l][step_dst[1:0]] <= val0[l];
             step_idx <= step_idx + 4'd1;
           end else if (step_kind == STEP_REDUCE) begin
-            for (int l = 0; l < L; l++) if (lane_valid[l]) acc[l] <= alu_y[l];
             step_idx <= step_idx + 4'd1;
           end else begin
             unique case (exec_phase)
@@ -1018,7 +1020,6 @@ module npu_vector (
                 exec_phase <= 2'd1;
               end
               2'd1: begin
-                for (int l = 0; l < L; l++) rf[l][word_dst] <= alu_y[l];
                 pc <= pc + 1'b1;
                 words_left <= words_left - 1'b1;
                 if (words_left == 1) exec_phase <= 2'd2;
@@ -1160,10 +1161,8 @@ module npu_vector (
         end
         S_TREE: begin
           // ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), level by level.
-          for (int l = 0; l < L; l++) if (l < (L >> (tree_level + 1))) acc[l] <= alu_y[l];
           tree_level <= tree_level + 2'd1;
           if ((L >> (tree_level + 1)) == 1) begin
-            ks[pass_kdst] <= alu_y[0];
             section <= SEC_POST0 + 3'(pass_idx);
             step_idx <= '0;
             exec_phase <= '0;
@@ -1187,6 +1186,24 @@ module npu_vector (
         S_FINISH: state <= S_IDLE;
         default: state <= S_IDLE;
       endcase
+
+      // The lanes' results: a ROM word's destination register, an element
+      // accumulated (valid lanes), a tree level (the lanes it leaves; the
+      // last level's lane 0 is the pass's scalar).
+      if (alu_used) begin
+        for (int l = 0; l < L; l++) begin
+          logic [31:0] y;
+          y = npu_fp_alu_pkg::fp_alu(alu_prim, alu_a[l], alu_b[l], alu_c[l]);
+          if (state == S_TREE) begin
+            if (l < (L >> (tree_level + 1))) acc[l] <= y;
+            if (l == 0 && (L >> (tree_level + 1)) == 1) ks[pass_kdst] <= y;
+          end else if (step_kind == STEP_REDUCE) begin
+            if (lane_valid[l]) acc[l] <= y;
+          end else begin
+            rf[l][word_dst] <= y;
+          end
+        end
+      end
     end
   end
 

@@ -310,6 +310,8 @@ void Device::tick() {
   ++cycle_;
 }
 
+unsigned Device::modelThreads() const { return impl_->top->threads(); }
+
 uint32_t Device::readCsr(uint32_t offset) {
   impl_->lite = {true, false, offset, 0, false, false};
   while (!impl_->lite.done)

@@ -70,6 +70,7 @@ public:
   void resetStats() { stats_ = sim::Stats{}; }
 
   uint64_t cycle() const { return cycle_; } // clock cycles since construction
+  unsigned modelThreads() const; // Verilator threads of the model
 
   // The byte ranges the device wrote since the last call, in write order
   // (adjacent ranges merged), for co-simulation.
