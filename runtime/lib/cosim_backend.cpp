@@ -109,6 +109,7 @@ public:
       hang_.reset();
       divergence_.clear();
       classes_.clear();
+      worst_.reset();
     }
     // The RTL's tail is the cosim's business: one packet per doorbell.
     if (offset != RING_TAIL && !hang_)
@@ -194,12 +195,21 @@ public:
                     double(c.absError) / double(c.packets));
       out << line;
     }
+    if (worst_)
+      out << "  largest packet error: packet " << worst_->index << " ("
+          << isa::info(worst_->opcode).mnemonic << "), iss " << worst_->issCycles << ", rtl "
+          << worst_->rtlCycles << "\n";
     return out.str();
   }
 
 private:
   struct ClassCycles {
     uint64_t packets = 0, issCycles = 0, rtlCycles = 0, absError = 0;
+  };
+  struct WorstPacket {
+    uint64_t index;
+    isa::Opcode opcode;
+    uint64_t issCycles, rtlCycles, error;
   };
 
   static rtl::DeviceOptions deviceOptions(const BackendOptions &options) {
@@ -302,7 +312,10 @@ private:
     c.packets++;
     c.issCycles += issCycles;
     c.rtlCycles += rtlCycles;
-    c.absError += issCycles > rtlCycles ? issCycles - rtlCycles : rtlCycles - issCycles;
+    const uint64_t error = issCycles > rtlCycles ? issCycles - rtlCycles : rtlCycles - issCycles;
+    c.absError += error;
+    if (!worst_ || error > worst_->error)
+      worst_ = WorstPacket{index, i.opcode, issCycles, rtlCycles, error};
     if (recording_) {
       records_.push_back(r);
       records_.back().index = index;
@@ -330,6 +343,7 @@ private:
   bool recording_ = false;
   std::vector<sim::PacketRecord> records_;
   std::map<isa::Opcode, ClassCycles> classes_;
+  std::optional<WorstPacket> worst_;
 };
 
 } // namespace
