@@ -676,7 +676,7 @@ module npu_vector (
       word_const[s] = npu_microcode_pkg::mc_const(word_src[s][npu_microcode_pkg::MC_CONST_BITS-1:0]);
 
   logic [npu_microcode_pkg::MC_PRIM_BITS-1:0] alu_prim;
-  logic [31:0] alu_a [L], alu_b [L], alu_c [L];
+  logic [31:0] alu_a [L], alu_b [L], alu_c [L], alu_y [L];
   always_comb begin
     alu_prim = word_prim;
     if (state == S_STEP && step_kind == STEP_REDUCE || state == S_TREE)
@@ -697,12 +697,15 @@ module npu_vector (
   end
 
   // The lanes' units run in cycles that store their result: a ROM word, an
-  // accumulation, a level of the reduction tree. (The unit is evaluated in
-  // the clocked block below, one instance per lane.)
+  // accumulation, a level of the reduction tree.
   logic alu_used;
   assign alu_used = ((state == S_STEP || state == S_SCALAR) &&
                      ((step_kind == STEP_RUN && exec_phase == 2'd1) || step_kind == STEP_REDUCE)) ||
                     state == S_TREE;
+  for (genvar l = 0; l < L; l++) begin : g_lane
+    npu_fp_alu u_alu (.enable(alu_used), .prim(alu_prim), .src0(alu_a[l]), .src1(alu_b[l]),
+                      .src2(alu_c[l]), .result(alu_y[l]));
+  end
 
   // ---- memory ----------------------------------------------------------------------------------
   logic [63:0] chunk_addr;
@@ -1192,15 +1195,13 @@ module npu_vector (
       // last level's lane 0 is the pass's scalar).
       if (alu_used) begin
         for (int l = 0; l < L; l++) begin
-          logic [31:0] y;
-          y = npu_fp_alu_pkg::fp_alu(alu_prim, alu_a[l], alu_b[l], alu_c[l]);
           if (state == S_TREE) begin
-            if (l < (L >> (tree_level + 1))) acc[l] <= y;
-            if (l == 0 && (L >> (tree_level + 1)) == 1) ks[pass_kdst] <= y;
+            if (l < (L >> (tree_level + 1))) acc[l] <= alu_y[l];
+            if (l == 0 && (L >> (tree_level + 1)) == 1) ks[pass_kdst] <= alu_y[l];
           end else if (step_kind == STEP_REDUCE) begin
-            if (lane_valid[l]) acc[l] <= y;
+            if (lane_valid[l]) acc[l] <= alu_y[l];
           end else begin
-            rf[l][word_dst] <= y;
+            rf[l][word_dst] <= alu_y[l];
           end
         end
       end

@@ -67,6 +67,7 @@ protected:
               alu_(std::make_unique<Vnpu_fp_alu>(context_.get())) {}
 
   uint32_t run(Prim prim, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
+    alu_->enable = 1;
     alu_->prim = prim;
     alu_->src0 = a;
     alu_->src1 = b;
