@@ -11,9 +11,10 @@
 // per step, as docs/arith.md §3.2 requires. Finished tiles are written back
 // row by row.
 //
-// Operand rows are contiguous runs in memory, loaded one run per request:
-// with transa (A stored K x M) the A panel is loaded column by column, with
-// transb (B stored N x K) the B panel too. BMM repeats the product per batch
+// Operand rows are contiguous runs in memory; a panel (or the old C tile)
+// is one request of many runs, which the memory port pipelines: with
+// transa (A stored K x M) the A panel is loaded column by column, with
+// transb (B stored N x K) the B panel too. The C tile is stored run by run. BMM repeats the product per batch
 // element at base + 4 * p * stride (dense pitches; stride 0 broadcasts).
 //
 // Checks before any access, as the ISS makes them: pitches at least the
@@ -36,11 +37,15 @@ module npu_matrix (
   output logic        mem_req_write,
   output logic [63:0] mem_req_addr,
   output logic [31:0] mem_req_bytes,
+  output logic [15:0] mem_req_rows,
+  output logic [63:0] mem_req_pitch,
   input  logic        mem_req_ready,
   input  logic        mem_rd_valid,
   input  logic [63:0] mem_rd_addr,
   input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_rd_data,
   input  logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_rd_strb,
+  input  logic [15:0] mem_rd_row,
+  input  logic [63:0] mem_rd_row_start,
   input  logic [63:0] mem_wr_addr,
   output logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_wr_data,
   input  logic        mem_done,
@@ -227,7 +232,8 @@ module npu_matrix (
   // Run positions need only the low address bits.
   logic unused_beat_addr;
   assign unused_beat_addr = ^{mem_rd_addr[63:KB+2], mem_rd_addr[1:0], mem_wr_addr[63:KB+2],
-                              mem_wr_addr[1:0]};
+                              mem_wr_addr[1:0], mem_rd_row_start[63:KB+2],
+                              mem_rd_row_start[1:0], mem_rd_row[15:KB]};
 
   always_comb begin
     mem_wr_data = '0;
@@ -241,7 +247,9 @@ module npu_matrix (
   // Accumulator loads: +0 for a new tile, the old C row by row with acc.
   always_comb begin
     logic [TB-1:0] e;
+    logic [TB-1:0] r;
     e = '0;
+    r = TB'(mem_rd_row);
     for (int i = 0; i < T; i++)
       for (int j = 0; j < T; j++) begin
         pe_load[i][j] = state == S_TILE;
@@ -249,19 +257,22 @@ module npu_matrix (
       end
     if (state == S_RUN && mem_rd_valid && run_kind == RUN_C_LOAD) begin
       for (int w = 0; w < WORDS; w++) begin
-        e = TB'(element_of(mem_rd_addr[KB+1:2], KB'(w), run_addr[KB+1:2]));
+        e = TB'(element_of(mem_rd_addr[KB+1:2], KB'(w), mem_rd_row_start[KB+1:2]));
         if (mem_rd_strb[4*w]) begin
-          pe_load[run_idx[TB-1:0]][e] = 1'b1;
-          pe_value[run_idx[TB-1:0]][e] = mem_rd_data[32*w +: 32];
+          pe_load[r][e] = 1'b1;
+          pe_value[r][e] = mem_rd_data[32*w +: 32];
         end
       end
     end
   end
 
+  // Loads: all runs of the kind in one request; stores: one run each.
   assign mem_req_valid = state == S_RUN_REQ;
   assign mem_req_write = run_kind == RUN_C_STORE;
   assign mem_req_addr = run_addr;
   assign mem_req_bytes = 32'(run_words) << 2;
+  assign mem_req_rows = run_kind == RUN_C_STORE ? 16'd1 : 16'(run_count);
+  assign mem_req_pitch = {30'd0, run_pitch, 2'b00};
   assign done = state == S_FINISH;
 
   // The next tile after (i0, j0), or the next batch element.
@@ -405,13 +416,15 @@ module npu_matrix (
           if (mem_rd_valid) begin
             for (int w = 0; w < WORDS; w++) begin
               logic [KB-1:0] e;
-              e = element_of(mem_rd_addr[KB+1:2], KB'(w), run_addr[KB+1:2]);
+              logic [KB-1:0] r;
+              e = element_of(mem_rd_addr[KB+1:2], KB'(w), mem_rd_row_start[KB+1:2]);
+              r = KB'(mem_rd_row);
               if (mem_rd_strb[4*w]) begin
                 unique case (run_kind)
-                  RUN_A_ROW: a_buf[run_idx[TB-1:0]][e[KB-1:0]] <= mem_rd_data[32*w +: 32];
-                  RUN_A_COL: a_buf[e[TB-1:0]][run_idx[KB-1:0]] <= mem_rd_data[32*w +: 32];
-                  RUN_B_ROW: b_buf[run_idx[KB-1:0]][e[TB-1:0]] <= mem_rd_data[32*w +: 32];
-                  RUN_B_COL: b_buf[e[KB-1:0]][run_idx[TB-1:0]] <= mem_rd_data[32*w +: 32];
+                  RUN_A_ROW: a_buf[r[TB-1:0]][e] <= mem_rd_data[32*w +: 32];
+                  RUN_A_COL: a_buf[e[TB-1:0]][r] <= mem_rd_data[32*w +: 32];
+                  RUN_B_ROW: b_buf[r][e[TB-1:0]] <= mem_rd_data[32*w +: 32];
+                  RUN_B_COL: b_buf[e][r[TB-1:0]] <= mem_rd_data[32*w +: 32];
                   default: ;   // C rows go to the PEs (pe_load)
                 endcase
               end
@@ -423,7 +436,7 @@ module npu_matrix (
               fault_code <= mem_error_code;
               fault_addr <= mem_error_addr;
               state <= S_FINISH;
-            end else if (run_idx + (KB+1)'(1) < run_count) begin
+            end else if (run_kind == RUN_C_STORE && run_idx + (KB+1)'(1) < run_count) begin
               run_idx <= run_idx + (KB+1)'(1);
               state <= S_RUN_ADDR;
             end else begin

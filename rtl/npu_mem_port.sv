@@ -1,16 +1,21 @@
-// The device's one AXI4 master. A unit asks for a byte range
-// [req_addr, req_addr + req_bytes) to be read or written; the port splits it
-// into INCR bursts of full-width beats (at most HW_AXI_MAX_BURST beats, never
-// across a 4 KiB boundary) and runs them one at a time.
+// The device's one AXI4 master. A unit asks for `req_rows` byte ranges of
+// `req_bytes` bytes each, `req_pitch` bytes apart from req_addr on, to be
+// read (or one range to be written); the port splits every range into INCR
+// bursts of full-width beats (at most HW_AXI_MAX_BURST beats, never across a
+// 4 KiB boundary).
 //
-// Reads: every beat is handed up as (rd_addr, rd_data, rd_strb), rd_strb
-// marking the bytes that belong to the request. Writes: the port shows the
-// address of the beat it sends on wr_addr and takes wr_data from the unit
-// in the same cycle; it computes the strobes itself. `done` pulses once per
-// request; with `error` it carries the fault the interconnect classified on
-// RUSER/BUSER (npu::mem::FaultCode) and the first faulting byte address of
-// the request. After an error the port finishes the burst in flight (AXI
-// requires it) and issues no more.
+// Reads are pipelined: the port issues read bursts while earlier ones
+// return, up to OUTSTANDING in flight, so that a request of many short
+// rows (a matrix panel) costs one memory latency, not one per row. Every
+// beat is handed up in order as (rd_addr, rd_data, rd_strb, rd_row), the
+// strobe marking the bytes of row rd_row. Writes go one burst at a time:
+// the port shows the address of the beat it sends on wr_addr and takes
+// wr_data from the unit in the same cycle; it computes the strobes itself.
+//
+// `done` pulses once per request; with `error` it carries the fault the
+// interconnect classified on RUSER/BUSER (npu::mem::FaultCode) and the
+// first faulting byte address of the request. After an error the port
+// issues no more bursts and drains those in flight (AXI requires it).
 module npu_mem_port (
   input  logic        clk,
   input  logic        rst_n,
@@ -19,12 +24,16 @@ module npu_mem_port (
   output logic        req_ready,
   input  logic        req_write,
   input  logic [63:0] req_addr,
-  input  logic [31:0] req_bytes,      // at least 1
+  input  logic [31:0] req_bytes,      // per row, at least 1
+  input  logic [15:0] req_rows,       // at least 1; writes: 1
+  input  logic [63:0] req_pitch,
 
   output logic        rd_valid,
   output logic [63:0] rd_addr,
   output logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] rd_data,
   output logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] rd_strb,
+  output logic [15:0] rd_row,
+  output logic [63:0] rd_row_start,   // first byte of row rd_row
 
   output logic [63:0] wr_addr,
   input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] wr_data,
@@ -64,60 +73,106 @@ module npu_mem_port (
   output logic        m_axi_bready
 );
 
-  localparam int unsigned SHIFT = $clog2(npu_isa_pkg::HW_AXI_DATA_BYTES);
+  localparam int unsigned BYTES = npu_isa_pkg::HW_AXI_DATA_BYTES;
+  localparam int unsigned SHIFT = $clog2(BYTES);
   localparam int unsigned MAX_BURST = npu_isa_pkg::HW_AXI_MAX_BURST;
-  localparam int unsigned BEATS_PER_4K = 4096 / npu_isa_pkg::HW_AXI_DATA_BYTES;
+  localparam int unsigned BEATS_PER_4K = 4096 / BYTES;
+  localparam int unsigned OUTSTANDING = 16;           // read bursts in flight
+  localparam int unsigned QB = $clog2(OUTSTANDING);
 
   typedef enum logic [2:0] {
-    S_IDLE, S_ADDR_READ, S_READ, S_ADDR_WRITE, S_WRITE, S_RESPONSE, S_DONE
+    S_IDLE, S_READ, S_ADDR_WRITE, S_WRITE, S_RESPONSE, S_DONE
   } state_e;
-
   state_e state;
-  logic [63:0] start_addr;     // first byte of the request
-  logic [64:0] end_addr;       // one past its last byte (65 bits: may be 2^64)
-  logic [63:0] next_beat;      // address of the next burst's first beat
-  logic [63:0] beat_addr;      // address of the beat in flight
-  logic [63:0] burst_addr;     // address of the first beat of the burst in flight
-  logic [7:0]  beats_left;     // beats of the current burst still to move
+
+  // ---- the request's rows -------------------------------------------------------
+  logic [31:0] row_bytes;
+  logic [15:0] rows_total, row;           // row: the row whose bursts are being issued
+  logic [63:0] pitch;
+  logic [63:0] row_start;                 // first byte of that row
+  logic [64:0] row_end;                   // one past its last byte
+  logic [63:0] next_beat;                 // its next burst's first beat
+  logic        issuing;                   // bursts of the request remain to be issued
   logic        failed;
 
-  // The next burst: from next_beat to the request's end, at most MAX_BURST
-  // beats and within the 4 KiB page.
-  logic [64-SHIFT:0] last_beat;   // index of the request's last beat
+  // The next burst: from next_beat to the row's end, at most MAX_BURST beats
+  // and within the 4 KiB page.
+  logic [64-SHIFT:0] last_beat;           // index of the row's last beat
   logic [58:0] beats_to_end;
   logic [7:0]  beats_to_page, burst_beats;
-
+  logic [63:0] burst_next;                // where the burst after it starts
   always_comb begin
-    last_beat = (65-SHIFT)'((end_addr - 65'd1) >> SHIFT);
+    last_beat = (65-SHIFT)'((row_end - 65'd1) >> SHIFT);
     beats_to_end = 59'(last_beat - {1'b0, next_beat[63:SHIFT]} + 60'd1);
     beats_to_page = 8'(BEATS_PER_4K) - 8'(next_beat[11:SHIFT]);
     burst_beats = 8'(MAX_BURST);
     if (beats_to_end < 59'(burst_beats)) burst_beats = 8'(beats_to_end);
     if (beats_to_page < burst_beats) burst_beats = beats_to_page;
+    burst_next = next_beat + (64'(burst_beats) << SHIFT);
   end
 
-  // Bytes of the beat at beat_addr inside [start_addr, end_addr).
-  logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] strobe;
-  always_comb begin
-    for (int i = 0; i < npu_isa_pkg::HW_AXI_DATA_BYTES; i++) begin
-      strobe[i] = {1'b0, beat_addr + 64'(i)} < end_addr && beat_addr + 64'(i) >= start_addr;
+  // The bytes of the beat at `beat` inside [start, stop).
+  function automatic logic [BYTES-1:0] strobes(input logic [63:0] beat, input logic [63:0] start,
+                                               input logic [64:0] stop);
+    for (int i = 0; i < BYTES; i++)
+      strobes[i] = {1'b0, beat + 64'(i)} < stop && beat + 64'(i) >= start;
+  endfunction
+
+  // The first byte of the request at or after `addr`: where a fault is reported.
+  function automatic logic [63:0] first_byte(input logic [63:0] addr, input logic [63:0] start);
+    first_byte = addr < start ? start : addr;
+  endfunction
+
+  // Moves the issue position past the burst just issued: the rest of the
+  // row, else the next row, else the request is issued.
+  logic [63:0] next_row_start;
+  logic        last_burst;                // the burst at next_beat ends the request
+  assign next_row_start = row_start + pitch;
+  assign last_burst = {1'b0, burst_next} >= row_end && row + 16'd1 >= rows_total;
+  task automatic advance_issue();
+    if ({1'b0, burst_next} < row_end) begin
+      next_beat <= burst_next;
+    end else if (!last_burst) begin
+      row <= row + 16'd1;
+      row_start <= next_row_start;
+      row_end <= {1'b0, next_row_start} + {33'd0, row_bytes};
+      next_beat <= {next_row_start[63:SHIFT], SHIFT'(0)};
+    end else begin
+      issuing <= 1'b0;
     end
-  end
+  endtask
 
-  assign req_ready = state == S_IDLE;
+  // ---- read bursts in flight ----------------------------------------------------
+  logic [63:0] q_beat [OUTSTANDING];      // address of the burst's next beat
+  logic [63:0] q_start [OUTSTANDING];     // its row's bounds
+  logic [64:0] q_stop [OUTSTANDING];
+  logic [15:0] q_row [OUTSTANDING];
+  logic [QB-1:0] q_head, q_tail;
+  logic [QB:0]  q_count;
 
-  // Bit 1 of a response is the error bit (SLVERR, DECERR).
-  logic unused_resp;
-  assign unused_resp = m_axi_rresp[0] ^ m_axi_bresp[0];
-  assign done = state == S_DONE;
-  assign error = failed;
+  logic ar_fire, r_fire, r_pop;
+  assign ar_fire = m_axi_arvalid && m_axi_arready;
+  assign r_fire = m_axi_rvalid && m_axi_rready;
+  assign r_pop = r_fire && m_axi_rlast;
 
   assign m_axi_araddr = next_beat;
   assign m_axi_arlen = burst_beats - 8'd1;
   assign m_axi_arsize = 3'(SHIFT);
   assign m_axi_arburst = 2'b01;
-  assign m_axi_arvalid = state == S_ADDR_READ;
-  assign m_axi_rready = state == S_READ;
+  assign m_axi_arvalid = state == S_READ && issuing && !failed && q_count != (QB+1)'(OUTSTANDING);
+  assign m_axi_rready = state == S_READ && q_count != '0;
+
+  assign rd_valid = r_fire;
+  assign rd_addr = q_beat[q_head];
+  assign rd_data = m_axi_rdata;
+  assign rd_strb = strobes(q_beat[q_head], q_start[q_head], q_stop[q_head]);
+  assign rd_row = q_row[q_head];
+  assign rd_row_start = q_start[q_head];
+
+  // ---- writes -----------------------------------------------------------------------
+  logic [63:0] beat_addr;                 // the write beat in flight
+  logic [63:0] burst_addr;                // the write burst's first beat
+  logic [7:0]  beats_left;
 
   assign m_axi_awaddr = next_beat;
   assign m_axi_awlen = burst_beats - 8'd1;
@@ -126,20 +181,18 @@ module npu_mem_port (
   assign m_axi_awvalid = state == S_ADDR_WRITE;
   assign m_axi_wvalid = state == S_WRITE;
   assign m_axi_wdata = wr_data;
-  assign m_axi_wstrb = strobe;
+  assign m_axi_wstrb = strobes(beat_addr, row_start, row_end);
   assign m_axi_wlast = beats_left == 8'd1;
   assign m_axi_bready = state == S_RESPONSE;
   assign wr_addr = beat_addr;
 
-  assign rd_valid = state == S_READ && m_axi_rvalid;
-  assign rd_addr = beat_addr;
-  assign rd_data = m_axi_rdata;
-  assign rd_strb = strobe;
+  assign req_ready = state == S_IDLE;
+  assign done = state == S_DONE;
+  assign error = failed;
 
-  // The first byte of the request at or after `addr`: where a fault is reported.
-  function automatic logic [63:0] first_byte(input logic [63:0] addr, input logic [63:0] start);
-    first_byte = addr < start ? start : addr;
-  endfunction
+  // Bit 1 of a response is the error bit (SLVERR, DECERR).
+  logic unused_resp;
+  assign unused_resp = m_axi_rresp[0] ^ m_axi_bresp[0];
 
   logic [64:0] request_end;
   assign request_end = {1'b0, req_addr} + {33'd0, req_bytes};
@@ -147,21 +200,40 @@ module npu_mem_port (
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       state <= S_IDLE;
-      burst_addr <= '0;
-      start_addr <= '0;
-      end_addr <= '0;
+      row_bytes <= '0;
+      rows_total <= '0;
+      row <= '0;
+      pitch <= '0;
+      row_start <= '0;
+      row_end <= '0;
       next_beat <= '0;
-      beat_addr <= '0;
-      beats_left <= '0;
+      issuing <= 1'b0;
       failed <= 1'b0;
       error_code <= npu_pkg::FAULT_NONE;
       error_addr <= '0;
+      q_head <= '0;
+      q_tail <= '0;
+      q_count <= '0;
+      beat_addr <= '0;
+      burst_addr <= '0;
+      beats_left <= '0;
+      for (int i = 0; i < OUTSTANDING; i++) begin
+        q_beat[i] <= '0;
+        q_start[i] <= '0;
+        q_stop[i] <= '0;
+        q_row[i] <= '0;
+      end
     end else begin
       unique case (state)
         S_IDLE: if (req_valid) begin
-          start_addr <= req_addr;
-          end_addr <= request_end;
+          row_bytes <= req_bytes;
+          rows_total <= req_rows;
+          row <= '0;
+          pitch <= req_pitch;
+          row_start <= req_addr;
+          row_end <= request_end;
           next_beat <= {req_addr[63:SHIFT], SHIFT'(0)};
+          issuing <= 1'b1;
           failed <= 1'b0;
           error_code <= npu_pkg::FAULT_NONE;
           error_addr <= '0;
@@ -172,38 +244,43 @@ module npu_mem_port (
             error_addr <= req_addr;
             state <= S_DONE;
           end else begin
-            state <= req_write ? S_ADDR_WRITE : S_ADDR_READ;
+            state <= req_write ? S_ADDR_WRITE : S_READ;
           end
         end
-        S_ADDR_READ: if (m_axi_arready) begin
-          beat_addr <= next_beat;
-          burst_addr <= next_beat;
-          beats_left <= burst_beats;
-          next_beat <= next_beat + (64'(burst_beats) << SHIFT);
-          state <= S_READ;
-        end
-        S_READ: if (m_axi_rvalid) begin
-          if (m_axi_rresp[1] && !failed) begin
-            failed <= 1'b1;
-            error_code <= m_axi_ruser;
-            error_addr <= first_byte(beat_addr, start_addr);
+        S_READ: begin
+          if (ar_fire) begin
+            q_beat[q_tail] <= next_beat;
+            q_start[q_tail] <= row_start;
+            q_stop[q_tail] <= row_end;
+            q_row[q_tail] <= row;
+            q_tail <= q_tail + QB'(1);
+            advance_issue();
           end
-          beat_addr <= beat_addr + 64'(npu_isa_pkg::HW_AXI_DATA_BYTES);
-          beats_left <= beats_left - 8'd1;
-          if (m_axi_rlast) begin
-            if (failed || m_axi_rresp[1] || {1'b0, next_beat} >= end_addr) state <= S_DONE;
-            else state <= S_ADDR_READ;
+          if (r_fire) begin
+            if (m_axi_rresp[1] && !failed) begin
+              failed <= 1'b1;
+              error_code <= m_axi_ruser;
+              error_addr <= first_byte(q_beat[q_head], q_start[q_head]);
+            end
+            q_beat[q_head] <= q_beat[q_head] + 64'(BYTES);
+            if (m_axi_rlast) q_head <= q_head + QB'(1);
           end
+          q_count <= q_count + (QB+1)'(ar_fire) - (QB+1)'(r_pop);
+          // Done when nothing is left to issue (or an error stopped it) and
+          // every burst returned.
+          if ((!issuing || failed || (ar_fire && last_burst)) &&
+              q_count + (QB+1)'(ar_fire) - (QB+1)'(r_pop) == '0)
+            state <= S_DONE;
         end
         S_ADDR_WRITE: if (m_axi_awready) begin
           beat_addr <= next_beat;
           burst_addr <= next_beat;
           beats_left <= burst_beats;
-          next_beat <= next_beat + (64'(burst_beats) << SHIFT);
+          next_beat <= burst_next;
           state <= S_WRITE;
         end
         S_WRITE: if (m_axi_wready) begin
-          beat_addr <= beat_addr + 64'(npu_isa_pkg::HW_AXI_DATA_BYTES);
+          beat_addr <= beat_addr + 64'(BYTES);
           beats_left <= beats_left - 8'd1;
           if (beats_left == 8'd1) state <= S_RESPONSE;
         end
@@ -211,9 +288,9 @@ module npu_mem_port (
           if (m_axi_bresp[1]) begin
             failed <= 1'b1;
             error_code <= m_axi_buser;
-            error_addr <= first_byte(burst_addr, start_addr);
+            error_addr <= first_byte(burst_addr, row_start);
             state <= S_DONE;
-          end else if ({1'b0, next_beat} >= end_addr) state <= S_DONE;
+          end else if ({1'b0, next_beat} >= row_end) state <= S_DONE;
           else state <= S_ADDR_WRITE;
         end
         S_DONE: state <= S_IDLE;

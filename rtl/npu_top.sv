@@ -101,6 +101,8 @@ module npu_top (
   logic        req_valid, req_ready, req_write;
   logic [63:0] req_addr;
   logic [31:0] req_bytes;
+  logic [15:0] req_rows, rd_row;
+  logic [63:0] req_pitch, rd_row_start;
   logic        rd_valid;
   logic [63:0] rd_addr, wr_addr;
   logic [BEAT_BITS-1:0] rd_data, wr_data;
@@ -111,8 +113,8 @@ module npu_top (
 
   npu_mem_port u_mem_port (
     .clk, .rst_n,
-    .req_valid, .req_ready, .req_write, .req_addr, .req_bytes,
-    .rd_valid, .rd_addr, .rd_data, .rd_strb, .wr_addr, .wr_data,
+    .req_valid, .req_ready, .req_write, .req_addr, .req_bytes, .req_rows, .req_pitch,
+    .rd_valid, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_data,
     .done(mem_done), .error(mem_error), .error_code(mem_error_code), .error_addr(mem_error_addr),
     .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,
     .m_axi_rdata, .m_axi_rresp, .m_axi_ruser, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready,
@@ -170,6 +172,8 @@ module npu_top (
   logic        matrix_req_valid, matrix_req_write, matrix_done, matrix_fault;
   logic [63:0] matrix_req_addr, matrix_fault_addr;
   logic [31:0] matrix_req_bytes;
+  logic [15:0] matrix_req_rows;
+  logic [63:0] matrix_req_pitch;
   logic [BEAT_BITS-1:0] matrix_wr_data;
   logic [3:0]  matrix_fault_code;
 
@@ -179,10 +183,11 @@ module npu_top (
     .fault_addr(matrix_fault_addr), .dbg_state(dbg_matrix_state),
     .mem_req_valid(matrix_req_valid), .mem_req_write(matrix_req_write),
     .mem_req_addr(matrix_req_addr), .mem_req_bytes(matrix_req_bytes),
+    .mem_req_rows(matrix_req_rows), .mem_req_pitch(matrix_req_pitch),
     .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_MATRIX),
     .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_MATRIX), .mem_rd_addr(rd_addr),
-    .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr),
-    .mem_wr_data(matrix_wr_data),
+    .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_rd_row(rd_row),
+    .mem_rd_row_start(rd_row_start), .mem_wr_addr(wr_addr), .mem_wr_data(matrix_wr_data),
     .mem_done(mem_done && port_owner == npu_pkg::PORT_MATRIX), .mem_error, .mem_error_code,
     .mem_error_addr);
 
@@ -211,6 +216,8 @@ module npu_top (
     req_write = 1'b0;
     req_addr = fetch_req_addr;
     req_bytes = 32'(npu_isa_pkg::PACKET_BYTES);
+    req_rows = 16'd1;
+    req_pitch = '0;
     wr_data = dma_wr_data;
     engine_done = 1'b0;
     engine_fault = 1'b0;
@@ -233,6 +240,8 @@ module npu_top (
         req_write = matrix_req_write;
         req_addr = matrix_req_addr;
         req_bytes = matrix_req_bytes;
+        req_rows = matrix_req_rows;
+        req_pitch = matrix_req_pitch;
         wr_data = matrix_wr_data;
         engine_done = matrix_done;
         engine_fault = matrix_fault;
