@@ -25,7 +25,8 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
      FlagOp<"use_weight", 4, "multiply by weight">,
      FlagOp<"write_rstd", 5, "store the per-row rstd for the backward pass">, DTypeOp],
     "$dst, $src, $weight, $rstd, $rows, $cols, $eps", Cost<E_Vector, 8, 6>, "Root-mean-square normalisation."> {
-  let Semantics = "Per row i: ms = ROW_SUM(x*x) * (1/cols); r = rsqrt(ms + eps); "
+  let Semantics = "Per row i: ms = DOT(x, x) * (1/cols), DOT fusing each product into its "
+                  "lane's sum (docs/arith.md); r = rsqrt(ms + eps); "
                   "dst[i][j] = (x[j] * r) * weight[j] (weight step only with use_weight); "
                   "rstd[i] = r with write_rstd.";
 }
@@ -35,7 +36,7 @@ def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
      AddrOp<"dy", S_Src1, "gradient of the output">] # RowsCols #
     [FlagOp<"log", 5, "y is a log-softmax output">, DTypeOp],
     "$dx, $y, $dy, $rows, $cols", Cost<E_Vector, 8, 6>, "Backward of SOFTMAX."> {
-  let Semantics = "Per row: s = ROW_SUM(dy*y); dx[j] = y[j] * (dy[j] - s). "
+  let Semantics = "Per row: s = DOT(dy, y); dx[j] = y[j] * (dy[j] - s). "
                   "With log: s = ROW_SUM(dy); dx[j] = dy[j] - exp(y[j]) * s.";
 }
 
@@ -51,8 +52,9 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
     "$dx, $x, $dy, $weight, $rstd, $dweight, $rows, $cols", Cost<E_Vector, 8, 10>,
     "Backward of RMSNORM: input and weight gradients."> {
   let Semantics = "Per row with r = rstd[i], g[j] = dy[j]*weight[j] (or dy[j]): "
-                  "c = ROW_SUM(g*x) * (1/cols) * r*r; dx[j] = r * (g[j] - x[j]*c). "
-                  "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i.";
+                  "c = DOT(g, x) * (1/cols) * r*r; dx[j] = r * (g[j] - x[j]*c). "
+                  "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i. "
+                  "docs/arith.md gives the exact operation order.";
 }
 
 // dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy).
