@@ -35,12 +35,17 @@ namespace soft = npu::arith::soft;
 
 // The value a binary32 input denotes to the primitives (denormals are zeros).
 double inputValue(uint32_t bits) {
-  return static_cast<double>(std::bit_cast<float>(soft::isNan(bits) ? bits : soft::canonical(bits)));
+  return static_cast<double>(
+      std::bit_cast<float>(soft::isNan(bits) ? bits : soft::canonical(bits)));
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
 constexpr double kGeluK = 0.7978845608028654; // sqrt(2/pi)
-double geluArgument(double x) { return 2.0 * kGeluK * (x + 0.044715 * x * x * x); }
+double geluArgument(double x) {
+  return 2.0 * kGeluK * (x + 0.044715 * x * x * x);
+}
 
 // Exact values in double precision; the second argument is ignored by
 // one-input functions. Formulas avoid cancellation where the function is
@@ -63,9 +68,12 @@ const Reference *referenceFor(const std::string &name) {
       {"relu", [](double x, double) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }},
       {"sigmoid", [](double x, double) { return sigmoid(x); }},
       {"tanh", [](double x, double) { return std::tanh(x); }},
-      {"silu", [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(x); }},
+      {"silu",
+       [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(x); }},
       {"gelu",
-       [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(geluArgument(x)); }},
+       [](double x, double) {
+         return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(geluArgument(x));
+       }},
       {"sin", [](double x, double) { return std::sin(x); }},
       {"cos", [](double x, double) { return std::cos(x); }},
       {"pow", [](double x, double p) { return std::pow(x, p); }},
@@ -118,6 +126,7 @@ struct Stats {
   uint64_t notCorrectlyRounded = 0;
   uint64_t specialMismatches = 0;
   double maxUlp = 0;
+  double maxAbsolute = 0; // |y - f| over the results compared in ulp
   uint32_t worstInput[2] = {0, 0};
   uint32_t worstOutput = 0;
   double worstExact = 0;
@@ -146,6 +155,8 @@ struct Stats {
     // A result the spec's flush-to-zero makes zero is exact when it is zero,
     // however far the exact value lies from it.
     double err = (y == expected && soft::isZeroOrDenormal(expected)) ? 0.0 : ulpError(y, f);
+    maxAbsolute =
+        std::max(maxAbsolute, std::fabs(static_cast<double>(std::bit_cast<float>(y)) - f));
     if (err > maxUlp) {
       maxUlp = err;
       worstInput[0] = in[0];
@@ -164,6 +175,7 @@ struct Stats {
     count += o.count;
     notCorrectlyRounded += o.notCorrectlyRounded;
     specialMismatches += o.specialMismatches;
+    maxAbsolute = std::max(maxAbsolute, o.maxAbsolute);
     if (o.maxUlp > maxUlp) {
       maxUlp = o.maxUlp;
       std::copy(o.worstInput, o.worstInput + 2, worstInput);
@@ -173,12 +185,14 @@ struct Stats {
   }
 };
 
-float asFloat(uint32_t b) { return std::bit_cast<float>(b); }
+float asFloat(uint32_t b) {
+  return std::bit_cast<float>(b);
+}
 
-const std::vector<uint32_t> kSpecials = {
-    0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00800000,
-    0x80800000, 0x3f800000, 0xbf800000, 0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000,
-    0x7fc00000, 0xffc00001, 0x7f800001};
+const std::vector<uint32_t> kSpecials = {0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007fffff,
+                                         0x807fffff, 0x00800000, 0x80800000, 0x3f800000, 0xbf800000,
+                                         0x7f7fffff, 0xff7fffff, 0x7f800000, 0xff800000, 0x7fc00000,
+                                         0xffc00001, 0x7f800001};
 
 struct Options {
   std::string function;
@@ -207,7 +221,8 @@ public:
     std::vector<float> sx, sp(kSpecials.size(), opt_.secondInput), sy(kSpecials.size());
     for (uint32_t bits : kSpecials) {
       double v = inputValue(bits);
-      if ((v >= opt_.lo && v <= opt_.hi) || (std::isnan(v) && opt_.lo == -INFINITY && opt_.hi == INFINITY))
+      if ((v >= opt_.lo && v <= opt_.hi) ||
+          (std::isnan(v) && opt_.lo == -INFINITY && opt_.hi == INFINITY))
         sx.push_back(asFloat(bits));
     }
     evaluateAndCompare(sx.data(), sp.data(), sy.data(), sx.size(), specials);
@@ -326,11 +341,13 @@ void printStats(const Options &opt, const char *what, const Stats &s, unsigned n
       std::printf(" p=%a", asFloat(s.worstInput[1]));
     std::printf(" (got %a, exact %.9g)", asFloat(s.worstOutput), s.worstExact);
   }
-  std::printf("; %.4f%% not correctly rounded", s.count ? 100.0 * s.notCorrectlyRounded / s.count : 0);
+  std::printf("; max absolute error %.3g", s.maxAbsolute);
+  std::printf("; %.4f%% not correctly rounded",
+              s.count ? 100.0 * s.notCorrectlyRounded / s.count : 0);
   std::printf("; %llu special mismatches", static_cast<unsigned long long>(s.specialMismatches));
   if (s.specialMismatches)
-    std::printf(" (first: x=%08x p=%08x got %08x want %08x)", s.firstMismatch[0], s.firstMismatch[1],
-                s.mismatchOutput, s.mismatchExpected);
+    std::printf(" (first: x=%08x p=%08x got %08x want %08x)", s.firstMismatch[0],
+                s.firstMismatch[1], s.mismatchOutput, s.mismatchExpected);
   std::printf("\n");
 }
 
@@ -348,9 +365,10 @@ int main(int argc, char **argv) {
       "range", po::value(&range), "one-input programs: only inputs x with LO <= x <= HI, as LO:HI")(
       "dy", po::value(&opt.secondInput)->default_value(1.0f), "dy of silu_bwd and gelu_bwd")(
       "random", po::value(&opt.randomCount)->default_value(100000000),
-      "div and pow: number of random operand pairs")(
-      "seed", po::value(&opt.seed)->default_value(1), "random seed")(
-      "threads,j", po::value(&opt.threads)->default_value(std::max(1u, std::thread::hardware_concurrency())),
+      "div and pow: number of random operand pairs")("seed", po::value(&opt.seed)->default_value(1),
+                                                     "random seed")(
+      "threads,j",
+      po::value(&opt.threads)->default_value(std::max(1u, std::thread::hardware_concurrency())),
       "worker threads");
   po::positional_options_description positional;
   po::variables_map vm;
@@ -384,7 +402,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "npu-ulp: error: unknown function '%s'\n", opt.function.c_str());
     return npu::cli::kExitUsage;
   }
-  const unsigned numInputs = npu::arith::microcode::kPrograms[static_cast<size_t>(*program)].numInputs;
+  const unsigned numInputs =
+      npu::arith::microcode::kPrograms[static_cast<size_t>(*program)].numInputs;
   Measurement m(opt, *program, *ref, numInputs);
   std::printf("implementation: %s\n",
               npu::arith::implementationName(npu::arith::fastestImplementation()));
@@ -394,7 +413,8 @@ int main(int argc, char **argv) {
     return s.specialMismatches ? npu::cli::kExitFailure : npu::cli::kExitOk;
   }
   Stats s = m.sweep();
-  std::string what = opt.stride == 1 ? "all inputs" : "every " + std::to_string(opt.stride) + "th input";
+  std::string what =
+      opt.stride == 1 ? "all inputs" : "every " + std::to_string(opt.stride) + "th input";
   if (!range.empty())
     what += " in [" + range + "]";
   printStats(opt, what.c_str(), s, numInputs);

@@ -11,30 +11,6 @@ namespace npu::tblgen {
 
 namespace {
 
-std::string camelCase(const std::string &defName) {
-  std::string out;
-  bool upper = true;
-  for (char c : defName) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out += upper ? llvm::toUpper(c) : llvm::toLower(c);
-    upper = false;
-  }
-  return out;
-}
-
-std::string cString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string hex(uint64_t v) { return "0x" + llvm::utohexstr(v); }
 
 std::string fieldType(const OperandDef &op) {

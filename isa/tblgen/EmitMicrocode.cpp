@@ -14,35 +14,15 @@ namespace npu::tblgen {
 
 namespace {
 
-std::string camelCase(const std::string &snake) {
-  std::string out;
-  bool upper = true;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    out += upper ? llvm::toUpper(c) : c;
-    upper = false;
-  }
-  return out;
+std::string hex32(uint32_t v) {
+  return "0x" + llvm::utohexstr(v, /*LowerCase=*/true) + "u";
 }
-
-std::string cString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string hex32(uint32_t v) { return "0x" + llvm::utohexstr(v, /*LowerCase=*/true) + "u"; }
 
 // C++ variables get a trailing underscore so that no register name can
 // collide with a keyword or with P and V.
-std::string var(const std::string &reg) { return reg + "_"; }
+std::string var(const std::string &reg) {
+  return reg + "_";
+}
 
 // Ways a host provider's register may differ from the reference model's
 // while denoting the same value (see npu/arith/provider.h).
@@ -110,8 +90,8 @@ void emitProgramFunction(const MicroProgramDef &prog, llvm::raw_ostream &os) {
       }
     }
     unsigned resultTaint = taintOfResult(step, taint);
-    os << "  " << (declared.insert(step.dest).second ? "V " : "") << var(step.dest) << " = P::"
-       << step.prim->name << "(";
+    os << "  " << (declared.insert(step.dest).second ? "V " : "") << var(step.dest)
+       << " = P::" << step.prim->name << "(";
     for (size_t a = 0; a < step.args.size(); ++a) {
       const MicroArg &arg = step.args[a];
       os << (a ? ", " : "");
@@ -160,8 +140,9 @@ void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os) {
         "  switch (opcode) {\n";
   for (const InstructionDef &inst : model.instructions)
     if (inst.program >= 0)
-      os << "  case 0x" << llvm::utohexstr(inst.opcode, true) << ": return Program::"
-         << camelCase(model.programs[inst.program].name) << "; // " << inst.mnemonic << "\n";
+      os << "  case 0x" << llvm::utohexstr(inst.opcode, true)
+         << ": return Program::" << camelCase(model.programs[inst.program].name) << "; // "
+         << inst.mnemonic << "\n";
   os << "  default: return std::nullopt;\n  }\n}\n\n";
 
   for (const MicroProgramDef &prog : model.programs)
@@ -248,8 +229,8 @@ void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os) {
       for (size_t a = 0; a < step.args.size(); ++a)
         word |= source(step.args[a]) << ((2 - a) * srcBits);
       os << "      " << addrBits << "'d" << address << ": mc_rom = " << wordBits << "'h"
-         << llvm::format_hex_no_prefix(word, (wordBits + 3) / 4) << "; // " << prog.name << " "
-         << i << ": r" << step.destRegister << " = " << step.prim->name;
+         << llvm::format_hex_no_prefix(word, (wordBits + 3) / 4) << "; // " << prog.name << " " << i
+         << ": r" << step.destRegister << " = " << step.prim->name;
       for (size_t a = 0; a < step.args.size(); ++a) {
         const MicroArg &arg = step.args[a];
         os << (a ? ", " : " ");
@@ -296,14 +277,15 @@ void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os) {
         "    case (opcode)\n";
   for (const InstructionDef &inst : model.instructions)
     if (inst.program >= 0)
-      os << "      32'h" << llvm::format_hex_no_prefix(inst.opcode, 8) << ": mc_has_program = 1'b1; // "
-         << inst.mnemonic << "\n";
+      os << "      32'h" << llvm::format_hex_no_prefix(inst.opcode, 8)
+         << ": mc_has_program = 1'b1; // " << inst.mnemonic << "\n";
   os << "      default: mc_has_program = 1'b0;\n    endcase\n  endfunction\n\n";
   os << "  function automatic logic [MC_PROG_BITS-1:0] mc_program_of(input logic [31:0] opcode);\n"
         "    case (opcode)\n";
   for (const InstructionDef &inst : model.instructions)
     if (inst.program >= 0)
-      os << "      32'h" << llvm::format_hex_no_prefix(inst.opcode, 8) << ": mc_program_of = MC_PROG_"
+      os << "      32'h" << llvm::format_hex_no_prefix(inst.opcode, 8)
+         << ": mc_program_of = MC_PROG_"
          << llvm::StringRef(model.programs[inst.program].name).upper() << ";\n";
   os << "      default: mc_program_of = '0;\n    endcase\n  endfunction\n\nendpackage\n"
         "/* verilator lint_on UNUSEDPARAM */\n";

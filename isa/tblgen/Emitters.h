@@ -3,6 +3,8 @@
 
 #include "IsaModel.h"
 
+#include <string>
+
 namespace llvm {
 class raw_ostream;
 }
@@ -15,6 +17,11 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os);
 void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os);
 void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os);
 void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os);
+
+// SNAKE_CASE or snake_case to CamelCase: COPY_STRIDED -> CopyStrided.
+std::string camelCase(const std::string &snake);
+// A C++ string literal holding s.
+std::string cString(const std::string &s);
 
 // "flags[5:4]", "param0", "param0..param1": where a slot lives in the packet.
 std::string describeSlot(const IsaModel &model, const BitRange &slot);

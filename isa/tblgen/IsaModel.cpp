@@ -517,17 +517,17 @@ private:
       PrimClass cls;
     };
     static const Known known[] = {
-        {"fadd", 2, PrimClass::FloatArith},  {"fsub", 2, PrimClass::FloatArith},
-        {"fmul", 2, PrimClass::FloatArith},  {"ffma", 3, PrimClass::FloatArith},
-        {"fmin", 2, PrimClass::FloatArith},  {"fmax", 2, PrimClass::FloatArith},
-        {"fabs", 1, PrimClass::SignOp},      {"fneg", 1, PrimClass::SignOp},
-        {"flt", 2, PrimClass::Compare},      {"fle", 2, PrimClass::Compare},
-        {"fisnan", 1, PrimClass::Compare},   {"fround", 1, PrimClass::FloatArith},
-        {"f2i", 1, PrimClass::FloatToInt},   {"i2f", 1, PrimClass::IntToFloat},
-        {"iadd", 2, PrimClass::Integer},     {"isub", 2, PrimClass::Integer},
-        {"ishl", 2, PrimClass::Shift},       {"ishr", 2, PrimClass::Shift},
-        {"isra", 2, PrimClass::Shift},       {"iand", 2, PrimClass::Integer},
-        {"ior", 2, PrimClass::Integer},      {"ixor", 2, PrimClass::Integer},
+        {"fadd", 2, PrimClass::FloatArith}, {"fsub", 2, PrimClass::FloatArith},
+        {"fmul", 2, PrimClass::FloatArith}, {"ffma", 3, PrimClass::FloatArith},
+        {"fmin", 2, PrimClass::FloatArith}, {"fmax", 2, PrimClass::FloatArith},
+        {"fabs", 1, PrimClass::SignOp},     {"fneg", 1, PrimClass::SignOp},
+        {"flt", 2, PrimClass::Compare},     {"fle", 2, PrimClass::Compare},
+        {"fisnan", 1, PrimClass::Compare},  {"fround", 1, PrimClass::FloatArith},
+        {"f2i", 1, PrimClass::FloatToInt},  {"i2f", 1, PrimClass::IntToFloat},
+        {"iadd", 2, PrimClass::Integer},    {"isub", 2, PrimClass::Integer},
+        {"ishl", 2, PrimClass::Shift},      {"ishr", 2, PrimClass::Shift},
+        {"isra", 2, PrimClass::Shift},      {"iand", 2, PrimClass::Integer},
+        {"ior", 2, PrimClass::Integer},     {"ixor", 2, PrimClass::Integer},
         {"sel", 3, PrimClass::Select}};
     for (Record *rec : defsOf("Prim")) {
       PrimDef prim{rec->getValueAsString("Name").str(),
@@ -554,16 +554,15 @@ private:
 
   static bool isCppKeyword(llvm::StringRef name) {
     static const char *const keywords[] = {
-        "and",      "and_eq",   "asm",       "auto",     "bitand",   "bitor",  "bool",
-        "break",    "case",     "catch",     "char",     "class",    "compl",  "const",
-        "continue", "default",  "delete",    "do",       "double",   "else",   "enum",
-        "explicit", "export",   "extern",    "false",    "float",    "for",    "friend",
-        "goto",     "if",       "inline",    "int",      "long",     "mutable", "namespace",
-        "new",      "not",      "not_eq",    "operator", "or",       "or_eq",  "private",
-        "protected", "public",  "register",  "return",   "short",    "signed", "sizeof",
-        "static",   "struct",   "switch",    "template", "this",     "throw",  "true",
-        "try",      "typedef",  "typename",  "union",    "unsigned", "using",  "virtual",
-        "void",     "volatile", "while",     "xor",      "xor_eq",   "run"};
+        "and",      "and_eq",  "asm",       "auto",   "bitand",   "bitor",    "bool",     "break",
+        "case",     "catch",   "char",      "class",  "compl",    "const",    "continue", "default",
+        "delete",   "do",      "double",    "else",   "enum",     "explicit", "export",   "extern",
+        "false",    "float",   "for",       "friend", "goto",     "if",       "inline",   "int",
+        "long",     "mutable", "namespace", "new",    "not",      "not_eq",   "operator", "or",
+        "or_eq",    "private", "protected", "public", "register", "return",   "short",    "signed",
+        "sizeof",   "static",  "struct",    "switch", "template", "this",     "throw",    "true",
+        "try",      "typedef", "typename",  "union",  "unsigned", "using",    "virtual",  "void",
+        "volatile", "while",   "xor",       "xor_eq", "run"};
     return llvm::is_contained(keywords, name);
   }
 
@@ -601,7 +600,8 @@ private:
       prog.result = rec->getValueAsString("Result").str();
       prog.doc = rec->getValueAsString("Doc").str();
       const std::string what = "micro-program '" + prog.name + "'";
-      if (!isIdentifier(prog.name) || llvm::any_of(prog.name, [](char c) { return c >= 'A' && c <= 'Z'; }) ||
+      if (!isIdentifier(prog.name) ||
+          llvm::any_of(prog.name, [](char c) { return c >= 'A' && c <= 'Z'; }) ||
           isCppKeyword(prog.name)) {
         error(rec, what + ": the name must be a lower-case identifier and not a C++ keyword");
         continue;
@@ -693,8 +693,7 @@ private:
           ok = false;
         }
         const PrimClass cls = step.prim->cls;
-        if (cls == PrimClass::Shift &&
-            (step.args[1].isRegister || step.args[1].constant > 31)) {
+        if (cls == PrimClass::Shift && (step.args[1].isRegister || step.args[1].constant > 31)) {
           error(rec, where + ": the shift amount of " + step.prim->name +
                          " must be a constant from 0 to 31");
           ok = false;

@@ -22,9 +22,12 @@ enum class Action {
 llvm::cl::opt<Action> action(
     llvm::cl::desc("Output to generate:"),
     llvm::cl::values(
-        clEnumValN(Action::CppHeader, "gen-cpp-header", "C++ header: opcodes, enums, typed operands"),
-        clEnumValN(Action::CppTables, "gen-cpp-tables", "C++ tables for the codec, assembler and printer"),
-        clEnumValN(Action::VerilogPackage, "gen-verilog-pkg", "SystemVerilog package for the RTL decoder"),
+        clEnumValN(Action::CppHeader, "gen-cpp-header",
+                   "C++ header: opcodes, enums, typed operands"),
+        clEnumValN(Action::CppTables, "gen-cpp-tables",
+                   "C++ tables for the codec, assembler and printer"),
+        clEnumValN(Action::VerilogPackage, "gen-verilog-pkg",
+                   "SystemVerilog package for the RTL decoder"),
         clEnumValN(Action::IsaDoc, "gen-isa-doc", "Markdown ISA reference (docs/isa.md)"),
         clEnumValN(Action::MicrocodeCpp, "gen-microcode-cpp",
                    "C++ header: one function template per micro-program"),

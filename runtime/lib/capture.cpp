@@ -7,6 +7,20 @@
 
 namespace npu::rt {
 
+std::vector<isa::Packet> copyPackets(uint64_t dst, uint64_t src, uint64_t bytes) {
+  // COPY moves at most 2^32-1 bytes per packet.
+  constexpr uint64_t kChunk = 0x80000000u;
+  std::vector<isa::Packet> packets;
+  for (uint64_t done = 0; done < bytes; done += kChunk) {
+    isa::inst::Copy copy;
+    copy.dst = dst + done;
+    copy.src = src + done;
+    copy.bytes = static_cast<uint32_t>(std::min(kChunk, bytes - done));
+    copy.toPacket(packets.emplace_back().data());
+  }
+  return packets;
+}
+
 TraceRecorder::TraceRecorder(std::string path, uint64_t stagingBase, uint64_t stagingSize)
     : path_(std::move(path)), stagingBase_(stagingBase), stagingSize_(stagingSize) {
   object_.metadata.emplace_back("producer", "libnpu_rt trace capture");
@@ -18,17 +32,8 @@ void TraceRecorder::addInitialData(uint64_t address, std::vector<uint8_t> bytes)
 }
 
 void TraceRecorder::copyFromStaging(uint64_t dst, uint64_t stagingAddress, uint64_t bytes) {
-  // COPY moves at most 2^32-1 bytes per packet.
-  constexpr uint64_t kChunk = 0x80000000u;
-  for (uint64_t done = 0; done < bytes; done += kChunk) {
-    isa::inst::Copy copy;
-    copy.dst = dst + done;
-    copy.src = stagingAddress + done;
-    copy.bytes = static_cast<uint32_t>(std::min(kChunk, bytes - done));
-    isa::Packet p;
-    copy.toPacket(p.data());
+  for (const isa::Packet &p : copyPackets(dst, stagingAddress, bytes))
     object_.text.push_back(p);
-  }
 }
 
 void TraceRecorder::hostWrite(uint64_t address, const void *src, uint64_t bytes) {

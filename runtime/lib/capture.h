@@ -15,6 +15,9 @@
 
 namespace npu::rt {
 
+// COPY packets moving `bytes` from src to dst (one per 2 GiB).
+std::vector<isa::Packet> copyPackets(uint64_t dst, uint64_t src, uint64_t bytes);
+
 class TraceRecorder {
 public:
   // `initial` is the state live allocations already hold when capture begins.

@@ -315,16 +315,7 @@ void Runtime::memcpyDeviceToHost(void *dst, uint64_t src, uint64_t bytes) {
 void Runtime::memcpyDeviceToDevice(uint64_t dst, uint64_t src, uint64_t bytes) {
   impl_->requireAllocated(dst, bytes, "device-to-device copy destination");
   impl_->requireAllocated(src, bytes, "device-to-device copy source");
-  std::vector<isa::Packet> packets;
-  constexpr uint64_t kChunk = 0x80000000u;
-  for (uint64_t done = 0; done < bytes; done += kChunk) {
-    isa::inst::Copy copy;
-    copy.dst = dst + done;
-    copy.src = src + done;
-    copy.bytes = static_cast<uint32_t>(std::min(kChunk, bytes - done));
-    copy.toPacket(packets.emplace_back().data());
-  }
-  submit(packets);
+  submit(copyPackets(dst, src, bytes));
 }
 
 void Runtime::memset(uint64_t dst, uint8_t value, uint64_t bytes) {

@@ -35,7 +35,7 @@ void ExecContext::requireDisjoint(const char *nameA, uint64_t a, uint64_t bytesA
     return;
   const bool overlap = a < b + bytesB && b < a + bytesA;
   if (overlap)
-    fault(mem::FaultCode::Overlap, std::max(a, b), 0,
+    fault(mem::FaultCode::Overlap, std::max(a, b), std::min(a + bytesA, b + bytesB) - std::max(a, b),
           std::string(nameA) + " and " + nameB + " overlap" +
               (allowIdentical ? " (only an exact in-place alias is allowed)" : ""));
 }

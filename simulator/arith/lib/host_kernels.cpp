@@ -84,10 +84,10 @@ void scalarLoop(F program, std::span<const Operand> in, float *dst, size_t n) {
 
 void applyAvx2(Program program, std::span<const Operand> inputs, float *dst, size_t n) {
   switch (program) {
-#define NPU_AVX2_CASE(name, Name, numInputs)                                                    \
-  case Program::Name:                                                                          \
-    return avx2Dispatch<numInputs>(                                                            \
-        [](auto... v) { return microcode::name<Avx2>(v...); }, inputs, dst, n);
+#define NPU_AVX2_CASE(name, Name, numInputs)                                                       \
+  case Program::Name:                                                                              \
+    return avx2Dispatch<numInputs>([](auto... v) { return microcode::name<Avx2>(v...); }, inputs,  \
+                                   dst, n);
     NPU_FOR_EACH_MICROPROGRAM(NPU_AVX2_CASE)
 #undef NPU_AVX2_CASE
   }
@@ -95,9 +95,9 @@ void applyAvx2(Program program, std::span<const Operand> inputs, float *dst, siz
 
 void applyHostScalar(Program program, std::span<const Operand> inputs, float *dst, size_t n) {
   switch (program) {
-#define NPU_SCALAR_CASE(name, Name, numInputs)                                                  \
-  case Program::Name:                                                                          \
-    return scalarLoop<numInputs>([](auto... v) { return microcode::name<HostScalar>(v...); },  \
+#define NPU_SCALAR_CASE(name, Name, numInputs)                                                     \
+  case Program::Name:                                                                              \
+    return scalarLoop<numInputs>([](auto... v) { return microcode::name<HostScalar>(v...); },      \
                                  inputs, dst, n);
     NPU_FOR_EACH_MICROPROGRAM(NPU_SCALAR_CASE)
 #undef NPU_SCALAR_CASE

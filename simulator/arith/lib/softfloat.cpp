@@ -15,13 +15,25 @@ constexpr int kFractionBits = 23;
 constexpr uint32_t kFractionMask = 0x007fffffu;
 constexpr uint32_t kHiddenBit = 0x00800000u;
 
-constexpr bool signOf(uint32_t a) { return (a & kSignBit) != 0; }
-constexpr uint32_t signedZero(bool negative) { return negative ? kSignBit : 0u; }
-constexpr uint32_t signedInfinity(bool negative) { return signedZero(negative) | kPositiveInfinity; }
-constexpr int biasedExponent(uint32_t a) { return static_cast<int>((a >> kFractionBits) & 0xff); }
+constexpr bool signOf(uint32_t a) {
+  return (a & kSignBit) != 0;
+}
+constexpr uint32_t signedZero(bool negative) {
+  return negative ? kSignBit : 0u;
+}
+constexpr uint32_t signedInfinity(bool negative) {
+  return signedZero(negative) | kPositiveInfinity;
+}
+constexpr int biasedExponent(uint32_t a) {
+  return static_cast<int>((a >> kFractionBits) & 0xff);
+}
 // The 24-bit significand of a normal number (value = significand * 2^(E - 150)).
-constexpr uint32_t significand(uint32_t a) { return (a & kFractionMask) | kHiddenBit; }
-constexpr int significandExponent(uint32_t a) { return biasedExponent(a) - kBias - kFractionBits; }
+constexpr uint32_t significand(uint32_t a) {
+  return (a & kFractionMask) | kHiddenBit;
+}
+constexpr int significandExponent(uint32_t a) {
+  return biasedExponent(a) - kBias - kFractionBits;
+}
 
 // Shifts right by `count`, ORing every bit shifted out into bit 0 so that
 // rounding still sees that the value was inexact.
@@ -72,7 +84,8 @@ uint32_t roundPack(bool negative, int exponent, u128 magnitude) {
     return signedInfinity(negative);
   if (biased <= 0)
     return signedZero(negative);
-  return signedZero(negative) | (static_cast<uint32_t>(biased) << kFractionBits) | (kept & kFractionMask);
+  return signedZero(negative) | (static_cast<uint32_t>(biased) << kFractionBits) |
+         (kept & kFractionMask);
 }
 
 // A finite float as sign * significand * 2^exponent (significand 0 for zeros
@@ -201,9 +214,13 @@ uint32_t fmax(uint32_t a, uint32_t b) {
   return orderKey(a) >= orderKey(b) ? a : b;
 }
 
-uint32_t fabs(uint32_t a) { return canonical(a) & (isNan(a) ? ~0u : ~kSignBit); }
+uint32_t fabs(uint32_t a) {
+  return canonical(a) & (isNan(a) ? ~0u : ~kSignBit);
+}
 
-uint32_t fneg(uint32_t a) { return isNan(a) ? kCanonicalNan : canonical(a) ^ kSignBit; }
+uint32_t fneg(uint32_t a) {
+  return isNan(a) ? kCanonicalNan : canonical(a) ^ kSignBit;
+}
 
 uint32_t flt(uint32_t a, uint32_t b) {
   if (isNan(a) || isNan(b))
@@ -226,7 +243,9 @@ uint32_t fle(uint32_t a, uint32_t b) {
   return orderKey(a) <= orderKey(b) ? ~0u : 0u;
 }
 
-uint32_t fisnan(uint32_t a) { return isNan(a) ? ~0u : 0u; }
+uint32_t fisnan(uint32_t a) {
+  return isNan(a) ? ~0u : 0u;
+}
 
 uint32_t fround(uint32_t a) {
   if (isNan(a))

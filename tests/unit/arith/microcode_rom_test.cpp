@@ -24,7 +24,7 @@ namespace npu::arith {
 namespace {
 
 struct Rom {
-  std::map<std::string, uint64_t> params; // MC_* localparams
+  std::map<std::string, uint64_t> params;   // MC_* localparams
   std::map<uint64_t, std::string> primName; // opcode -> "fadd", ...
   std::vector<uint64_t> words;
   std::vector<uint32_t> constants;
@@ -44,35 +44,43 @@ Rom readRom(const std::string &path) {
   Rom rom;
   std::smatch m;
   const std::regex param(R"(localparam int unsigned (MC_\w+) = (\d+);)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), param); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), param); it != std::sregex_iterator();
+       ++it)
     rom.params[(*it)[1]] = std::stoull((*it)[2]);
   const std::regex prim(R"(localparam logic \[MC_PRIM_BITS-1:0\] MC_(\w+) = \d+'d(\d+);)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), prim); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), prim); it != std::sregex_iterator();
+       ++it) {
     std::string name = (*it)[1];
     for (char &c : name)
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     rom.primName[std::stoull((*it)[2])] = name;
   }
   const std::regex word(R"(\d+'d(\d+): mc_rom = \d+'h([0-9a-f]+);)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), word); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), word); it != std::sregex_iterator();
+       ++it) {
     size_t address = std::stoull((*it)[1]);
     if (rom.words.size() <= address)
       rom.words.resize(address + 1);
     rom.words[address] = std::stoull((*it)[2], nullptr, 16);
   }
   const std::regex constant(R"(\d+'d(\d+): mc_const = 32'h([0-9a-f]+);)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), constant); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), constant); it != std::sregex_iterator();
+       ++it) {
     size_t index = std::stoull((*it)[1]);
     if (rom.constants.size() <= index)
       rom.constants.resize(index + 1);
     rom.constants[index] = static_cast<uint32_t>(std::stoull((*it)[2], nullptr, 16));
   }
   const std::regex entry(R"(MC_PROG_(\w+): mc_prog_(start|length|inputs|result) = \d+'d(\d+);)");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), entry); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), entry); it != std::sregex_iterator();
+       ++it) {
     Rom::ProgramEntry &e = rom.programs[(*it)[1]];
     uint64_t v = std::stoull((*it)[3]);
     std::string field = (*it)[2];
-    (field == "start" ? e.start : field == "length" ? e.length : field == "inputs" ? e.inputs : e.result) = v;
+    (field == "start"    ? e.start
+     : field == "length" ? e.length
+     : field == "inputs" ? e.inputs
+                         : e.result) = v;
   }
   return rom;
 }
@@ -111,7 +119,8 @@ const std::map<std::string, Prim> &primitives() {
 
 // The lane's sequencer: inputs are canonicalised when loaded, then the
 // program's words run in ROM order on the register file.
-uint32_t runRom(const Rom &rom, const Rom::ProgramEntry &prog, const std::vector<uint32_t> &inputs) {
+uint32_t runRom(const Rom &rom, const Rom::ProgramEntry &prog,
+                const std::vector<uint32_t> &inputs) {
   const uint64_t srcBits = rom.params.at("MC_SRC_BITS");
   const uint64_t regBits = rom.params.at("MC_REG_BITS");
   const uint64_t constBits = rom.params.at("MC_CONST_BITS");
@@ -121,7 +130,8 @@ uint32_t runRom(const Rom &rom, const Rom::ProgramEntry &prog, const std::vector
     reg[i] = soft::canonical(inputs[i]);
   for (uint64_t pc = prog.start; pc < prog.start + prog.length; ++pc) {
     const uint64_t w = rom.words.at(pc);
-    const uint64_t op = (w >> rom.params.at("MC_PRIM_LSB")) & ((1u << rom.params.at("MC_PRIM_BITS")) - 1);
+    const uint64_t op =
+        (w >> rom.params.at("MC_PRIM_LSB")) & ((1u << rom.params.at("MC_PRIM_BITS")) - 1);
     const uint64_t dst = (w >> rom.params.at("MC_DST_LSB")) & ((uint64_t(1) << regBits) - 1);
     uint32_t v[3];
     const uint64_t lsb[3] = {rom.params.at("MC_SRC0_LSB"), rom.params.at("MC_SRC1_LSB"),

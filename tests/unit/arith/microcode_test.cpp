@@ -30,7 +30,9 @@ std::string hex(uint32_t u) {
   return buf;
 }
 
-const microcode::ProgramInfo &programInfo(Program p) { return kPrograms[static_cast<size_t>(p)]; }
+const microcode::ProgramInfo &programInfo(Program p) {
+  return kPrograms[static_cast<size_t>(p)];
+}
 
 std::vector<Program> allPrograms() {
   std::vector<Program> all;
@@ -94,8 +96,9 @@ TEST_P(MicrocodeTest, ImplementationsAgreeBitForBit) {
       std::string args;
       for (const auto &c : columns)
         args += (args.empty() ? "" : ", ") + hex(c[i]);
-      ADD_FAILURE() << programInfo(program).name << "(" << args << "): reference " << hex(reference[i])
-                    << ", host scalar " << hex(scalar[i]) << ", avx2 " << hex(avx2[i]);
+      ADD_FAILURE() << programInfo(program).name << "(" << args << "): reference "
+                    << hex(reference[i]) << ", host scalar " << hex(scalar[i]) << ", avx2 "
+                    << hex(avx2[i]);
     }
   }
   EXPECT_EQ(failures, 0);
@@ -164,7 +167,9 @@ uint32_t roundToSpec(double f) {
   return soft::roundToFloat(std::signbit(f), e - 53, static_cast<uint64_t>(std::ldexp(m, 53)));
 }
 
-double valueOf(uint32_t u) { return std::bit_cast<float>(soft::isNan(u) ? u : soft::canonical(u)); }
+double valueOf(uint32_t u) {
+  return std::bit_cast<float>(soft::isNan(u) ? u : soft::canonical(u));
+}
 
 // All 2^24 significands of [1, 4), i.e. both exponent parities, and the
 // special values: with the exponent scaling exact, this covers sqrt.
@@ -222,8 +227,8 @@ TEST(CorrectRounding, Division) {
     uint32_t x = src.mixed(), y = src.mixed();
     if (i % 2) {
       uint32_t ex = 1 + static_cast<uint32_t>(src.rng()() % 254);
-      uint32_t ey = (i % 4 == 1) ? (ex + 126 <= 254 ? ex + 126 : ex - 1)
-                                 : (ex > 127 ? ex - 127 : ex);
+      uint32_t ey =
+          (i % 4 == 1) ? (ex + 126 <= 254 ? ex + 126 : ex - 1) : (ex > 127 ? ex - 127 : ex);
       x = (x & 0x807fffffu) | (ex << 23);
       y = (y & 0x807fffffu) | (ey << 23);
     }
@@ -255,53 +260,89 @@ TEST(Microcode, SpecialValues) {
   };
   const uint32_t nan = soft::kCanonicalNan, inf = 0x7f800000, ninf = 0xff800000;
   const Case cases[] = {
-      {Program::Exp, {0x00000000}, 0x3f800000},  {Program::Exp, {0x80000001}, 0x3f800000},
-      {Program::Exp, {ninf}, 0},                 {Program::Exp, {inf}, inf},
-      {Program::Exp, {0x42b17218}, inf},         {Program::Exp, {0xffc00001}, nan},
-      {Program::Log, {0x3f800000}, 0},           {Program::Log, {0}, ninf},
-      {Program::Log, {0x80000000}, ninf},        {Program::Log, {0x00000001}, ninf},
-      {Program::Log, {0xbf800000}, nan},         {Program::Log, {inf}, inf},
-      {Program::Log, {ninf}, nan},               {Program::Log, {0x40000000}, 0x3f317218},
-      {Program::Recip, {0x80000000}, ninf},      {Program::Recip, {ninf}, 0x80000000},
-      {Program::Recip, {0x7f000000}, 0},         {Program::Recip, {0x7e800000}, 0x00800000},
-      {Program::Rsqrt, {0x80000000}, ninf},      {Program::Rsqrt, {inf}, 0},
-      {Program::Rsqrt, {0xbf800000}, nan},       {Program::Rsqrt, {0x40800000}, 0x3f000000},
-      {Program::Sqrt, {0x80000000}, 0x80000000}, {Program::Sqrt, {inf}, inf},
-      {Program::Sqrt, {0x80000001}, 0x80000000}, {Program::Sqrt, {0xbf800000}, nan},
-      {Program::Div, {0, 0}, nan},               {Program::Div, {0x3f800000, 0x80000000}, ninf},
-      {Program::Div, {inf, inf}, nan},           {Program::Div, {0xbf800000, inf}, 0x80000000},
-      {Program::Div, {0x00800000, 0x40000000}, 0}, {Program::Div, {0x7f7fffff, 0x3f000000}, inf},
-      {Program::Neg, {0x7fc00001}, nan},         {Program::Neg, {0x00000001}, 0x80000000},
-      {Program::Abs, {0xffc00000}, nan},         {Program::Relu, {0x80000000}, 0},
-      {Program::Relu, {0xffc00000}, nan},        {Program::Sigmoid, {0}, 0x3f000000},
-      {Program::Sigmoid, {inf}, 0x3f800000},     {Program::Sigmoid, {ninf}, 0},
-      {Program::Tanh, {0x80000000}, 0x80000000}, {Program::Tanh, {ninf}, 0xbf800000},
-      {Program::Silu, {ninf}, 0x80000000},       {Program::Silu, {inf}, inf},
-      {Program::Gelu, {ninf}, 0x80000000},       {Program::Gelu, {inf}, inf},
-      {Program::Gelu, {0x80000000}, 0x80000000}, {Program::Sin, {0x80000000}, 0x80000000},
-      {Program::Sin, {inf}, nan},                {Program::Cos, {0x80000000}, 0x3f800000},
-      {Program::Cos, {ninf}, nan},               {Program::SiluBwd, {inf, 0x40000000}, 0x40000000},
+      {Program::Exp, {0x00000000}, 0x3f800000},
+      {Program::Exp, {0x80000001}, 0x3f800000},
+      {Program::Exp, {ninf}, 0},
+      {Program::Exp, {inf}, inf},
+      {Program::Exp, {0x42b17218}, inf},
+      {Program::Exp, {0xffc00001}, nan},
+      {Program::Log, {0x3f800000}, 0},
+      {Program::Log, {0}, ninf},
+      {Program::Log, {0x80000000}, ninf},
+      {Program::Log, {0x00000001}, ninf},
+      {Program::Log, {0xbf800000}, nan},
+      {Program::Log, {inf}, inf},
+      {Program::Log, {ninf}, nan},
+      {Program::Log, {0x40000000}, 0x3f317218},
+      {Program::Recip, {0x80000000}, ninf},
+      {Program::Recip, {ninf}, 0x80000000},
+      {Program::Recip, {0x7f000000}, 0},
+      {Program::Recip, {0x7e800000}, 0x00800000},
+      {Program::Rsqrt, {0x80000000}, ninf},
+      {Program::Rsqrt, {inf}, 0},
+      {Program::Rsqrt, {0xbf800000}, nan},
+      {Program::Rsqrt, {0x40800000}, 0x3f000000},
+      {Program::Sqrt, {0x80000000}, 0x80000000},
+      {Program::Sqrt, {inf}, inf},
+      {Program::Sqrt, {0x80000001}, 0x80000000},
+      {Program::Sqrt, {0xbf800000}, nan},
+      {Program::Div, {0, 0}, nan},
+      {Program::Div, {0x3f800000, 0x80000000}, ninf},
+      {Program::Div, {inf, inf}, nan},
+      {Program::Div, {0xbf800000, inf}, 0x80000000},
+      {Program::Div, {0x00800000, 0x40000000}, 0},
+      {Program::Div, {0x7f7fffff, 0x3f000000}, inf},
+      {Program::Neg, {0x7fc00001}, nan},
+      {Program::Neg, {0x00000001}, 0x80000000},
+      {Program::Abs, {0xffc00000}, nan},
+      {Program::Relu, {0x80000000}, 0},
+      {Program::Relu, {0xffc00000}, nan},
+      {Program::Sigmoid, {0}, 0x3f000000},
+      {Program::Sigmoid, {inf}, 0x3f800000},
+      {Program::Sigmoid, {ninf}, 0},
+      {Program::Tanh, {0x80000000}, 0x80000000},
+      {Program::Tanh, {ninf}, 0xbf800000},
+      {Program::Silu, {ninf}, 0x80000000},
+      {Program::Silu, {inf}, inf},
+      {Program::Gelu, {ninf}, 0x80000000},
+      {Program::Gelu, {inf}, inf},
+      {Program::Gelu, {0x80000000}, 0x80000000},
+      {Program::Sin, {0x80000000}, 0x80000000},
+      {Program::Sin, {inf}, nan},
+      {Program::Cos, {0x80000000}, 0x3f800000},
+      {Program::Cos, {ninf}, nan},
+      {Program::SiluBwd, {inf, 0x40000000}, 0x40000000},
       {Program::SiluBwd, {ninf, 0x3f800000}, 0x80000000},
       {Program::GeluBwd, {inf, 0x40000000}, 0x40000000},
       {Program::GeluBwd, {ninf, 0x3f800000}, 0x80000000},
       {Program::SiluBwd, {0, 0x3f800000}, 0x3f000000},
       // pow: C99 F.9.4.4.
-      {Program::Pow, {nan, 0x80000000}, 0x3f800000},      {Program::Pow, {0x3f800000, nan}, 0x3f800000},
-      {Program::Pow, {0xbf800000, inf}, 0x3f800000},      {Program::Pow, {0xbf800000, nan}, nan},
-      {Program::Pow, {0xc0000000, 0x3f000000}, nan},      {Program::Pow, {0xc0000000, 0x40400000}, 0xc1000000},
-      {Program::Pow, {0x80000000, 0x40400000}, 0x80000000}, {Program::Pow, {0x80000000, 0xc0400000}, ninf},
-      {Program::Pow, {0x80000000, 0x3f000000}, 0},        {Program::Pow, {0, 0xbf000000}, inf},
-      {Program::Pow, {ninf, 0xbf800000}, 0x80000000},     {Program::Pow, {ninf, 0x3f000000}, inf},
-      {Program::Pow, {ninf, 0x40000000}, inf},            {Program::Pow, {0x3f000000, inf}, 0},
-      {Program::Pow, {0x40000000, ninf}, 0},              {Program::Pow, {0x3f000000, ninf}, inf},
-      {Program::Pow, {0x40000000, 0x41200000}, 0x44800000}, {Program::Pow, {0x40400000, 0x40000000}, 0x41100000},
-      {Program::Pow, {0x41200000, 0xc0000000}, 0x3c23d70a}, {Program::Pow, {nan, 0x3f800000}, nan},
+      {Program::Pow, {nan, 0x80000000}, 0x3f800000},
+      {Program::Pow, {0x3f800000, nan}, 0x3f800000},
+      {Program::Pow, {0xbf800000, inf}, 0x3f800000},
+      {Program::Pow, {0xbf800000, nan}, nan},
+      {Program::Pow, {0xc0000000, 0x3f000000}, nan},
+      {Program::Pow, {0xc0000000, 0x40400000}, 0xc1000000},
+      {Program::Pow, {0x80000000, 0x40400000}, 0x80000000},
+      {Program::Pow, {0x80000000, 0xc0400000}, ninf},
+      {Program::Pow, {0x80000000, 0x3f000000}, 0},
+      {Program::Pow, {0, 0xbf000000}, inf},
+      {Program::Pow, {ninf, 0xbf800000}, 0x80000000},
+      {Program::Pow, {ninf, 0x3f000000}, inf},
+      {Program::Pow, {ninf, 0x40000000}, inf},
+      {Program::Pow, {0x3f000000, inf}, 0},
+      {Program::Pow, {0x40000000, ninf}, 0},
+      {Program::Pow, {0x3f000000, ninf}, inf},
+      {Program::Pow, {0x40000000, 0x41200000}, 0x44800000},
+      {Program::Pow, {0x40400000, 0x40000000}, 0x41100000},
+      {Program::Pow, {0x41200000, 0xc0000000}, 0x3c23d70a},
+      {Program::Pow, {nan, 0x3f800000}, nan},
       {Program::Pow, {0xc0000000, 0x4b800001}, 0x7f800000},
   };
   for (const Case &c : cases)
     EXPECT_EQ(evaluate(c.program, c.in), c.want)
-        << programInfo(c.program).name << "(" << hex(c.in[0]) << (c.in.size() > 1 ? ", " + hex(c.in[1]) : "")
-        << ")";
+        << programInfo(c.program).name << "(" << hex(c.in[0])
+        << (c.in.size() > 1 ? ", " + hex(c.in[1]) : "") << ")";
 }
 
 } // namespace

@@ -12,15 +12,22 @@ namespace npu::arith::test {
 // without payload and sign, and values around 1, 2^23, 2^24 and 2^31.
 inline std::vector<uint32_t> specialValues() {
   std::vector<uint32_t> v = {
-      0x00000000, 0x00000001, 0x00000100, 0x003fffff, 0x00400000, 0x007fffff, // +0, denormals
-      0x00800000, 0x00800001, 0x00ffffff, 0x01000000, 0x0d800000, 0x1f800000, // small normals
-      0x20000000, 0x20000001, 0x1fffffff, 0x33800000, 0x34000000, 0x3effffff, // 2^-63, 2^-24, ...
-      0x3f000000, 0x3f000001, 0x3f7fffff, 0x3f800000, 0x3f800001, 0x3fc00000, // 0.5, 1, 1.5
-      0x3fffffff, 0x40000000, 0x40400000, 0x4b000000, 0x4b000001, 0x4b400000, // 2, 3, 2^23
-      0x4b7fffff, 0x4b800000, 0x4effffff, 0x4f000000, 0x4f000001, 0x5f000000, // 2^24, 2^31
-      0x7effffff, 0x7f000000, 0x7f7fffff,                                     // large, max
-      0x7f800000, 0x7f800001, 0x7fc00000, 0x7fc00001, 0x7fffffff,             // inf, NaNs
-      0x3eaaaaab, 0x3dcccccd, 0x40490fdb, 0x42b17218, 0x42b17217, 0xc2aeac50, // 1/3, 0.1, pi, exp limits
+      0x00000000, 0x00000001, 0x00000100, 0x003fffff, 0x00400000,
+      0x007fffff, // +0, denormals
+      0x00800000, 0x00800001, 0x00ffffff, 0x01000000, 0x0d800000,
+      0x1f800000, // small normals
+      0x20000000, 0x20000001, 0x1fffffff, 0x33800000, 0x34000000,
+      0x3effffff, // 2^-63, 2^-24, ...
+      0x3f000000, 0x3f000001, 0x3f7fffff, 0x3f800000, 0x3f800001,
+      0x3fc00000, // 0.5, 1, 1.5
+      0x3fffffff, 0x40000000, 0x40400000, 0x4b000000, 0x4b000001,
+      0x4b400000, // 2, 3, 2^23
+      0x4b7fffff, 0x4b800000, 0x4effffff, 0x4f000000, 0x4f000001,
+      0x5f000000,                                                 // 2^24, 2^31
+      0x7effffff, 0x7f000000, 0x7f7fffff,                         // large, max
+      0x7f800000, 0x7f800001, 0x7fc00000, 0x7fc00001, 0x7fffffff, // inf, NaNs
+      0x3eaaaaab, 0x3dcccccd, 0x40490fdb, 0x42b17218, 0x42b17217,
+      0xc2aeac50, // 1/3, 0.1, pi, exp limits
   };
   size_t positives = v.size();
   for (size_t i = 0; i < positives; ++i)

@@ -21,12 +21,22 @@ namespace {
 using test::OperandSource;
 using test::specialValues;
 
-uint32_t bitsOf(float f) { return std::bit_cast<uint32_t>(f); }
-float floatOf(uint32_t u) { return std::bit_cast<float>(u); }
-uint32_t canonicalHost(float f) { return soft::canonical(bitsOf(f)); }
+uint32_t bitsOf(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+float floatOf(uint32_t u) {
+  return std::bit_cast<float>(u);
+}
+uint32_t canonicalHost(float f) {
+  return soft::canonical(bitsOf(f));
+}
 
-uint32_t lane0(__m256 v) { return static_cast<uint32_t>(_mm256_extract_epi32(_mm256_castps_si256(v), 0)); }
-__m256 splat(uint32_t u) { return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(u))); }
+uint32_t lane0(__m256 v) {
+  return static_cast<uint32_t>(_mm256_extract_epi32(_mm256_castps_si256(v), 0));
+}
+__m256 splat(uint32_t u) {
+  return _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(u)));
+}
 
 std::string hex(uint32_t u) {
   char buf[16];
@@ -118,7 +128,8 @@ TEST_F(PrimitivesTest, FusedMultiplyAddMatchesTheHost) {
     uint32_t gotVector = soft::canonical(lane0(Avx2::ffma(splat(a), splat(b), splat(c))));
     if ((gotScalar != want || gotVector != want) && ++failures <= 10)
       ADD_FAILURE() << "ffma(" << hex(a) << ", " << hex(b) << ", " << hex(c) << "): reference "
-                    << hex(want) << ", host scalar " << hex(gotScalar) << ", avx2 " << hex(gotVector);
+                    << hex(want) << ", host scalar " << hex(gotScalar) << ", avx2 "
+                    << hex(gotVector);
   };
   for (uint32_t a : specials)
     for (uint32_t b : specials)
@@ -152,7 +163,8 @@ TEST_F(PrimitivesTest, UnaryPrimitivesMatchTheHost) {
   for (uint32_t u = 0x4effff00; u < 0x4f000100; ++u)
     inputs.push_back(u);
   int failures = 0;
-  auto check = [&](const char *name, uint32_t in, uint32_t want, uint32_t gotScalar, uint32_t gotVector) {
+  auto check = [&](const char *name, uint32_t in, uint32_t want, uint32_t gotScalar,
+                   uint32_t gotVector) {
     if ((gotScalar != want || gotVector != want) && ++failures <= 10)
       ADD_FAILURE() << name << "(" << hex(in) << "): reference " << hex(want) << ", host scalar "
                     << hex(gotScalar) << ", avx2 " << hex(gotVector);
@@ -160,8 +172,10 @@ TEST_F(PrimitivesTest, UnaryPrimitivesMatchTheHost) {
   for (uint32_t x : inputs) {
     float f = floatOf(x);
     __m256 v = splat(x);
-    check("fabs", x, soft::fabs(x), canonicalHost(HostScalar::fabs(f)), soft::canonical(lane0(Avx2::fabs(v))));
-    check("fneg", x, soft::fneg(x), canonicalHost(HostScalar::fneg(f)), soft::canonical(lane0(Avx2::fneg(v))));
+    check("fabs", x, soft::fabs(x), canonicalHost(HostScalar::fabs(f)),
+          soft::canonical(lane0(Avx2::fabs(v))));
+    check("fneg", x, soft::fneg(x), canonicalHost(HostScalar::fneg(f)),
+          soft::canonical(lane0(Avx2::fneg(v))));
     check("fisnan", x, soft::fisnan(x), bitsOf(HostScalar::fisnan(f)), lane0(Avx2::fisnan(v)));
     check("fround", x, soft::fround(x), canonicalHost(HostScalar::fround(f)),
           soft::canonical(lane0(Avx2::fround(v))));
@@ -206,11 +220,11 @@ TEST(SoftFloat, SpecExamples) {
   EXPECT_EQ(soft::fround(0x40200000), 0x40000000u); // 2.5 -> 2
   EXPECT_EQ(soft::fround(0xbe800000), 0x80000000u); // -0.25 -> -0
   EXPECT_EQ(soft::f2i(0x40200000), 2u);
-  EXPECT_EQ(soft::f2i(0x4f000000), 0x7fffffffu);   // 2^31 saturates
-  EXPECT_EQ(soft::f2i(0xcf000000), 0x80000000u);   // -2^31 is exact
+  EXPECT_EQ(soft::f2i(0x4f000000), 0x7fffffffu); // 2^31 saturates
+  EXPECT_EQ(soft::f2i(0xcf000000), 0x80000000u); // -2^31 is exact
   EXPECT_EQ(soft::f2i(0xff800000), 0x80000000u);
   EXPECT_EQ(soft::f2i(0x7fc00000), 0u);
-  EXPECT_EQ(soft::i2f(0x01000001), 0x4b800000u);   // 2^24 + 1 -> 2^24 (tie to even)
+  EXPECT_EQ(soft::i2f(0x01000001), 0x4b800000u); // 2^24 + 1 -> 2^24 (tie to even)
   EXPECT_EQ(soft::i2f(0x80000000), 0xcf000000u);
   // Overflow after rounding.
   EXPECT_EQ(soft::fadd(0x7f7fffff, 0x73000000), 0x7f800000u);

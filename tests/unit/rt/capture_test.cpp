@@ -2,6 +2,8 @@
 // replayed by npu-sim, whose check regions must all match.
 #include "npu_runtime.h"
 
+#include "npu/rt/runtime.h"
+
 #include "npu/bin/object.h"
 #include "npu/isa/isa.h"
 
@@ -72,6 +74,33 @@ TEST(CaptureTest, CapturedProgramReplaysOnNpuSim) {
   bin::Object object = bin::readFile(trace.string());
   EXPECT_FALSE(object.checks.empty()); // y and z, merged if adjacent
   EXPECT_GE(object.text.size(), 5u); // staged copies, fill, the program, halt
+  const std::string command = std::string(NPU_SIM_PATH) + " --quiet " + trace.string();
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  std::filesystem::remove(trace);
+}
+
+TEST(CaptureTest, NpuTraceEnvironmentVariableCapturesAWholeRuntimeLifetime) {
+  const std::filesystem::path trace =
+      std::filesystem::temp_directory_path() / ("env_trace_" + std::to_string(getpid()) + ".npubin");
+  ::setenv("NPU_TRACE", trace.c_str(), 1);
+  {
+    rt::Runtime runtime;
+    EXPECT_TRUE(runtime.capturing());
+    const uint64_t a = runtime.malloc(256);
+    std::vector<float> x(64, 2.0f), y(64);
+    runtime.memcpyHostToDevice(a, x.data(), 256);
+    isa::inst::Muls square;
+    square.dst = a;
+    square.a = a;
+    square.s = 3.0f;
+    square.n = 64;
+    const isa::Packet p[] = {packetOf(square)};
+    runtime.submit(p);
+    runtime.memcpyDeviceToHost(y.data(), a, 256);
+    EXPECT_EQ(y[0], 6.0f);
+  } // the destructor writes the trace
+  ::unsetenv("NPU_TRACE");
+  ASSERT_TRUE(std::filesystem::exists(trace));
   const std::string command = std::string(NPU_SIM_PATH) + " --quiet " + trace.string();
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::filesystem::remove(trace);

@@ -17,10 +17,16 @@ inline constexpr uint32_t kSignBit = 0x80000000u;
 inline constexpr uint32_t kExponentMask = 0x7f800000u;
 inline constexpr uint32_t kPositiveInfinity = 0x7f800000u;
 
-constexpr bool isNan(uint32_t a) { return (a & ~kSignBit) > kExponentMask; }
-constexpr bool isInfinity(uint32_t a) { return (a & ~kSignBit) == kExponentMask; }
+constexpr bool isNan(uint32_t a) {
+  return (a & ~kSignBit) > kExponentMask;
+}
+constexpr bool isInfinity(uint32_t a) {
+  return (a & ~kSignBit) == kExponentMask;
+}
 // True for zeros and denormals alike: both are zeros to the primitives.
-constexpr bool isZeroOrDenormal(uint32_t a) { return (a & kExponentMask) == 0; }
+constexpr bool isZeroOrDenormal(uint32_t a) {
+  return (a & kExponentMask) == 0;
+}
 
 // The form every register holds after a float primitive: denormals become a
 // zero of the same sign, NaNs become kCanonicalNan, all else is unchanged.

@@ -1,0 +1,93 @@
+// npu-iss-bench: times the ISS executing single large packets (MATMUL,
+// elementwise, EXP) from memory that is already resident, and prints JSON.
+// bench/iss_throughput.py runs it next to the numpy baselines.
+#include "npu/sim/iss.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace npu;
+
+constexpr uint64_t kActivations = 0x1000'0000, kWeights = 0x0000'1000;
+
+template <class T> isa::Packet packetOf(const T &typed) {
+  isa::Packet p;
+  typed.toPacket(p.data());
+  return p;
+}
+
+void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = d(rng);
+  memory.write(address, values.data(), count * 4);
+}
+
+// Best of `repeats` runs of one packet, in seconds (after one warm-up run).
+double best(mem::PhysicalMemory &memory, const isa::Packet &packet, int repeats) {
+  sim::Iss iss(memory, sim::Mode::Func);
+  iss.step(packet, 0);
+  double fastest = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    iss.step(packet, 0);
+    fastest = std::min(fastest,
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return fastest;
+}
+
+} // namespace
+
+int main() {
+  mem::PhysicalMemory memory;
+  std::printf("{\n");
+  for (uint32_t n : {512u, 1024u}) {
+    isa::inst::Matmul mm;
+    mm.m = mm.k = mm.n = n;
+    mm.a = kWeights;
+    mm.b = kWeights + uint64_t(n) * n * 4;
+    mm.c = kActivations;
+    fillRandom(memory, mm.a, uint64_t(n) * n);
+    fillRandom(memory, mm.b, uint64_t(n) * n);
+    const double seconds = best(memory, packetOf(mm), n == 512 ? 10 : 4);
+    std::printf("  \"matmul_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n", n, seconds,
+                2.0 * n * n * n / seconds / 1e9);
+  }
+  constexpr uint32_t kElements = 1u << 24;
+  const uint64_t a = kActivations, b = a + uint64_t(kElements) * 4, c = b + uint64_t(kElements) * 4;
+  fillRandom(memory, a, kElements);
+  fillRandom(memory, b, kElements);
+  isa::inst::Add add;
+  add.dst = c;
+  add.a = a;
+  add.b = b;
+  add.rows = 1;
+  add.cols = kElements;
+  isa::inst::Mul mul;
+  mul.dst = c;
+  mul.a = a;
+  mul.b = b;
+  mul.rows = 1;
+  mul.cols = kElements;
+  isa::inst::Exp exp;
+  exp.dst = c;
+  exp.src = a;
+  exp.n = kElements;
+  const std::pair<const char *, isa::Packet> vectorOps[] = {
+      {"add", packetOf(add)}, {"mul", packetOf(mul)}, {"exp", packetOf(exp)}};
+  for (size_t i = 0; i < std::size(vectorOps); ++i) {
+    const double seconds = best(memory, vectorOps[i].second, 5);
+    std::printf("  \"%s_2^24\": {\"seconds\": %.6g, \"gelements_per_s\": %.4g}%s\n", vectorOps[i].first,
+                seconds, kElements / seconds / 1e9, i + 1 < std::size(vectorOps) ? "," : "");
+  }
+  std::printf("}\n");
+}

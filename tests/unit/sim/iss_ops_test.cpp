@@ -1,0 +1,473 @@
+// Every instruction family on the ISS against the reference model, bit for
+// bit, on random shapes (1, odd sizes, K = 1, sizes that are not multiples
+// of the lane or tile width, K past the GEMM blocking depth) and on data
+// full of special values (±0, ±inf, NaNs with payloads, denormals, huge and
+// tiny numbers).
+#include "npu/sim/iss.h"
+#include "reference_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace npu;
+
+constexpr uint64_t kArenaBase = 0x1000'0000; // the activations region
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// A float bit pattern; `specialPercent` of them are special values.
+uint32_t randomFloat(std::mt19937_64 &rng, int specialPercent) {
+  std::uniform_real_distribution<float> normal(-4.0f, 4.0f);
+  if (static_cast<int>(rng() % 100) >= specialPercent)
+    return bitsOf(normal(rng));
+  const uint32_t sign = static_cast<uint32_t>(rng() & 1) << 31;
+  switch (rng() % 8) {
+  case 0: return sign;                                                        // ±0
+  case 1: return sign | 0x7f800000u;                                          // ±inf
+  case 2: return sign | 0x7f800000u | (1 + static_cast<uint32_t>(rng() % 0x7fffff)); // NaN
+  case 3: return sign | (1 + static_cast<uint32_t>(rng() % 0x7fffff));        // denormal
+  case 4: return sign | (0x7e800000u + static_cast<uint32_t>(rng() % 0xffffff)); // huge
+  case 5: return sign | (0x00800000u + static_cast<uint32_t>(rng() % 0xffffff)); // tiny
+  case 6: return sign | (static_cast<uint32_t>(rng() % 254 + 1) << 23) |
+                 static_cast<uint32_t>(rng() % 0x800000);                    // any normal
+  default: return bitsOf(static_cast<float>(static_cast<int>(rng() % 9) - 4)); // small integer
+  }
+}
+
+// Two memories with the same contents: one for the ISS, one for the
+// reference. Buffers are laid out one after another in the activations
+// region, each 64-byte aligned.
+class Twin {
+public:
+  explicit Twin(uint64_t seed) : rng(seed) {}
+
+  uint64_t floats(uint64_t count, int specialPercent = 10) {
+    std::vector<uint32_t> bits(count);
+    for (uint32_t &b : bits)
+      b = randomFloat(rng, specialPercent);
+    return place(bits.data(), count * 4);
+  }
+  uint64_t values(const std::vector<uint32_t> &bits) { return place(bits.data(), bits.size() * 4); }
+  uint64_t bytes(uint64_t count) {
+    std::vector<uint8_t> b(count);
+    for (uint8_t &x : b)
+      x = static_cast<uint8_t>(rng());
+    return place(b.data(), count);
+  }
+
+  // Runs the packet on both and compares every buffer.
+  void runAndCompare(const isa::Packet &packet, const std::string &what) {
+    sim::Iss iss(issMemory, sim::Mode::Both);
+    ASSERT_NO_THROW(iss.step(packet, 0)) << what;
+    sim::reference::execute(refMemory, packet);
+    std::vector<uint8_t> a(next - kArenaBase), b(next - kArenaBase);
+    issMemory.read(kArenaBase, a.data(), a.size());
+    refMemory.read(kArenaBase, b.data(), b.size());
+    for (size_t i = 0; i < a.size(); i += 4) {
+      uint32_t x = 0, y = 0;
+      std::memcpy(&x, a.data() + i, std::min<size_t>(4, a.size() - i));
+      std::memcpy(&y, b.data() + i, std::min<size_t>(4, b.size() - i));
+      ASSERT_EQ(x, y) << what << ": first difference at 0x" << std::hex << kArenaBase + i
+                      << " (ISS 0x" << x << ", reference 0x" << y << ")";
+    }
+  }
+
+  std::mt19937_64 rng;
+  mem::PhysicalMemory issMemory, refMemory;
+
+private:
+  uint64_t place(const void *data, uint64_t size) {
+    const uint64_t address = next;
+    issMemory.write(address, data, size);
+    refMemory.write(address, data, size);
+    next = (address + size + 64 + 63) & ~uint64_t(63); // a gap keeps overruns visible
+    return address;
+  }
+  uint64_t next = kArenaBase;
+};
+
+template <class T> isa::Packet packetOf(const T &typed) {
+  isa::Packet p;
+  typed.toPacket(p.data());
+  std::string error;
+  isa::Instruction decoded;
+  EXPECT_TRUE(isa::decode(p, decoded, &error)) << error;
+  return p;
+}
+
+uint32_t dim(std::mt19937_64 &rng, uint32_t max) {
+  // Favour the edges: 1, lane/tile multiples and their neighbours.
+  static const uint32_t edges[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33};
+  if (rng() % 3 == 0) {
+    uint32_t e = edges[rng() % std::size(edges)];
+    return std::min(e, max);
+  }
+  return 1 + static_cast<uint32_t>(rng() % max);
+}
+
+constexpr int kTrials = 40;
+
+TEST(IssOps, DataMovement) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(100 + t);
+    auto &rng = twin.rng;
+    isa::inst::Copy copy;
+    copy.bytes = dim(rng, 300);
+    copy.src = twin.bytes(copy.bytes);
+    copy.dst = twin.bytes(copy.bytes);
+    twin.runAndCompare(packetOf(copy), "copy");
+
+    isa::inst::Fill fill;
+    fill.count = dim(rng, 100);
+    fill.value = static_cast<uint32_t>(rng());
+    fill.dst = twin.floats(fill.count);
+    twin.runAndCompare(packetOf(fill), "fill");
+
+    isa::inst::CopyStrided cs;
+    cs.esize = static_cast<isa::ElemSize>(rng() % 4);
+    const uint32_t sizes[4] = {dim(rng, 3), dim(rng, 4), dim(rng, 5), dim(rng, 6)};
+    int32_t strides[4];
+    int64_t low = 0, high = 0;
+    for (int d = 0; d < 4; ++d) {
+      strides[d] = static_cast<int32_t>(rng() % 61) - 30;
+      const int64_t extent = int64_t(sizes[d] - 1) * strides[d];
+      (extent < 0 ? low : high) += extent;
+    }
+    const uint64_t es = uint64_t(1) << static_cast<unsigned>(cs.esize);
+    const uint64_t base = twin.bytes(static_cast<uint64_t>(high - low + 1) * es);
+    cs.src = base + static_cast<uint64_t>(-low) * es;
+    std::tie(cs.size0, cs.size1, cs.size2, cs.size3) = std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
+    std::tie(cs.stride0, cs.stride1, cs.stride2, cs.stride3) =
+        std::tuple(strides[0], strides[1], strides[2], strides[3]);
+    cs.dst = twin.bytes(uint64_t(sizes[0]) * sizes[1] * sizes[2] * sizes[3] * es);
+    twin.runAndCompare(packetOf(cs), "copy_strided");
+  }
+}
+
+TEST(IssOps, Matmul) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(200 + t);
+    auto &rng = twin.rng;
+    isa::inst::Matmul mm;
+    mm.m = dim(rng, 40);
+    mm.n = dim(rng, 40);
+    mm.k = t % 5 == 0 ? 1 : (t % 7 == 0 ? 257 + static_cast<uint32_t>(rng() % 300) : dim(rng, 80));
+    mm.transa = rng() & 1;
+    mm.transb = rng() & 1;
+    mm.acc = rng() & 1;
+    const uint32_t aCols = mm.transa ? mm.m : mm.k, aRows = mm.transa ? mm.k : mm.m;
+    const uint32_t bCols = mm.transb ? mm.k : mm.n, bRows = mm.transb ? mm.n : mm.k;
+    mm.lda = rng() % 2 ? 0 : aCols + static_cast<uint32_t>(rng() % 5);
+    mm.ldb = rng() % 2 ? 0 : bCols + static_cast<uint32_t>(rng() % 5);
+    mm.ldc = rng() % 2 ? 0 : mm.n + static_cast<uint32_t>(rng() % 5);
+    const int special = t % 4 == 0 ? 5 : 0;
+    mm.a = twin.floats(uint64_t(aRows) * (mm.lda ? mm.lda : aCols), special);
+    mm.b = twin.floats(uint64_t(bRows) * (mm.ldb ? mm.ldb : bCols), special);
+    mm.c = twin.floats(uint64_t(mm.m) * (mm.ldc ? mm.ldc : mm.n), special);
+    twin.runAndCompare(packetOf(mm), "matmul " + std::to_string(mm.m) + "x" +
+                                         std::to_string(mm.k) + "x" + std::to_string(mm.n));
+  }
+}
+
+TEST(IssOps, BatchedMatmul) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(300 + t);
+    auto &rng = twin.rng;
+    isa::inst::Bmm bmm;
+    bmm.m = dim(rng, 20);
+    bmm.k = dim(rng, 20);
+    bmm.n = dim(rng, 20);
+    bmm.batch = dim(rng, 5);
+    bmm.transa = rng() & 1;
+    bmm.transb = rng() & 1;
+    bmm.acc = rng() & 1;
+    const uint32_t aSize = bmm.m * bmm.k, bSize = bmm.k * bmm.n, cSize = bmm.m * bmm.n;
+    bmm.stride_a = rng() % 3 == 0 ? 0 : aSize + static_cast<uint32_t>(rng() % 4);
+    bmm.stride_b = rng() % 3 == 0 ? 0 : bSize;
+    bmm.stride_c = cSize + static_cast<uint32_t>(rng() % 3);
+    bmm.a = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_a + aSize, 3);
+    bmm.b = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_b + bSize, 3);
+    bmm.c = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_c + cSize, 3);
+    twin.runAndCompare(packetOf(bmm), "bmm");
+  }
+}
+
+TEST(IssOps, ElementwiseBinaryWithBroadcast) {
+  const isa::Opcode ops[] = {isa::Opcode::ADD, isa::Opcode::SUB, isa::Opcode::MUL,
+                             isa::Opcode::DIV, isa::Opcode::MAX, isa::Opcode::MIN};
+  for (int t = 0; t < kTrials; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(400 + t);
+      auto &rng = twin.rng;
+      isa::inst::Add op; // the six share one operand layout
+      op.rows = dim(rng, 12);
+      op.cols = dim(rng, 40);
+      op.bcast = static_cast<isa::Broadcast>(rng() % 4);
+      const uint64_t n = uint64_t(op.rows) * op.cols;
+      const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
+                              : op.bcast == isa::Broadcast::row ? op.cols
+                              : op.bcast == isa::Broadcast::col ? op.rows
+                                                                : 1;
+      op.a = twin.floats(n, 20);
+      op.b = twin.floats(bCount, 20);
+      op.dst = rng() % 4 == 0 ? op.a : twin.floats(n); // sometimes in place
+      isa::Instruction inst = op.toInstruction();
+      inst.opcode = opcode;
+      if (opcode == isa::Opcode::ADD || opcode == isa::Opcode::SUB)
+        inst.operands[isa::info(opcode).operandIndex("alpha")] =
+            rng() % 2 ? bitsOf(1.0f) : randomFloat(rng, 20);
+      for (uint32_t i = isa::info(opcode).numOperands; i < isa::kMaxOperands; ++i)
+        inst.operands[i] = 0;
+      isa::Packet p;
+      isa::encode(inst, p);
+      twin.runAndCompare(p, isa::info(opcode).mnemonic);
+    }
+}
+
+TEST(IssOps, ElementwiseScalar) {
+  const isa::Opcode ops[] = {isa::Opcode::ADDS, isa::Opcode::SUBS, isa::Opcode::MULS,
+                             isa::Opcode::DIVS, isa::Opcode::MAXS, isa::Opcode::MINS,
+                             isa::Opcode::RSUBS, isa::Opcode::RDIVS};
+  for (int t = 0; t < kTrials; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(500 + t);
+      isa::inst::Adds op;
+      op.n = dim(twin.rng, 70);
+      uint32_t s = randomFloat(twin.rng, 30);
+      std::memcpy(&op.s, &s, 4);
+      op.a = twin.floats(op.n, 20);
+      op.dst = twin.floats(op.n);
+      isa::Instruction inst = op.toInstruction();
+      inst.opcode = opcode;
+      isa::Packet p;
+      isa::encode(inst, p);
+      twin.runAndCompare(p, isa::info(opcode).mnemonic);
+    }
+}
+
+TEST(IssOps, UnaryFunctions) {
+  const isa::Opcode ops[] = {isa::Opcode::EXP,  isa::Opcode::LOG,     isa::Opcode::RSQRT,
+                             isa::Opcode::SQRT, isa::Opcode::RECIP,   isa::Opcode::NEG,
+                             isa::Opcode::ABS,  isa::Opcode::RELU,    isa::Opcode::SIGMOID,
+                             isa::Opcode::TANH, isa::Opcode::SILU,    isa::Opcode::GELU,
+                             isa::Opcode::SIN,  isa::Opcode::COS};
+  for (int t = 0; t < kTrials; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(600 + t);
+      isa::inst::Exp op; // all unary ops share this layout
+      op.n = dim(twin.rng, 70);
+      op.src = twin.floats(op.n, 25);
+      op.dst = twin.rng() % 4 == 0 ? op.src : twin.floats(op.n);
+      isa::Instruction inst = op.toInstruction();
+      inst.opcode = opcode;
+      isa::Packet p;
+      isa::encode(inst, p);
+      twin.runAndCompare(p, isa::info(opcode).mnemonic);
+    }
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(650 + t);
+    isa::inst::Pows op;
+    op.n = dim(twin.rng, 70);
+    static const float exponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
+    op.p = t % 3 ? exponents[twin.rng() % std::size(exponents)]
+                 : [&] {
+                     uint32_t b = randomFloat(twin.rng, 40);
+                     float f;
+                     std::memcpy(&f, &b, 4);
+                     return f;
+                   }();
+    op.src = twin.floats(op.n, 25);
+    op.dst = twin.floats(op.n);
+    twin.runAndCompare(packetOf(op), "pows " + std::to_string(op.p));
+  }
+}
+
+TEST(IssOps, Reductions) {
+  const isa::Opcode ops[] = {isa::Opcode::ROW_SUM, isa::Opcode::ROW_MAX, isa::Opcode::ROW_MEAN,
+                             isa::Opcode::COL_SUM};
+  for (int t = 0; t < kTrials; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(700 + t);
+      isa::inst::RowSum op;
+      op.rows = dim(twin.rng, 10);
+      op.cols = dim(twin.rng, 70);
+      op.src = twin.floats(uint64_t(op.rows) * op.cols, t % 2 ? 15 : 0);
+      op.dst = twin.floats(opcode == isa::Opcode::COL_SUM ? op.cols : op.rows);
+      isa::Instruction inst = op.toInstruction();
+      inst.opcode = opcode;
+      isa::Packet p;
+      isa::encode(inst, p);
+      twin.runAndCompare(p, isa::info(opcode).mnemonic);
+    }
+}
+
+TEST(IssOps, SoftmaxAndRmsnorm) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(800 + t);
+    auto &rng = twin.rng;
+    isa::inst::Softmax sm;
+    sm.rows = dim(rng, 10);
+    sm.cols = dim(rng, 50);
+    sm.scale = rng() % 2 ? 1.0f : 0.125f;
+    sm.causal = rng() & 1;
+    sm.offset = static_cast<int32_t>(rng() % 5) - 2;
+    sm.log = rng() & 1;
+    sm.src = twin.floats(uint64_t(sm.rows) * sm.cols, t % 3 ? 0 : 10);
+    sm.dst = rng() % 3 == 0 ? sm.src : twin.floats(uint64_t(sm.rows) * sm.cols);
+    twin.runAndCompare(packetOf(sm), "softmax");
+
+    isa::inst::Rmsnorm rn;
+    rn.rows = dim(rng, 10);
+    rn.cols = dim(rng, 50);
+    rn.eps = 1e-6f;
+    rn.use_weight = rng() & 1;
+    rn.write_rstd = rng() & 1;
+    rn.src = twin.floats(uint64_t(rn.rows) * rn.cols, t % 3 ? 0 : 10);
+    rn.weight = twin.floats(rn.cols);
+    rn.rstd = twin.floats(rn.rows);
+    rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
+    twin.runAndCompare(packetOf(rn), "rmsnorm");
+  }
+}
+
+TEST(IssOps, BackwardOps) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(900 + t);
+    auto &rng = twin.rng;
+    isa::inst::SoftmaxBwd sb;
+    sb.rows = dim(rng, 8);
+    sb.cols = dim(rng, 40);
+    sb.log = rng() & 1;
+    const uint64_t n = uint64_t(sb.rows) * sb.cols;
+    sb.y = twin.floats(n, 5);
+    sb.dy = twin.floats(n, 5);
+    sb.dx = twin.floats(n);
+    twin.runAndCompare(packetOf(sb), "softmax_bwd");
+
+    isa::inst::RmsnormBwd rb;
+    rb.rows = dim(rng, 8);
+    rb.cols = dim(rng, 40);
+    rb.use_weight = rng() & 1;
+    rb.write_dweight = rng() & 1;
+    const uint64_t m = uint64_t(rb.rows) * rb.cols;
+    rb.x = twin.floats(m, 5);
+    rb.dy = twin.floats(m, 5);
+    rb.weight = twin.floats(rb.cols);
+    rb.rstd = twin.floats(rb.rows);
+    rb.dweight = twin.floats(rb.cols);
+    rb.dx = twin.floats(m);
+    twin.runAndCompare(packetOf(rb), "rmsnorm_bwd");
+
+    for (isa::Opcode opcode : {isa::Opcode::SILU_BWD, isa::Opcode::GELU_BWD}) {
+      isa::inst::SiluBwd pb;
+      pb.n = dim(rng, 70);
+      pb.x = twin.floats(pb.n, 20);
+      pb.dy = twin.floats(pb.n, 20);
+      pb.dx = twin.floats(pb.n);
+      isa::Instruction inst = pb.toInstruction();
+      inst.opcode = opcode;
+      isa::Packet p;
+      isa::encode(inst, p);
+      twin.runAndCompare(p, isa::info(opcode).mnemonic);
+    }
+  }
+}
+
+TEST(IssOps, AdamW) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(1000 + t);
+    isa::inst::Adamw op;
+    op.n = dim(twin.rng, 70);
+    const int step = 1 + t;
+    const float beta1 = 0.9f, beta2 = 0.999f;
+    const float bc1 = 1.0f - std::pow(beta1, static_cast<float>(step));
+    const float bc2 = 1.0f - std::pow(beta2, static_cast<float>(step));
+    op.hyper = twin.values({bitsOf(1e-3f), bitsOf(beta1), bitsOf(beta2), bitsOf(1e-8f),
+                            bitsOf(0.01f), bitsOf(bc1), bitsOf(std::sqrt(bc2)), 0});
+    op.param = twin.floats(op.n, 5);
+    op.grad = twin.floats(op.n, 5);
+    op.exp_avg = twin.floats(op.n, 0);
+    std::vector<uint32_t> v(op.n);
+    for (uint32_t &x : v)
+      x = bitsOf(std::abs(std::uniform_real_distribution<float>(0, 1)(twin.rng)));
+    op.exp_avg_sq = twin.values(v);
+    twin.runAndCompare(packetOf(op), "adamw");
+  }
+}
+
+TEST(IssOps, EmbeddingAndItsBackward) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(1100 + t);
+    auto &rng = twin.rng;
+    const bool wide = rng() & 1;
+    const uint32_t rows = dim(rng, 30), dimension = dim(rng, 20), count = dim(rng, 40);
+    std::vector<uint32_t> indices;
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t index = static_cast<uint32_t>(rng() % rows); // repeats are likely
+      indices.push_back(index);
+      if (wide)
+        indices.push_back(0);
+    }
+    isa::inst::Embedding e;
+    e.itype = wide ? isa::IndexType::i64 : isa::IndexType::i32;
+    e.rows = rows;
+    e.dim = dimension;
+    e.count = count;
+    e.table = twin.floats(uint64_t(rows) * dimension);
+    e.indices = twin.values(indices);
+    e.dst = twin.floats(uint64_t(count) * dimension);
+    twin.runAndCompare(packetOf(e), "embedding");
+
+    isa::inst::EmbeddingBwd b;
+    b.itype = e.itype;
+    b.rows = rows;
+    b.dim = dimension;
+    b.count = count;
+    b.padding_idx = rng() % 2 ? -1 : static_cast<int32_t>(indices[0]);
+    b.indices = e.indices;
+    b.dy = twin.floats(uint64_t(count) * dimension, 5);
+    b.dtable = twin.floats(uint64_t(rows) * dimension, 5);
+    twin.runAndCompare(packetOf(b), "embedding_bwd");
+  }
+}
+
+TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
+  Twin twin(1);
+  isa::inst::Matmul mm;
+  mm.m = 33;
+  mm.k = 70;
+  mm.n = 17;
+  mm.a = twin.floats(33 * 70);
+  mm.b = twin.floats(70 * 17);
+  mm.c = twin.floats(33 * 17);
+  isa::inst::Softmax sm;
+  sm.rows = 33;
+  sm.cols = 17;
+  sm.src = mm.c;
+  sm.dst = mm.c;
+  const std::vector<isa::Packet> stream = {packetOf(mm), packetOf(sm)};
+  mem::PhysicalMemory a, b, c;
+  sim::Iss perf(a, sim::Mode::Perf), both(b, sim::Mode::Both), func(c, sim::Mode::Func);
+  perf.run(stream);
+  both.run(stream);
+  func.run(stream);
+  EXPECT_GT(perf.cycle(), 0u);
+  EXPECT_EQ(perf.cycle(), both.cycle());
+  EXPECT_EQ(func.cycle(), 0u);
+  for (size_t i = 0; i < isa::kNumOpcodes; ++i)
+    EXPECT_EQ(perf.stats().ops[i].cycles, both.stats().ops[i].cycles);
+}
+
+} // namespace

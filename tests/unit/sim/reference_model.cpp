@@ -1,0 +1,431 @@
+// A second, deliberately naive implementation of docs/isa.md and
+// docs/arith.md: one element at a time, every float operation through the
+// integer-only golden primitives (npu/arith/softfloat.h) and micro-programs
+// evaluated by the reference provider. It shares no code with the ISS's
+// fast paths, so agreement between the two is evidence for both.
+#include "reference_model.h"
+
+#include "npu/arith/functions.h"
+#include "npu/arith/softfloat.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace npu::sim::reference {
+
+namespace {
+
+namespace soft = arith::soft;
+using arith::Program;
+
+constexpr uint32_t kLanes = isa::hw::kVectorLanes;
+constexpr uint32_t kPlusZero = 0, kMinusInfinity = 0xff800000u, kOne = 0x3f800000u;
+
+uint32_t program(Program p, std::initializer_list<uint32_t> in) {
+  return arith::evaluate(p, std::vector<uint32_t>(in), arith::Implementation::Reference);
+}
+
+class Mem {
+public:
+  explicit Mem(mem::PhysicalMemory &m) : m_(m) {}
+  uint32_t u32(uint64_t a) {
+    uint32_t v;
+    m_.read(a, &v, 4);
+    return v;
+  }
+  void u32(uint64_t a, uint32_t v) { m_.write(a, &v, 4); }
+  uint8_t u8(uint64_t a) {
+    uint8_t v;
+    m_.read(a, &v, 1);
+    return v;
+  }
+  void u8(uint64_t a, uint8_t v) { m_.write(a, &v, 1); }
+  int64_t index(uint64_t base, uint64_t t, isa::IndexType type) {
+    if (type == isa::IndexType::i64) {
+      int64_t v;
+      m_.read(base + 8 * t, &v, 8);
+      return v;
+    }
+    int32_t v;
+    m_.read(base + 4 * t, &v, 4);
+    return v;
+  }
+  // Element i of an fp32 array.
+  uint32_t f(uint64_t base, uint64_t i) { return u32(base + 4 * i); }
+  void f(uint64_t base, uint64_t i, uint32_t v) { u32(base + 4 * i, v); }
+
+private:
+  mem::PhysicalMemory &m_;
+};
+
+uint32_t laneReduce(const std::vector<uint32_t> &x, bool max) {
+  uint32_t lanes[kLanes];
+  for (uint32_t &l : lanes)
+    l = max ? kMinusInfinity : kPlusZero;
+  for (size_t j = 0; j < x.size(); ++j)
+    lanes[j % kLanes] = max ? soft::fmax(lanes[j % kLanes], x[j]) : soft::fadd(lanes[j % kLanes], x[j]);
+  for (uint32_t width = kLanes / 2; width >= 1; width /= 2)
+    for (uint32_t l = 0; l < width; ++l)
+      lanes[l] = max ? soft::fmax(lanes[2 * l], lanes[2 * l + 1])
+                     : soft::fadd(lanes[2 * l], lanes[2 * l + 1]);
+  return lanes[0];
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+uint32_t fromCount(uint64_t n) { return bitsOf(static_cast<float>(n)); }
+
+void matmul(Mem &m, uint64_t c, uint64_t a, uint64_t b, uint64_t M, uint64_t K, uint64_t N,
+            uint64_t lda, uint64_t ldb, uint64_t ldc, bool ta, bool tb, bool acc) {
+  lda = lda ? lda : (ta ? M : K);
+  ldb = ldb ? ldb : (tb ? K : N);
+  ldc = ldc ? ldc : N;
+  for (uint64_t i = 0; i < M; ++i)
+    for (uint64_t j = 0; j < N; ++j) {
+      uint32_t sum = acc ? m.f(c, i * ldc + j) : kPlusZero;
+      for (uint64_t k = 0; k < K; ++k)
+        sum = soft::ffma(m.f(a, ta ? k * lda + i : i * lda + k), m.f(b, tb ? j * ldb + k : k * ldb + j),
+                         sum);
+      m.f(c, i * ldc + j, sum);
+    }
+}
+
+uint32_t binary(isa::Opcode op, uint32_t a, uint32_t b) {
+  switch (op) {
+  case isa::Opcode::ADD:
+  case isa::Opcode::ADDS: return soft::fadd(a, b);
+  case isa::Opcode::SUB:
+  case isa::Opcode::SUBS: return soft::fsub(a, b);
+  case isa::Opcode::RSUBS: return soft::fsub(b, a);
+  case isa::Opcode::MUL:
+  case isa::Opcode::MULS: return soft::fmul(a, b);
+  case isa::Opcode::DIV:
+  case isa::Opcode::DIVS: return program(Program::Div, {a, b});
+  case isa::Opcode::RDIVS: return program(Program::Div, {b, a});
+  case isa::Opcode::MAX:
+  case isa::Opcode::MAXS: return soft::fmax(a, b);
+  case isa::Opcode::MIN:
+  case isa::Opcode::MINS: return soft::fmin(a, b);
+  default: throw std::logic_error("not a binary op");
+  }
+}
+
+Program unaryProgram(isa::Opcode op) {
+  switch (op) {
+  case isa::Opcode::EXP: return Program::Exp;
+  case isa::Opcode::LOG: return Program::Log;
+  case isa::Opcode::RSQRT: return Program::Rsqrt;
+  case isa::Opcode::SQRT: return Program::Sqrt;
+  case isa::Opcode::RECIP: return Program::Recip;
+  case isa::Opcode::NEG: return Program::Neg;
+  case isa::Opcode::ABS: return Program::Abs;
+  case isa::Opcode::RELU: return Program::Relu;
+  case isa::Opcode::SIGMOID: return Program::Sigmoid;
+  case isa::Opcode::TANH: return Program::Tanh;
+  case isa::Opcode::SILU: return Program::Silu;
+  case isa::Opcode::GELU: return Program::Gelu;
+  case isa::Opcode::SIN: return Program::Sin;
+  case isa::Opcode::COS: return Program::Cos;
+  default: throw std::logic_error("not a unary op");
+  }
+}
+
+void softmax(Mem &m, const isa::inst::Softmax &op) {
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    std::vector<uint32_t> z(op.cols), e(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const bool masked = op.causal && static_cast<int64_t>(j) > static_cast<int64_t>(i) + op.offset;
+      z[j] = masked ? kMinusInfinity : soft::fmul(m.f(op.src, i * op.cols + j), bitsOf(op.scale));
+    }
+    const uint32_t mx = laneReduce(z, true);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      z[j] = soft::fsub(z[j], mx);
+      e[j] = program(Program::Exp, {z[j]});
+    }
+    const uint32_t s = laneReduce(e, false);
+    const uint32_t inv = program(Program::Recip, {s}), logS = program(Program::Log, {s});
+    for (uint64_t j = 0; j < op.cols; ++j)
+      m.f(op.dst, i * op.cols + j, op.log ? soft::fsub(z[j], logS) : soft::fmul(e[j], inv));
+  }
+}
+
+void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
+  const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  std::vector<uint32_t> rows(op.rows * op.cols), weight(op.cols);
+  for (uint64_t i = 0; i < rows.size(); ++i)
+    rows[i] = m.f(op.src, i);
+  for (uint64_t j = 0; op.use_weight && j < op.cols; ++j)
+    weight[j] = m.f(op.weight, j);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    std::vector<uint32_t> sq(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j)
+      sq[j] = soft::fmul(rows[i * op.cols + j], rows[i * op.cols + j]);
+    const uint32_t ms = soft::fmul(laneReduce(sq, false), inv);
+    const uint32_t r = program(Program::Rsqrt, {soft::fadd(ms, bitsOf(op.eps))});
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      uint32_t y = soft::fmul(rows[i * op.cols + j], r);
+      if (op.use_weight)
+        y = soft::fmul(y, weight[j]);
+      m.f(op.dst, i * op.cols + j, y);
+    }
+    if (op.write_rstd)
+      m.f(op.rstd, i, r);
+  }
+}
+
+void softmaxBwd(Mem &m, const isa::inst::SoftmaxBwd &op) {
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    std::vector<uint32_t> y(op.cols), dy(op.cols), t(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      y[j] = m.f(op.y, i * op.cols + j);
+      dy[j] = m.f(op.dy, i * op.cols + j);
+      t[j] = soft::fmul(dy[j], y[j]);
+    }
+    const uint32_t s = laneReduce(op.log ? dy : t, false);
+    for (uint64_t j = 0; j < op.cols; ++j)
+      m.f(op.dx, i * op.cols + j,
+          op.log ? soft::fsub(dy[j], soft::fmul(program(Program::Exp, {y[j]}), s))
+                 : soft::fmul(y[j], soft::fsub(dy[j], s)));
+  }
+}
+
+void rmsnormBwd(Mem &m, const isa::inst::RmsnormBwd &op) {
+  const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  std::vector<uint32_t> dw(op.cols, kPlusZero), dx(op.rows * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const uint32_t r = m.f(op.rstd, i);
+    std::vector<uint32_t> g(op.cols), gx(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint32_t x = m.f(op.x, i * op.cols + j), dy = m.f(op.dy, i * op.cols + j);
+      dw[j] = soft::fadd(dw[j], soft::fmul(soft::fmul(dy, x), r));
+      g[j] = op.use_weight ? soft::fmul(dy, m.f(op.weight, j)) : dy;
+      gx[j] = soft::fmul(g[j], x);
+    }
+    const uint32_t c = soft::fmul(soft::fmul(soft::fmul(laneReduce(gx, false), inv), r), r);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint32_t x = m.f(op.x, i * op.cols + j);
+      dx[i * op.cols + j] = soft::fmul(r, soft::fsub(g[j], soft::fmul(x, c)));
+    }
+  }
+  for (uint64_t i = 0; i < dx.size(); ++i)
+    m.f(op.dx, i, dx[i]);
+  for (uint64_t j = 0; op.write_dweight && j < op.cols; ++j)
+    m.f(op.dweight, j, dw[j]);
+}
+
+void adamw(Mem &m, const isa::inst::Adamw &op) {
+  uint32_t h[8];
+  for (int i = 0; i < 8; ++i)
+    h[i] = m.f(op.hyper, i);
+  const uint32_t lr = h[0], beta1 = h[1], beta2 = h[2], eps = h[3], wd = h[4], bc1 = h[5],
+                 bc2Sqrt = h[6];
+  const uint32_t decay = soft::fsub(kOne, soft::fmul(lr, wd));
+  const uint32_t step = program(Program::Div, {lr, bc1});
+  for (uint64_t i = 0; i < op.n; ++i) {
+    const uint32_t g = m.f(op.grad, i);
+    uint32_t p = soft::fmul(m.f(op.param, i), decay);
+    const uint32_t mo = soft::fadd(soft::fmul(beta1, m.f(op.exp_avg, i)),
+                                   soft::fmul(soft::fsub(kOne, beta1), g));
+    const uint32_t v = soft::fadd(soft::fmul(beta2, m.f(op.exp_avg_sq, i)),
+                                  soft::fmul(soft::fmul(soft::fsub(kOne, beta2), g), g));
+    const uint32_t denom =
+        soft::fadd(program(Program::Div, {program(Program::Sqrt, {v}), bc2Sqrt}), eps);
+    p = soft::fsub(p, soft::fmul(step, program(Program::Div, {mo, denom})));
+    m.f(op.param, i, p);
+    m.f(op.exp_avg, i, mo);
+    m.f(op.exp_avg_sq, i, v);
+  }
+}
+
+} // namespace
+
+void execute(mem::PhysicalMemory &memory, std::span<const uint8_t, isa::kPacketBytes> packet) {
+  Mem m(memory);
+  isa::Instruction inst;
+  std::string error;
+  if (!isa::decode(packet, inst, &error))
+    throw std::invalid_argument(error);
+  const uint8_t *p = packet.data();
+  using namespace isa::inst;
+  switch (inst.opcode) {
+  case isa::Opcode::NOP:
+  case isa::Opcode::FENCE:
+  case isa::Opcode::HALT: return;
+  case isa::Opcode::COPY: {
+    const auto op = Copy::fromPacket(p);
+    for (uint64_t i = 0; i < op.bytes; ++i)
+      m.u8(op.dst + i, m.u8(op.src + i));
+    return;
+  }
+  case isa::Opcode::FILL: {
+    const auto op = Fill::fromPacket(p);
+    for (uint64_t i = 0; i < op.count; ++i)
+      m.u32(op.dst + 4 * i, op.value);
+    return;
+  }
+  case isa::Opcode::COPY_STRIDED: {
+    const auto op = CopyStrided::fromPacket(p);
+    const uint64_t es = uint64_t(1) << static_cast<unsigned>(op.esize);
+    uint64_t out = op.dst;
+    for (uint64_t a = 0; a < op.size0; ++a)
+      for (uint64_t b = 0; b < op.size1; ++b)
+        for (uint64_t c = 0; c < op.size2; ++c)
+          for (uint64_t d = 0; d < op.size3; ++d) {
+            const int64_t offset = int64_t(a) * op.stride0 + int64_t(b) * op.stride1 +
+                                   int64_t(c) * op.stride2 + int64_t(d) * op.stride3;
+            for (uint64_t byte = 0; byte < es; ++byte)
+              m.u8(out++, m.u8(op.src + static_cast<uint64_t>(offset * int64_t(es)) + byte));
+          }
+    return;
+  }
+  case isa::Opcode::MATMUL: {
+    const auto op = Matmul::fromPacket(p);
+    matmul(m, op.c, op.a, op.b, op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb,
+           op.acc);
+    return;
+  }
+  case isa::Opcode::BMM: {
+    const auto op = Bmm::fromPacket(p);
+    for (uint64_t q = 0; q < op.batch; ++q)
+      matmul(m, op.c + 4 * q * op.stride_c, op.a + 4 * q * op.stride_a, op.b + 4 * q * op.stride_b,
+             op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
+    return;
+  }
+  case isa::Opcode::ADD:
+  case isa::Opcode::SUB:
+  case isa::Opcode::MUL:
+  case isa::Opcode::DIV:
+  case isa::Opcode::MAX:
+  case isa::Opcode::MIN: {
+    // All six share one operand layout; ADD's struct names it.
+    const auto op = Add::fromPacket(p);
+    const bool scaled = inst.opcode == isa::Opcode::ADD || inst.opcode == isa::Opcode::SUB;
+    std::vector<uint32_t> out(op.rows * op.cols);
+    for (uint64_t i = 0; i < op.rows; ++i)
+      for (uint64_t j = 0; j < op.cols; ++j) {
+        const uint64_t bi = op.bcast == isa::Broadcast::none  ? i * op.cols + j
+                            : op.bcast == isa::Broadcast::row ? j
+                            : op.bcast == isa::Broadcast::col ? i
+                                                              : 0;
+        uint32_t b = m.f(op.b, bi);
+        if (scaled && op.alpha != 1.0f)
+          b = soft::fmul(bitsOf(op.alpha), b);
+        out[i * op.cols + j] = binary(inst.opcode, m.f(op.a, i * op.cols + j), b);
+      }
+    for (uint64_t i = 0; i < out.size(); ++i)
+      m.f(op.dst, i, out[i]);
+    return;
+  }
+  case isa::Opcode::ADDS:
+  case isa::Opcode::SUBS:
+  case isa::Opcode::MULS:
+  case isa::Opcode::DIVS:
+  case isa::Opcode::MAXS:
+  case isa::Opcode::MINS:
+  case isa::Opcode::RSUBS:
+  case isa::Opcode::RDIVS: {
+    const auto op = Adds::fromPacket(p);
+    for (uint64_t i = 0; i < op.n; ++i)
+      m.f(op.dst, i, binary(inst.opcode, m.f(op.a, i), bitsOf(op.s)));
+    return;
+  }
+  case isa::Opcode::POWS: {
+    const auto op = Pows::fromPacket(p);
+    for (uint64_t i = 0; i < op.n; ++i)
+      m.f(op.dst, i, program(Program::Pow, {m.f(op.src, i), bitsOf(op.p)}));
+    return;
+  }
+  case isa::Opcode::EXP:
+  case isa::Opcode::LOG:
+  case isa::Opcode::RSQRT:
+  case isa::Opcode::SQRT:
+  case isa::Opcode::RECIP:
+  case isa::Opcode::NEG:
+  case isa::Opcode::ABS:
+  case isa::Opcode::RELU:
+  case isa::Opcode::SIGMOID:
+  case isa::Opcode::TANH:
+  case isa::Opcode::SILU:
+  case isa::Opcode::GELU:
+  case isa::Opcode::SIN:
+  case isa::Opcode::COS: {
+    const auto op = Exp::fromPacket(p);
+    for (uint64_t i = 0; i < op.n; ++i)
+      m.f(op.dst, i, program(unaryProgram(inst.opcode), {m.f(op.src, i)}));
+    return;
+  }
+  case isa::Opcode::ROW_SUM:
+  case isa::Opcode::ROW_MAX:
+  case isa::Opcode::ROW_MEAN: {
+    const auto op = RowSum::fromPacket(p);
+    const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+    for (uint64_t i = 0; i < op.rows; ++i) {
+      std::vector<uint32_t> row(op.cols);
+      for (uint64_t j = 0; j < op.cols; ++j)
+        row[j] = m.f(op.src, i * op.cols + j);
+      uint32_t r = laneReduce(row, inst.opcode == isa::Opcode::ROW_MAX);
+      if (inst.opcode == isa::Opcode::ROW_MEAN)
+        r = soft::fmul(r, inv);
+      m.f(op.dst, i, r);
+    }
+    return;
+  }
+  case isa::Opcode::COL_SUM: {
+    const auto op = ColSum::fromPacket(p);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      uint32_t s = kPlusZero;
+      for (uint64_t i = 0; i < op.rows; ++i)
+        s = soft::fadd(s, m.f(op.src, i * op.cols + j));
+      m.f(op.dst, j, s);
+    }
+    return;
+  }
+  case isa::Opcode::SOFTMAX: return softmax(m, Softmax::fromPacket(p));
+  case isa::Opcode::RMSNORM: return rmsnorm(m, Rmsnorm::fromPacket(p));
+  case isa::Opcode::SOFTMAX_BWD: return softmaxBwd(m, SoftmaxBwd::fromPacket(p));
+  case isa::Opcode::RMSNORM_BWD: return rmsnormBwd(m, RmsnormBwd::fromPacket(p));
+  case isa::Opcode::SILU_BWD:
+  case isa::Opcode::GELU_BWD: {
+    const auto op = SiluBwd::fromPacket(p);
+    const Program prog = inst.opcode == isa::Opcode::SILU_BWD ? Program::SiluBwd : Program::GeluBwd;
+    for (uint64_t i = 0; i < op.n; ++i)
+      m.f(op.dx, i, program(prog, {m.f(op.x, i), m.f(op.dy, i)}));
+    return;
+  }
+  case isa::Opcode::ADAMW: return adamw(m, Adamw::fromPacket(p));
+  case isa::Opcode::EMBEDDING: {
+    const auto op = Embedding::fromPacket(p);
+    for (uint64_t t = 0; t < op.count; ++t) {
+      const int64_t row = m.index(op.indices, t, op.itype);
+      if (row < 0 || static_cast<uint64_t>(row) >= op.rows)
+        throw std::out_of_range("embedding index");
+      for (uint64_t j = 0; j < op.dim; ++j)
+        m.f(op.dst, t * op.dim + j, m.f(op.table, static_cast<uint64_t>(row) * op.dim + j));
+    }
+    return;
+  }
+  case isa::Opcode::EMBEDDING_BWD: {
+    const auto op = EmbeddingBwd::fromPacket(p);
+    for (uint64_t t = 0; t < op.count; ++t) {
+      const int64_t row = m.index(op.indices, t, op.itype);
+      if (row < 0 || static_cast<uint64_t>(row) >= op.rows)
+        throw std::out_of_range("embedding index");
+      if (row == op.padding_idx)
+        continue;
+      for (uint64_t j = 0; j < op.dim; ++j) {
+        const uint64_t at = static_cast<uint64_t>(row) * op.dim + j;
+        m.f(op.dtable, at, soft::fadd(m.f(op.dtable, at), m.f(op.dy, t * op.dim + j)));
+      }
+    }
+    return;
+  }
+  }
+  throw std::logic_error("reference model: unhandled opcode");
+}
+
+} // namespace npu::sim::reference
