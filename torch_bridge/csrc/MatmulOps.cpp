@@ -1,5 +1,5 @@
-// Matrix products: mm, addmm and bmm (and so matmul and linear, which
-// PyTorch decomposes into them). Operands are read in place when MATMUL's
+// Matrix products: mm, addmm, bmm, mv and dot (and so matmul and linear,
+// which PyTorch decomposes into them). Operands are read in place when MATMUL's
 // pitch and transpose flags describe their layout (a row-major matrix with
 // any row pitch, or the transpose of one); other layouts are gathered on the
 // device first. Nothing goes through the host.
@@ -10,7 +10,9 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/addmm_ops.h>
 #include <ATen/ops/bmm_ops.h>
+#include <ATen/ops/dot_ops.h>
 #include <ATen/ops/mm_ops.h>
+#include <ATen/ops/mv_ops.h>
 #include <torch/library.h>
 
 namespace npu::bridge {
@@ -183,6 +185,37 @@ at::Tensor &addmmOut(const at::Tensor &bias, const at::Tensor &a, const at::Tens
   return out;
 }
 
+// Matrix-vector and vector-vector products are MATMULs with n = 1 (and
+// m = 1): the vector is a one-column matrix whose row pitch is its stride.
+at::Tensor mv(const at::Tensor &a, const at::Tensor &v) {
+  static OpCounter counter("mv");
+  if (!lowerable(a, v) || a.dim() != 2 || v.dim() != 1)
+    return fallbackTo<NPU_ATEN_OP(mv)>(a, v);
+  TORCH_CHECK(a.size(1) == v.size(0), "size mismatch, got input (", a.size(0), "), mat (",
+              a.size(0), "x", a.size(1), "), vec (", v.size(0), ")");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(productDescription(a, v));
+  at::Tensor out = emptyNpu({a.size(0)}, at::kFloat);
+  emitMatmul(out.unsqueeze(1), a, v.unsqueeze(1));
+  return out;
+}
+
+at::Tensor dot(const at::Tensor &a, const at::Tensor &b) {
+  static OpCounter counter("dot");
+  if (!lowerable(a, b) || a.dim() != 1 || b.dim() != 1)
+    return fallbackTo<NPU_ATEN_OP(dot)>(a, b);
+  TORCH_CHECK(a.size(0) == b.size(0), "inconsistent tensor size, expected tensor [", a.size(0),
+              "] and src [", b.size(0), "] to have the same number of elements, but got ",
+              a.size(0), " and ", b.size(0), " elements respectively");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(productDescription(a, b));
+  at::Tensor out = emptyNpu({}, at::kFloat);
+  emitMatmul(out.view({1, 1}), a.unsqueeze(0), b.unsqueeze(1));
+  return out;
+}
+
 // How BMM reads a batch of matrices: each one dense (or the dense transpose)
 // with a constant distance between consecutive ones (0 = broadcast).
 struct BatchOperand {
@@ -279,6 +312,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addmm.out", addmmOut);
   m.impl("bmm", bmm);
   m.impl("bmm.out", bmmOut);
+  m.impl("mv", mv);
+  m.impl("dot", dot);
 }
 
 } // namespace npu::bridge

@@ -297,6 +297,17 @@ def test_linear_and_matmul_paths():
     check(no_bias, F.linear(x3, w), SUMS)
 
 
+def test_matrix_vector_and_dot_products():
+    a, v, w = torch.randn(5, 7), torch.randn(7), torch.randn(14)
+    with native("mv", "dot"):
+        product = npu(a) @ npu(v)
+        strided = torch.mv(npu(a), npu(w)[::2])
+        inner = npu(v) @ npu(w)[1::2]
+    check(product, a @ v, SUMS)
+    check(strided, a @ w[::2], SUMS)
+    check(inner, v @ w[1::2], SUMS)
+
+
 def test_bmm_and_attention_shaped_matmul():
     a, b = torch.randn(3, 4, 5), torch.randn(3, 5, 6)
     with native("bmm"):
