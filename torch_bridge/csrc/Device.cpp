@@ -26,7 +26,7 @@ std::atomic<bool> g_strict{envLevel("NPU_STRICT") != 0};
 std::mutex g_runtimeMutex;
 // Never destroyed: tensors may outlive static destruction at interpreter exit
 // and hand their blocks back to it.
-rt::Runtime *g_runtime = nullptr;
+std::atomic<rt::Runtime *> g_runtime{nullptr};
 
 std::atomic<uint64_t> g_packetCount{0};
 
@@ -54,17 +54,17 @@ rt::Runtime *createRuntime(const std::string &backend) {
 } // namespace
 
 rt::Runtime &runtime() {
-  if (rt::Runtime *r = __atomic_load_n(&g_runtime, __ATOMIC_ACQUIRE))
+  if (rt::Runtime *r = g_runtime.load(std::memory_order_acquire))
     return *r;
   std::lock_guard<std::mutex> lock(g_runtimeMutex);
-  if (!g_runtime) {
+  if (!g_runtime.load()) {
     try {
-      __atomic_store_n(&g_runtime, createRuntime(""), __ATOMIC_RELEASE);
+      g_runtime.store(createRuntime(""), std::memory_order_release);
     } catch (const rt::Error &e) {
       TORCH_CHECK(false, "cannot start the NPU runtime: ", e.what());
     }
   }
-  return *g_runtime;
+  return *g_runtime.load();
 }
 
 std::string backendName() {
@@ -90,9 +90,7 @@ void setBackend(const std::string &name) {
   }
   std::lock_guard<std::mutex> lock(g_runtimeMutex);
   allocator().releaseCache();
-  rt::Runtime *old = g_runtime;
-  __atomic_store_n(&g_runtime, replacement.release(), __ATOMIC_RELEASE);
-  delete old;
+  delete g_runtime.exchange(replacement.release(), std::memory_order_acq_rel);
 }
 
 std::vector<isa::Packet> &pendingPackets() {
