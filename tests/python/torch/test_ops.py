@@ -66,6 +66,42 @@ def test_binary_broadcasting(name, shapes):
     check(result, fn(a, b), tolerance)
 
 
+def random_broadcast_pair(rng: torch.Generator) -> tuple[list[int], list[int]]:
+    rank = int(torch.randint(1, 5, (1,), generator=rng))
+    shape = [int(torch.randint(0, 5, (1,), generator=rng)) for _ in range(rank)]
+    other = [1 if torch.rand(1, generator=rng) < 0.4 else size for size in shape]
+    return shape, other[int(torch.randint(0, rank, (1,), generator=rng)):]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_binary_random_shapes(seed):
+    rng = torch.Generator().manual_seed(seed)
+    shape_a, shape_b = random_broadcast_pair(rng)
+    if seed % 2:
+        shape_a, shape_b = shape_b, shape_a
+    for name in ("add", "sub", "mul", "div"):
+        fn, op, tolerance = BINARY[name]
+        a, b = operands(shape_a, shape_b)
+        expected = fn(a, b)
+        with native(op) if expected.numel() else native():
+            result = fn(npu(a), npu(b))
+        check(result, expected, tolerance)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mm_random_shapes_and_layouts(seed):
+    rng = torch.Generator().manual_seed(seed)
+    m, k, n = (int(v) for v in torch.randint(1, 40, (3,), generator=rng))
+    a = torch.randn(k, m).t() if seed % 2 else torch.randn(m, k)
+    b = torch.randn(n, k).t() if seed % 3 else torch.randn(k, n)
+    x, y = npu(a), npu(b)
+    assert x.stride() == a.stride() and y.stride() == b.stride()  # transposes stay transposed
+    with native("mm"):
+        result = x @ y
+    assert op_packets("mm") == 1
+    check(result, a @ b, SUMS)
+
+
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
 def test_binary_non_contiguous_operands(name):
     fn, op, tolerance = BINARY[name]
