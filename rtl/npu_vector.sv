@@ -586,9 +586,13 @@ module npu_vector (
   logic [31:0] ob [3][L][G];             // output chunks
 
   // Step execution.
-  logic [1:0]  exec_phase;               // 0 load inputs, 1 run ROM words, 2 write back
-  logic [npu_microcode_pkg::MC_ADDR_BITS-1:0] pc;
-  logic [npu_microcode_pkg::MC_ADDR_BITS:0] words_left;
+  // The ROM word of the running step: its first reads the inputs straight
+  // from the step's sources (and loads them into registers 0 and 1), its
+  // last writes the result to the step's destination, so a step takes one
+  // cycle per ROM word.
+  logic [npu_microcode_pkg::MC_ADDR_BITS-1:0] word_index;
+  logic first_word, last_word;
+  logic [RB-1:0] result_reg;
   logic [1:0]  tree_level;
 
   // Scalar loads: up to 8 words into a staging area.
@@ -662,7 +666,18 @@ module npu_vector (
   logic [npu_microcode_pkg::MC_PRIM_BITS-1:0] word_prim;
   logic [RB-1:0] word_dst;
   logic [npu_microcode_pkg::MC_SRC_BITS-1:0] word_src [3];
-  assign word = npu_microcode_pkg::mc_rom(pc);
+  assign word = npu_microcode_pkg::mc_rom(npu_microcode_pkg::mc_prog_start(step_prog) + word_index);
+  assign first_word = word_index == '0;
+  assign last_word = {1'b0, word_index} + 1'b1 == npu_microcode_pkg::mc_prog_length(step_prog);
+  assign result_reg = npu_microcode_pkg::mc_prog_result(step_prog);
+
+  // Register r of lane l as the running word sees it: the canonicalised
+  // inputs during the first word.
+  function automatic logic [31:0] reg_value(input logic [LB-1:0] l, input logic [RB-1:0] r);
+    if (first_word && r == RB'(0)) reg_value = npu_fp_pkg::fp_canonical(val0[l]);
+    else if (first_word && r == RB'(1)) reg_value = npu_fp_pkg::fp_canonical(val1[l]);
+    else reg_value = rf[l][r];
+  endfunction
   assign word_prim = word[npu_microcode_pkg::MC_PRIM_LSB +: npu_microcode_pkg::MC_PRIM_BITS];
   assign word_dst = word[npu_microcode_pkg::MC_DST_LSB +: RB];
   assign word_src[0] = word[npu_microcode_pkg::MC_SRC0_LSB +: npu_microcode_pkg::MC_SRC_BITS];
@@ -689,9 +704,12 @@ module npu_vector (
         alu_a[l] = acc[(2 * l) % L];
         alu_b[l] = acc[(2 * l + 1) % L];
       end else if (!(state == S_STEP && step_kind == STEP_REDUCE)) begin
-        alu_a[l] = word_src[0][npu_microcode_pkg::MC_SRC_BITS-1] ? word_const[0] : rf[l][word_src[0][RB-1:0]];
-        alu_b[l] = word_src[1][npu_microcode_pkg::MC_SRC_BITS-1] ? word_const[1] : rf[l][word_src[1][RB-1:0]];
-        alu_c[l] = word_src[2][npu_microcode_pkg::MC_SRC_BITS-1] ? word_const[2] : rf[l][word_src[2][RB-1:0]];
+        alu_a[l] = word_src[0][npu_microcode_pkg::MC_SRC_BITS-1] ? word_const[0]
+                                                                  : reg_value(LB'(l), word_src[0][RB-1:0]);
+        alu_b[l] = word_src[1][npu_microcode_pkg::MC_SRC_BITS-1] ? word_const[1]
+                                                                  : reg_value(LB'(l), word_src[1][RB-1:0]);
+        alu_c[l] = word_src[2][npu_microcode_pkg::MC_SRC_BITS-1] ? word_const[2]
+                                                                  : reg_value(LB'(l), word_src[2][RB-1:0]);
       end
     end
   end
@@ -700,7 +718,7 @@ module npu_vector (
   // accumulation, a level of the reduction tree.
   logic alu_used;
   assign alu_used = ((state == S_STEP || state == S_SCALAR) &&
-                     ((step_kind == STEP_RUN && exec_phase == 2'd1) || step_kind == STEP_REDUCE)) ||
+                     (step_kind == STEP_RUN || step_kind == STEP_REDUCE)) ||
                     state == S_TREE;
   for (genvar l = 0; l < L; l++) begin : g_lane
     npu_fp_alu u_alu (.enable(alu_used), .prim(alu_prim), .src0(alu_a[l]), .src1(alu_b[l]),
@@ -817,9 +835,7 @@ module npu_vector (
       stream <= '0;
       row_skipped <= 1'b0;
       zero_first_row <= '0;
-      exec_phase <= '0;
-      pc <= '0;
-      words_left <= '0;
+      word_index <= '0;
       tree_level <= '0;
       check_idx <= '0;
       load_addr <= '0;
@@ -954,7 +970,7 @@ module npu_vector (
           end else begin
             section <= SEC_PRE;
             step_idx <= '0;
-            exec_phase <= '0;
+            word_index <= '0;
             state <= S_SCALAR;
           end
         end
@@ -975,7 +991,7 @@ module npu_vector (
               else ks[1] <= staged[0];
               section <= SEC_PRE;
               step_idx <= '0;
-              exec_phase <= '0;
+              word_index <= '0;
               state <= S_SCALAR;
             end
           end
@@ -1012,34 +1028,27 @@ module npu_vector (
           end else if (step_kind == STEP_REDUCE) begin
             step_idx <= step_idx + 4'd1;
           end else begin
-            unique case (exec_phase)
-              2'd0: begin
-                for (int l = 0; l < L; l++) begin
-                  rf[l][0] <= npu_fp_pkg::fp_canonical(val0[l]);
-                  rf[l][1] <= npu_fp_pkg::fp_canonical(val1[l]);
-                end
-                pc <= npu_microcode_pkg::mc_prog_start(step_prog);
-                words_left <= npu_microcode_pkg::mc_prog_length(step_prog);
-                exec_phase <= 2'd1;
+            // The inputs stay in registers 0 and 1 for the later words (the
+            // word's own result, written below, takes precedence).
+            if (first_word)
+              for (int l = 0; l < L; l++) begin
+                rf[l][0] <= npu_fp_pkg::fp_canonical(val0[l]);
+                rf[l][1] <= npu_fp_pkg::fp_canonical(val1[l]);
               end
-              2'd1: begin
-                pc <= pc + 1'b1;
-                words_left <= words_left - 1'b1;
-                if (words_left == 1) exec_phase <= 2'd2;
+            if (last_word) begin
+              for (int l = 0; l < L; l++) begin
+                logic [31:0] r;
+                r = word_dst == result_reg ? alu_y[l] : reg_value(LB'(l), result_reg);
+                if (step_dst[4]) begin
+                  if (l == 0) ks[step_dst[3:0]] <= r;
+                end else if (step_dst[3]) tmp[l][step_dst[1:0]] <= r;
+                else ob[2'(step_dst - SRC_OB0)][l][group] <= r;
               end
-              default: begin
-                for (int l = 0; l < L; l++) begin
-                  logic [31:0] r;
-                  r = rf[l][npu_microcode_pkg::mc_prog_result(step_prog)];
-                  if (step_dst[4]) begin
-                    if (l == 0) ks[step_dst[3:0]] <= r;
-                  end else if (step_dst[3]) tmp[l][step_dst[1:0]] <= r;
-                  else ob[2'(step_dst - SRC_OB0)][l][group] <= r;
-                end
-                exec_phase <= 2'd0;
-                step_idx <= step_idx + 4'd1;
-              end
-            endcase
+              word_index <= '0;
+              step_idx <= step_idx + 4'd1;
+            end else begin
+              word_index <= word_index + 1'b1;
+            end
           end
         end
         S_ROW: begin
@@ -1103,7 +1112,7 @@ module npu_vector (
             end else begin
               section <= SEC_POST0 + 3'(pass_idx);
               step_idx <= '0;
-              exec_phase <= '0;
+              word_index <= '0;
               state <= S_SCALAR;
             end
           end else begin
@@ -1115,7 +1124,7 @@ module npu_vector (
             group <= '0;
             section <= SEC_PASS0 + 3'(pass_idx);
             step_idx <= '0;
-            exec_phase <= '0;
+            word_index <= '0;
           end
         end
         S_IN_REQ: begin
@@ -1168,7 +1177,7 @@ module npu_vector (
           if ((L >> (tree_level + 1)) == 1) begin
             section <= SEC_POST0 + 3'(pass_idx);
             step_idx <= '0;
-            exec_phase <= '0;
+            word_index <= '0;
             state <= S_SCALAR;
           end
         end
