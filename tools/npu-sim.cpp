@@ -227,6 +227,11 @@ int run(const po::variables_map &vm) {
   rt::RuntimeOptions options;
   options.backend = vm["backend"].as<std::string>();
   options.backendOptions.issMode = *mode;
+  if (vm.count("vcd")) {
+    options.backendOptions.waveformPath = vm["vcd"].as<std::string>();
+    options.backendOptions.waveformStart = vm["vcd-start"].as<uint64_t>();
+    options.backendOptions.waveformStop = vm["vcd-stop"].as<uint64_t>();
+  }
   mem::AddressMap &map = options.backendOptions.addressMap;
   if (vm.count("memory-config"))
     map = mem::AddressMap::fromJsonFile(vm["memory-config"].as<std::string>());
@@ -318,6 +323,7 @@ int run(const po::variables_map &vm) {
     std::printf("%s: %" PRIu64 " packets on %s, stopped at %s, %" PRIu64 " cycles (%s mode)\n",
                 input.c_str(), stats.packets, runtime.backendName().c_str(), stop, stats.cycles,
                 sim::modeName(*mode));
+    std::fputs(runtime.backendSummary().c_str(), stdout);
   }
   if (fault) {
     std::fprintf(stderr, "npu-sim: %s\n", fault->describe().c_str());
@@ -355,14 +361,18 @@ int run(const po::variables_map &vm) {
 int main(int argc, char **argv) {
   po::options_description options("Options");
   options.add_options()
-      ("backend,b", po::value<std::string>()->default_value("iss"),
-       "execution backend (iss; rtl and cosim when built)")
+      ("backend,b", po::value<std::string>()->default_value("", "$NPU_BACKEND or iss"),
+       "execution backend: iss, or rtl and cosim when built with Verilator")
       ("mode,m", po::value<std::string>()->default_value("func"),
        "func (values only), perf (cycles only) or both")
       ("max-packets", po::value<uint64_t>(), "stop after this many packets")
       ("trace,t", "print every executed packet with its cycles and bytes")
       ("trace-json", po::value<std::string>(), "write a Perfetto/Chrome trace timeline")
       ("stats-json", po::value<std::string>(), "write statistics as JSON")
+      ("vcd", po::value<std::string>(), "rtl, cosim: write a VCD waveform of the RTL")
+      ("vcd-start", po::value<uint64_t>()->default_value(0), "first clock cycle of the waveform")
+      ("vcd-stop", po::value<uint64_t>()->default_value(UINT64_MAX, "end"),
+       "clock cycle at which the waveform stops")
       ("dump", po::value<std::vector<std::string>>()->default_value({}, ""),
        "ADDR:LEN:FILE[:DTYPE] write memory after the run (raw, or .npy with dtype f32|i32|i64|u8)")
       ("load", po::value<std::vector<std::string>>()->default_value({}, ""),

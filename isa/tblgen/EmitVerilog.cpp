@@ -5,9 +5,13 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace npu::tblgen {
 
@@ -35,6 +39,48 @@ std::string usedMaskLiteral(const InstructionDef &inst) {
     hexDigits += llvm::hexdigit(v, true);
   }
   return std::to_string(kPacketBits) + "'h" + hexDigits;
+}
+
+
+// The Verilog condition under which operand `op` fails isa::decode's
+// checks with `failure` ("range" covers ranges and enumerations, which both
+// decode as invalid operands; "align" the alignment of an address), or ""
+// if it cannot fail that way.
+std::string operandFailure(const OperandDef &op, bool alignment) {
+  const std::string field =
+      "packet[" + std::to_string(op.slot.offset) + " +: " + std::to_string(op.slot.width) + "]";
+  std::vector<std::string> terms;
+  if (alignment) {
+    if (op.kind == OperandKind::Addr && op.align > 1)
+      terms.push_back("packet[" + std::to_string(op.slot.offset) + " +: " +
+                      std::to_string(llvm::Log2_64(op.align)) + "] != '0");
+  } else if (op.hasRange) {
+    const bool isSigned = op.kind == OperandKind::I32;
+    const int64_t typeMin = isSigned ? -(int64_t(1) << (op.slot.width - 1)) : 0;
+    const int64_t typeMax =
+        isSigned ? (int64_t(1) << (op.slot.width - 1)) - 1 : (int64_t(1) << op.slot.width) - 1;
+    const std::string value = isSigned ? "$signed(" + field + ")" : field;
+    const auto literal = [&](int64_t v) {
+      std::string digits = std::to_string(v < 0 ? -v : v);
+      return (v < 0 ? "-" : "") + std::to_string(op.slot.width) +
+             (isSigned ? "'sd" : "'d") + digits;
+    };
+    if (op.min > typeMin)
+      terms.push_back(value + " < " + literal(op.min));
+    if (op.max < typeMax)
+      terms.push_back(value + " > " + literal(op.max));
+  } else if (op.kind == OperandKind::Enum) {
+    std::string valid;
+    for (const EnumValueDef &v : op.enumType->values)
+      valid += (valid.empty() ? "" : " || ") + field + " == " + std::to_string(op.slot.width) +
+               "'d" + std::to_string(v.value);
+    if (op.enumType->values.size() < (size_t(1) << op.slot.width))
+      terms.push_back("!(" + valid + ")");
+  }
+  std::string condition;
+  for (const std::string &t : terms)
+    condition += (condition.empty() ? "" : " || ") + t;
+  return condition;
 }
 
 } // namespace
@@ -95,6 +141,31 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
   for (const InstructionDef &inst : model.instructions)
     os << "      OP_" << inst.defName << ": used_bits = " << usedMaskLiteral(inst) << ";\n";
   os << "      default: used_bits = '0;\n    endcase\n  endfunction\n\n";
+
+  os << "  // The operand checks of isa::decode in operand order, the first failing\n"
+        "  // operand deciding: a value outside its range or enumeration is\n"
+        "  // OPERAND_INVALID, a misaligned address OPERAND_MISALIGNED. Only\n"
+        "  // meaningful for a known opcode without reserved bits set.\n";
+  os << "  localparam logic [1:0] OPERAND_OK = 2'd0;\n"
+        "  localparam logic [1:0] OPERAND_INVALID = 2'd1;\n"
+        "  localparam logic [1:0] OPERAND_MISALIGNED = 2'd2;\n";
+  os << "  /* verilator lint_off UNUSEDSIGNAL */ // only the checked operand bits\n";
+  os << "  function automatic logic [1:0] operand_check(input logic [PACKET_BITS-1:0] packet);\n";
+  os << "    operand_check = OPERAND_OK;\n    case (packet[31:0])\n";
+  for (const InstructionDef &inst : model.instructions) {
+    std::vector<std::pair<std::string, const char *>> checks;
+    for (const OperandDef &op : inst.operands)
+      for (bool alignment : {false, true})
+        if (std::string c = operandFailure(op, alignment); !c.empty())
+          checks.emplace_back(c, alignment ? "OPERAND_MISALIGNED" : "OPERAND_INVALID");
+    if (checks.empty())
+      continue;
+    os << "      OP_" << inst.defName << ":\n";
+    for (size_t i = 0; i < checks.size(); ++i)
+      os << (i ? "        else if (" : "        if (") << checks[i].first
+         << ") operand_check = " << checks[i].second << ";\n";
+  }
+  os << "      default: ;\n    endcase\n  endfunction\n  /* verilator lint_on UNUSEDSIGNAL */\n\n";
 
   os << "  function automatic logic is_known_opcode(input logic [31:0] opcode);\n";
   os << "    case (opcode)\n      ";

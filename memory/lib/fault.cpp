@@ -27,6 +27,7 @@ FaultText faultText(FaultCode code) {
   case FaultCode::IndexOutOfRange:
     return {"index-out-of-range", "index out of range at address", true};
   case FaultCode::Timeout: return {"timeout", "timeout", false};
+  case FaultCode::Divergence: return {"divergence", "ISS/RTL divergence", false};
   }
   return {"unknown", "unknown fault", false};
 }

@@ -11,7 +11,13 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<std::string, BackendFactory> factories;
-  Registry() { factories["iss"] = makeIssBackend; }
+  Registry() {
+    factories["iss"] = makeIssBackend;
+#ifdef NPU_HAVE_RTL
+    factories["rtl"] = makeRtlBackend;
+    factories["cosim"] = makeCosimBackend;
+#endif
+  }
 };
 
 Registry &registry() {

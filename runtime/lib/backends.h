@@ -35,5 +35,9 @@ struct CsrFile {
 };
 
 std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options);
+#ifdef NPU_HAVE_RTL
+std::unique_ptr<Backend> makeRtlBackend(const BackendOptions &options);
+std::unique_ptr<Backend> makeCosimBackend(const BackendOptions &options);
+#endif
 
 } // namespace npu::rt

@@ -399,6 +399,12 @@ sim::Stats Runtime::deviceStats() {
   return impl_->backend->stats();
 }
 
+std::string Runtime::backendSummary() {
+  impl_->drain();
+  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
+  return impl_->backend->summary();
+}
+
 std::vector<sim::PacketRecord> Runtime::takeRecords() {
   impl_->drain();
   std::lock_guard<std::mutex> lock(impl_->deviceMutex);

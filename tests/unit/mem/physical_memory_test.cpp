@@ -353,7 +353,7 @@ TEST(FaultTest, DescribeFormats) {
 
 TEST(FaultTest, CodeNamesAreDistinct) {
   std::set<std::string> names;
-  for (uint32_t code = 0; code <= static_cast<uint32_t>(FaultCode::Timeout); ++code)
+  for (uint32_t code = 0; code <= static_cast<uint32_t>(FaultCode::Divergence); ++code)
     EXPECT_TRUE(names.insert(faultCodeName(static_cast<FaultCode>(code))).second) << code;
   EXPECT_STREQ(faultCodeName(FaultCode::OutOfRegion), "out-of-region");
   EXPECT_STREQ(faultCodeName(static_cast<FaultCode>(999)), "unknown");

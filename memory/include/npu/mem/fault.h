@@ -22,6 +22,7 @@ enum class FaultCode : uint32_t {
   Overlap,         // operand ranges overlap where the op forbids it
   IndexOutOfRange, // a data-dependent index (e.g. EMBEDDING) is out of range
   Timeout,         // the device made no progress within the allowed time
+  Divergence,      // co-simulation: the ISS and the RTL disagree on a packet's effect
 };
 
 // Stable lower-case identifier ("unmapped", "out-of-region", ...) for logs,

@@ -46,12 +46,21 @@ public:
   // A human-readable cause of the current fault beyond what the CSRs say
   // (e.g. which operands overlap), or empty. Diagnostics only.
   virtual std::string faultDiagnostic() const { return {}; }
+
+  // A human-readable report on the run since the last RESET beyond the
+  // statistics (cosim: ISS and RTL cycles side by side), or empty.
+  virtual std::string summary() const { return {}; }
 };
 
 struct BackendOptions {
   mem::AddressMap addressMap = mem::AddressMap::defaults();
   // For backends built on the ISS: values only, cycles only, or both.
   sim::Mode issMode = sim::Mode::Both;
+  // For backends built on the RTL: a VCD waveform of the clock cycles
+  // [waveformStart, waveformStop) when the path is set (else $NPU_RTL_VCD).
+  std::string waveformPath;
+  uint64_t waveformStart = 0;
+  uint64_t waveformStop = UINT64_MAX;
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>(const BackendOptions &)>;

@@ -116,6 +116,7 @@ public:
   std::vector<mem::PhysicalMemory::RegionStats> regionStats() const;
   void resetRegionCounters();
   uint64_t deviceCycles(); // the device's cycle counter since its last reset
+  std::string backendSummary(); // Backend::summary(), after queued packets ran
 
   // Records every packet and the host data it depends on; endCapture writes
   // the .npubin (data segments, text, final contents of read-back ranges as

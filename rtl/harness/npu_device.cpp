@@ -1,0 +1,362 @@
+#include "npu_device.h"
+
+#include "Vnpu_top.h"
+#include "npu/isa/isa.h"
+
+#include <verilated.h>
+#include <verilated_vcd_c.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <string>
+
+namespace npu::rtl {
+
+namespace {
+
+constexpr unsigned kBeatBytes = isa::hw::kAxiDataBytes;
+constexpr unsigned kBeatWords = kBeatBytes / 4;
+constexpr uint8_t kRespOkay = 0;
+constexpr uint8_t kRespSlaveError = 2;
+
+uint64_t envNumber(const char *name, uint64_t fallback) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return fallback;
+  char *end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 0);
+  if (*end)
+    throw std::invalid_argument(std::string(name) + "='" + text + "' is not a number");
+  return value;
+}
+
+// One burst accepted on AR or AW.
+struct Burst {
+  uint64_t address = 0;
+  unsigned beats = 0;
+  unsigned done = 0;
+  uint64_t readyCycle = 0;       // first data beat (reads) or response (writes) not before
+  mem::FaultCode fault = mem::FaultCode::None;
+  std::optional<std::array<uint8_t, kBeatBytes>> beat; // the read beat on offer
+};
+
+// The AXI4-Lite transaction a CSR access is driving.
+struct LiteAccess {
+  bool active = false;
+  bool write = false;
+  uint32_t offset = 0;
+  uint32_t data = 0;
+  bool addressDone = false;
+  bool done = false;
+};
+
+const char *opcodeName(uint32_t opcode) {
+  const isa::InstrInfo *info = isa::findOpcode(opcode);
+  return info ? info->mnemonic : "?";
+}
+
+} // namespace
+
+DeviceOptions DeviceOptions::fromEnvironment() {
+  DeviceOptions o;
+  o.memoryLatency = static_cast<unsigned>(envNumber("NPU_RTL_LATENCY", isa::hw::kMemLatency));
+  o.stallPercent = static_cast<unsigned>(envNumber("NPU_RTL_STALL_PERCENT", 0));
+  o.stallSeed = envNumber("NPU_RTL_STALL_SEED", 1);
+  o.hangCycles = envNumber("NPU_RTL_HANG_CYCLES", o.hangCycles);
+  if (const char *path = std::getenv("NPU_RTL_VCD"))
+    o.waveformPath = path;
+  o.waveformStart = envNumber("NPU_RTL_VCD_START", 0);
+  o.waveformStop = envNumber("NPU_RTL_VCD_STOP", UINT64_MAX);
+  return o;
+}
+
+struct Device::Impl {
+  mem::PhysicalMemory &memory;
+  DeviceOptions options;
+  std::unique_ptr<VerilatedContext> context;
+  std::unique_ptr<Vnpu_top> top;
+  std::unique_ptr<VerilatedVcdC> vcd;
+  uint64_t rng;
+  std::deque<Burst> reads;
+  std::optional<Burst> writeBurst;   // accepted on AW, receiving W beats
+  std::deque<Burst> responses;       // write bursts waiting for their B response
+  LiteAccess lite;
+  bool progress = false;
+  std::vector<std::pair<uint64_t, uint64_t>> written;
+
+  Impl(mem::PhysicalMemory &m, const DeviceOptions &o)
+      : memory(m), options(o), context(std::make_unique<VerilatedContext>()),
+        rng(o.stallSeed * 0x9e3779b97f4a7c15ull + 1) {
+    context->traceEverOn(!o.waveformPath.empty());
+    top = std::make_unique<Vnpu_top>(context.get(), "npu_top");
+    if (!o.waveformPath.empty()) {
+      vcd = std::make_unique<VerilatedVcdC>();
+      top->trace(vcd.get(), 99);
+      vcd->open(o.waveformPath.c_str());
+    }
+  }
+  ~Impl() {
+    if (vcd)
+      vcd->close();
+    top->final();
+  }
+
+  // True with probability stallPercent / 100.
+  bool stall() {
+    if (!options.stallPercent)
+      return false;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng % 100 < options.stallPercent;
+  }
+
+  mem::FaultCode check(uint64_t address, unsigned beats, mem::Access access) const {
+    return memory.check(address, uint64_t(beats) * kBeatBytes, access).code;
+  }
+
+  void driveInputs(uint64_t cycle) {
+    Vnpu_top &t = *top;
+    // AR, AW: one write burst at a time, reads queue.
+    t.m_axi_arready = !stall();
+    t.m_axi_awready = !writeBurst && !stall();
+    // R: the front read burst once its latency has passed.
+    t.m_axi_rvalid = 0;
+    if (!reads.empty() && cycle >= reads.front().readyCycle && !stall()) {
+      Burst &b = reads.front();
+      if (!b.beat) {
+        b.beat.emplace();
+        b.beat->fill(0);
+        if (b.fault == mem::FaultCode::None)
+          memory.read(b.address + uint64_t(b.done) * kBeatBytes, b.beat->data(), kBeatBytes);
+      }
+      for (unsigned w = 0; w < kBeatWords; ++w) {
+        uint32_t word;
+        std::memcpy(&word, b.beat->data() + 4 * w, 4);
+        t.m_axi_rdata[w] = word;
+      }
+      t.m_axi_rvalid = 1;
+      t.m_axi_rresp = b.fault == mem::FaultCode::None ? kRespOkay : kRespSlaveError;
+      t.m_axi_ruser = static_cast<uint8_t>(b.fault);
+      t.m_axi_rlast = b.done + 1 == b.beats;
+    }
+    t.m_axi_wready = writeBurst && !stall();
+    t.m_axi_bvalid = 0;
+    if (!responses.empty() && cycle >= responses.front().readyCycle && !stall()) {
+      const Burst &b = responses.front();
+      t.m_axi_bvalid = 1;
+      t.m_axi_bresp = b.fault == mem::FaultCode::None ? kRespOkay : kRespSlaveError;
+      t.m_axi_buser = static_cast<uint8_t>(b.fault);
+    }
+    // AXI4-Lite: address and data together for writes.
+    t.s_axil_awvalid = lite.active && lite.write && !lite.addressDone;
+    t.s_axil_wvalid = t.s_axil_awvalid;
+    t.s_axil_awaddr = lite.offset;
+    t.s_axil_wdata = lite.data;
+    t.s_axil_wstrb = 0xf;
+    t.s_axil_bready = lite.active && lite.write && lite.addressDone;
+    t.s_axil_arvalid = lite.active && !lite.write && !lite.addressDone;
+    t.s_axil_araddr = lite.offset;
+    t.s_axil_rready = lite.active && !lite.write && lite.addressDone;
+  }
+
+  // Handshakes that complete at the coming clock edge, applied after it.
+  struct Fires {
+    bool ar = false, r = false, aw = false, w = false, b = false;
+    uint64_t arAddr = 0, awAddr = 0;
+    unsigned arBeats = 0, awBeats = 0;
+    std::array<uint8_t, kBeatBytes> wData{};
+    uint32_t wStrb = 0;
+    bool liteAddr = false, liteData = false;
+    uint32_t liteRead = 0;
+  };
+
+  Fires sample() const {
+    const Vnpu_top &t = *top;
+    Fires f;
+    f.ar = t.m_axi_arvalid && t.m_axi_arready;
+    f.arAddr = t.m_axi_araddr;
+    f.arBeats = t.m_axi_arlen + 1u;
+    f.r = t.m_axi_rvalid && t.m_axi_rready;
+    f.aw = t.m_axi_awvalid && t.m_axi_awready;
+    f.awAddr = t.m_axi_awaddr;
+    f.awBeats = t.m_axi_awlen + 1u;
+    f.w = t.m_axi_wvalid && t.m_axi_wready;
+    for (unsigned w = 0; w < kBeatWords; ++w) {
+      const uint32_t word = t.m_axi_wdata[w];
+      std::memcpy(f.wData.data() + 4 * w, &word, 4);
+    }
+    f.wStrb = t.m_axi_wstrb;
+    f.b = t.m_axi_bvalid && t.m_axi_bready;
+    f.liteAddr = (t.s_axil_awvalid && t.s_axil_awready) || (t.s_axil_arvalid && t.s_axil_arready);
+    f.liteData = (t.s_axil_bvalid && t.s_axil_bready) || (t.s_axil_rvalid && t.s_axil_rready);
+    f.liteRead = t.s_axil_rdata;
+    return f;
+  }
+
+  void apply(const Fires &f, uint64_t cycle) {
+    progress = f.ar || f.r || f.aw || f.w || f.b;
+    if (f.ar)
+      reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency,
+                       check(f.arAddr, f.arBeats, mem::Access::Read), std::nullopt});
+    if (f.r) {
+      Burst &b = reads.front();
+      b.beat.reset();
+      if (++b.done == b.beats)
+        reads.pop_front();
+    }
+    if (f.aw)
+      writeBurst = Burst{f.awAddr, f.awBeats, 0, 0, check(f.awAddr, f.awBeats, mem::Access::Write),
+                         std::nullopt};
+    if (f.w) {
+      Burst &b = *writeBurst;
+      const uint64_t base = b.address + uint64_t(b.done) * kBeatBytes;
+      // Only the strobed bytes, in contiguous runs (so that the region
+      // counters count what was written).
+      if (b.fault == mem::FaultCode::None) {
+        for (unsigned i = 0; i < kBeatBytes;) {
+          if (!(f.wStrb >> i & 1)) {
+            ++i;
+            continue;
+          }
+          unsigned j = i;
+          while (j < kBeatBytes && (f.wStrb >> j & 1))
+            ++j;
+          memory.write(base + i, f.wData.data() + i, j - i);
+          if (!written.empty() && written.back().first + written.back().second == base + i)
+            written.back().second += j - i;
+          else
+            written.emplace_back(base + i, j - i);
+          i = j;
+        }
+      }
+      if (++b.done == b.beats) {
+        b.readyCycle = cycle + options.memoryLatency;
+        responses.push_back(b);
+        writeBurst.reset();
+      }
+    }
+    if (f.b)
+      responses.pop_front();
+    if (f.liteAddr)
+      lite.addressDone = true;
+    if (f.liteData) {
+      lite.data = lite.write ? lite.data : f.liteRead;
+      lite.done = true;
+      lite.active = false;
+    }
+  }
+};
+
+Device::Device(mem::PhysicalMemory &memory, const DeviceOptions &options)
+    : impl_(std::make_unique<Impl>(memory, options)) {
+  hardReset();
+}
+
+Device::~Device() = default;
+
+void Device::hardReset() {
+  impl_->reads.clear();
+  impl_->writeBurst.reset();
+  impl_->responses.clear();
+  impl_->lite = {};
+  Vnpu_top &t = *impl_->top;
+  t.rst_n = 0;
+  t.clk = 0;
+  impl_->driveInputs(cycle_);
+  t.eval();
+  tick();
+  tick();
+  t.rst_n = 1;
+  t.eval();
+}
+
+void Device::tick() {
+  Impl &d = *impl_;
+  Vnpu_top &t = *d.top;
+  d.driveInputs(cycle_);
+  t.eval();
+  const Impl::Fires fires = d.sample();
+  if (t.trace_valid && !t.trace_fault) {
+    sim::PacketRecord r;
+    r.index = t.trace_index;
+    const isa::InstrInfo *info = isa::findOpcode(t.trace_opcode);
+    r.opcode = info ? info->opcode : isa::Opcode::NOP;
+    r.engine = info ? info->engine : isa::Engine::Control;
+    r.startCycle = t.trace_start_cycle;
+    r.endCycle = t.trace_end_cycle;
+    r.bytesRead = t.trace_bytes_read;
+    r.bytesWritten = t.trace_bytes_written;
+    sim::account(stats_, r);
+    if (recording_)
+      records_.push_back(r);
+  }
+  const bool packetDone = t.trace_valid;
+  const bool dump = d.vcd && cycle_ >= d.options.waveformStart && cycle_ < d.options.waveformStop;
+  if (dump)
+    d.vcd->dump(2 * cycle_);
+  t.clk = 1;
+  t.eval();
+  if (dump)
+    d.vcd->dump(2 * cycle_ + 1);
+  t.clk = 0;
+  t.eval();
+  d.apply(fires, cycle_);
+  d.progress = d.progress || packetDone;
+  ++cycle_;
+}
+
+unsigned Device::modelThreads() const { return impl_->top->threads(); }
+
+uint32_t Device::readCsr(uint32_t offset) {
+  impl_->lite = {true, false, offset, 0, false, false};
+  while (!impl_->lite.done)
+    tick();
+  return impl_->lite.data;
+}
+
+void Device::writeCsr(uint32_t offset, uint32_t value) {
+  impl_->lite = {true, true, offset, value, false, false};
+  while (!impl_->lite.done)
+    tick();
+}
+
+void Device::runUntilIdle() {
+  Impl &d = *impl_;
+  Vnpu_top &t = *d.top;
+  uint64_t quiet = 0;
+  for (;;) {
+    d.driveInputs(cycle_);
+    t.eval();
+    if (!t.dbg_active && !t.dbg_ring_pending)
+      return;
+    tick();
+    quiet = d.progress ? 0 : quiet + 1;
+    if (quiet < d.options.hangCycles)
+      continue;
+    mem::Fault f;
+    f.code = mem::FaultCode::Timeout;
+    f.packetIndex = static_cast<int64_t>(t.trace_index);
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "RTL hang: no progress for %" PRIu64 " cycles at cycle %" PRIu64
+                  " in packet %" PRIu64 " (%s); states: command %u, dma %u, matrix %u, vector %u",
+                  quiet, cycle_, static_cast<uint64_t>(t.trace_index), opcodeName(t.trace_opcode),
+                  t.dbg_cmd_state, t.dbg_dma_state, t.dbg_matrix_state, t.dbg_vector_state);
+    f.detail = text;
+    hardReset();
+    throw HangError(f);
+  }
+}
+
+std::vector<sim::PacketRecord> Device::takeRecords() { return std::exchange(records_, {}); }
+
+std::vector<std::pair<uint64_t, uint64_t>> Device::takeWrittenRanges() {
+  return std::exchange(impl_->written, {});
+}
+
+} // namespace npu::rtl

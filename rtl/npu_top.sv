@@ -1,0 +1,265 @@
+// The NPU: an AXI4-Lite register window (npu_csr), the command processor
+// that fetches packets from the ring in memory and decodes them (npu_cmd),
+// three engines (DMA, matrix, vector) and the AXI4 master they share
+// (npu_mem_port). One packet executes at a time, so the port belongs to the
+// command processor while it fetches and to the packet's engine while it
+// runs.
+//
+// The trace_* outputs describe each finished packet for the harness (index,
+// opcode, cycles, bytes moved); dbg_* show where the device is when a run
+// stops making progress.
+module npu_top (
+  input  logic        clk,
+  input  logic        rst_n,
+
+  // AXI4-Lite register window
+  input  logic [11:0] s_axil_awaddr,
+  input  logic        s_axil_awvalid,
+  output logic        s_axil_awready,
+  input  logic [31:0] s_axil_wdata,
+  input  logic [3:0]  s_axil_wstrb,
+  input  logic        s_axil_wvalid,
+  output logic        s_axil_wready,
+  output logic [1:0]  s_axil_bresp,
+  output logic        s_axil_bvalid,
+  input  logic        s_axil_bready,
+  input  logic [11:0] s_axil_araddr,
+  input  logic        s_axil_arvalid,
+  output logic        s_axil_arready,
+  output logic [31:0] s_axil_rdata,
+  output logic [1:0]  s_axil_rresp,
+  output logic        s_axil_rvalid,
+  input  logic        s_axil_rready,
+
+  // AXI4 memory master (RUSER/BUSER: npu::mem::FaultCode of an error response)
+  output logic [63:0] m_axi_araddr,
+  output logic [7:0]  m_axi_arlen,
+  output logic [2:0]  m_axi_arsize,
+  output logic [1:0]  m_axi_arburst,
+  output logic        m_axi_arvalid,
+  input  logic        m_axi_arready,
+  input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] m_axi_rdata,
+  input  logic [1:0]  m_axi_rresp,
+  input  logic [3:0]  m_axi_ruser,
+  input  logic        m_axi_rlast,
+  input  logic        m_axi_rvalid,
+  output logic        m_axi_rready,
+  output logic [63:0] m_axi_awaddr,
+  output logic [7:0]  m_axi_awlen,
+  output logic [2:0]  m_axi_awsize,
+  output logic [1:0]  m_axi_awburst,
+  output logic        m_axi_awvalid,
+  input  logic        m_axi_awready,
+  output logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] m_axi_wdata,
+  output logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] m_axi_wstrb,
+  output logic        m_axi_wlast,
+  output logic        m_axi_wvalid,
+  input  logic        m_axi_wready,
+  input  logic [1:0]  m_axi_bresp,
+  input  logic [3:0]  m_axi_buser,
+  input  logic        m_axi_bvalid,
+  output logic        m_axi_bready,
+
+  // per-packet trace and progress
+  output logic        trace_valid,
+  output logic        trace_fault,
+  output logic [63:0] trace_index,
+  output logic [31:0] trace_opcode,
+  output logic [63:0] trace_start_cycle,
+  output logic [63:0] trace_end_cycle,
+  output logic [63:0] trace_bytes_read,
+  output logic [63:0] trace_bytes_written,
+  output logic        dbg_active,
+  output logic        dbg_ring_pending,
+  output logic [3:0]  dbg_cmd_state,
+  output logic [3:0]  dbg_dma_state,
+  output logic [3:0]  dbg_matrix_state,
+  output logic [4:0]  dbg_vector_state
+);
+
+  localparam int unsigned BEAT_BITS = 8*npu_isa_pkg::HW_AXI_DATA_BYTES;
+  localparam int unsigned BEAT_BYTES = npu_isa_pkg::HW_AXI_DATA_BYTES;
+
+  // ---- register window --------------------------------------------------------
+  logic [63:0] ring_base, packets, cycles, cmd_fault_addr;
+  logic [31:0] ring_entries, ring_head, ring_tail;
+  logic halted, faulted, soft_reset, active;
+  logic pkt_done, pkt_halt, pkt_fault;
+  logic [3:0] cmd_fault_code;
+
+  npu_csr u_csr (
+    .clk, .rst_n,
+    .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wstrb,
+    .s_axil_wvalid, .s_axil_wready, .s_axil_bresp, .s_axil_bvalid, .s_axil_bready,
+    .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata, .s_axil_rresp,
+    .s_axil_rvalid, .s_axil_rready,
+    .ring_base, .ring_entries, .ring_head, .ring_tail, .packets, .halted, .faulted, .soft_reset,
+    .ring_pending(dbg_ring_pending), .active, .pkt_done, .pkt_halt, .pkt_fault, .fault_code(cmd_fault_code),
+    .fault_addr(cmd_fault_addr), .cycles);
+
+  // ---- shared memory port ---------------------------------------------------------
+  logic        req_valid, req_ready, req_write;
+  logic [63:0] req_addr;
+  logic [31:0] req_bytes;
+  logic [15:0] req_rows, rd_row;
+  logic [63:0] req_pitch, rd_row_start;
+  logic        rd_valid;
+  logic [63:0] rd_addr, wr_addr;
+  logic [BEAT_BITS-1:0] rd_data, wr_data;
+  logic [BEAT_BYTES-1:0] rd_strb;
+  logic        mem_done, mem_error;
+  logic [3:0]  mem_error_code;
+  logic [63:0] mem_error_addr;
+
+  npu_mem_port u_mem_port (
+    .clk, .rst_n,
+    .req_valid, .req_ready, .req_write, .req_addr, .req_bytes, .req_rows, .req_pitch,
+    .rd_valid, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_data,
+    .done(mem_done), .error(mem_error), .error_code(mem_error_code), .error_addr(mem_error_addr),
+    .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,
+    .m_axi_rdata, .m_axi_rresp, .m_axi_ruser, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready,
+    .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst, .m_axi_awvalid, .m_axi_awready,
+    .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast, .m_axi_wvalid, .m_axi_wready,
+    .m_axi_bresp, .m_axi_buser, .m_axi_bvalid, .m_axi_bready);
+
+  // ---- command processor --------------------------------------------------------
+  logic [1:0]  port_owner;
+  logic        fetch_req_valid;
+  logic [63:0] fetch_req_addr;
+  logic [npu_isa_pkg::PACKET_BITS-1:0] packet;
+  logic        dma_start, matrix_start, vector_start;
+  logic        engine_done, engine_fault;
+  logic [3:0]  engine_fault_code;
+  logic [63:0] engine_fault_addr;
+
+  npu_cmd u_cmd (
+    .clk, .rst_n, .soft_reset,
+    .ring_base, .ring_entries, .ring_head, .ring_tail, .packets, .halted, .faulted, .cycles,
+    .active, .pkt_done, .pkt_halt, .pkt_fault, .fault_code(cmd_fault_code),
+    .fault_addr(cmd_fault_addr),
+    .port_owner, .fetch_req_valid, .fetch_req_addr,
+    .mem_req_ready(req_ready), .mem_req_valid(req_valid), .mem_req_write(req_write),
+    .mem_req_bytes(req_bytes), .mem_rd_valid(rd_valid), .mem_rd_addr(rd_addr),
+    .mem_rd_data(rd_data), .mem_done, .mem_error, .mem_error_code, .mem_error_addr,
+    .packet, .dma_start, .matrix_start, .vector_start,
+    .engine_done, .engine_fault, .engine_fault_code, .engine_fault_addr,
+    .trace_valid, .trace_index, .trace_opcode, .trace_start_cycle, .trace_bytes_read,
+    .trace_bytes_written, .trace_state(dbg_cmd_state));
+
+  assign trace_fault = pkt_fault;
+  // The completing cycle counts too: a packet ends where the next one starts.
+  assign trace_end_cycle = cycles + 64'd1;
+  assign dbg_active = active;
+
+  // ---- engines ------------------------------------------------------------------------
+  logic        dma_req_valid, dma_req_write, dma_done, dma_fault;
+  logic [63:0] dma_req_addr, dma_fault_addr;
+  logic [31:0] dma_req_bytes;
+  logic [BEAT_BITS-1:0] dma_wr_data;
+  logic [3:0]  dma_fault_code;
+
+  npu_dma u_dma (
+    .clk, .rst_n, .soft_reset, .start(dma_start), .packet,
+    .done(dma_done), .fault(dma_fault), .fault_code(dma_fault_code), .fault_addr(dma_fault_addr),
+    .dbg_state(dbg_dma_state),
+    .mem_req_valid(dma_req_valid), .mem_req_write(dma_req_write), .mem_req_addr(dma_req_addr),
+    .mem_req_bytes(dma_req_bytes), .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_DMA),
+    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_DMA), .mem_rd_addr(rd_addr),
+    .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr), .mem_wr_data(dma_wr_data),
+    .mem_done(mem_done && port_owner == npu_pkg::PORT_DMA), .mem_error, .mem_error_code,
+    .mem_error_addr);
+
+  logic        matrix_req_valid, matrix_req_write, matrix_done, matrix_fault;
+  logic [63:0] matrix_req_addr, matrix_fault_addr;
+  logic [31:0] matrix_req_bytes;
+  logic [15:0] matrix_req_rows;
+  logic [63:0] matrix_req_pitch;
+  logic [BEAT_BITS-1:0] matrix_wr_data;
+  logic [3:0]  matrix_fault_code;
+
+  npu_matrix u_matrix (
+    .clk, .rst_n, .soft_reset, .start(matrix_start), .packet,
+    .done(matrix_done), .fault(matrix_fault), .fault_code(matrix_fault_code),
+    .fault_addr(matrix_fault_addr), .dbg_state(dbg_matrix_state),
+    .mem_req_valid(matrix_req_valid), .mem_req_write(matrix_req_write),
+    .mem_req_addr(matrix_req_addr), .mem_req_bytes(matrix_req_bytes),
+    .mem_req_rows(matrix_req_rows), .mem_req_pitch(matrix_req_pitch),
+    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_MATRIX),
+    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_MATRIX), .mem_rd_addr(rd_addr),
+    .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_rd_row(rd_row),
+    .mem_rd_row_start(rd_row_start), .mem_wr_addr(wr_addr), .mem_wr_data(matrix_wr_data),
+    .mem_done(mem_done && port_owner == npu_pkg::PORT_MATRIX), .mem_error, .mem_error_code,
+    .mem_error_addr);
+
+  logic        vector_req_valid, vector_req_write, vector_done, vector_fault;
+  logic [63:0] vector_req_addr, vector_fault_addr;
+  logic [31:0] vector_req_bytes;
+  logic [BEAT_BITS-1:0] vector_wr_data;
+  logic [3:0]  vector_fault_code;
+
+  npu_vector u_vector (
+    .clk, .rst_n, .soft_reset, .start(vector_start), .packet,
+    .done(vector_done), .fault(vector_fault), .fault_code(vector_fault_code),
+    .fault_addr(vector_fault_addr), .dbg_state(dbg_vector_state),
+    .mem_req_valid(vector_req_valid), .mem_req_write(vector_req_write),
+    .mem_req_addr(vector_req_addr), .mem_req_bytes(vector_req_bytes),
+    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_VECTOR),
+    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_VECTOR), .mem_rd_addr(rd_addr),
+    .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr),
+    .mem_wr_data(vector_wr_data),
+    .mem_done(mem_done && port_owner == npu_pkg::PORT_VECTOR), .mem_error, .mem_error_code,
+    .mem_error_addr);
+
+  // ---- port and completion multiplexers ---------------------------------------------
+  always_comb begin
+    req_valid = 1'b0;
+    req_write = 1'b0;
+    req_addr = fetch_req_addr;
+    req_bytes = 32'(npu_isa_pkg::PACKET_BYTES);
+    req_rows = 16'd1;
+    req_pitch = '0;
+    wr_data = dma_wr_data;
+    engine_done = 1'b0;
+    engine_fault = 1'b0;
+    engine_fault_code = npu_pkg::FAULT_NONE;
+    engine_fault_addr = '0;
+    unique case (port_owner)
+      npu_pkg::PORT_FETCH: req_valid = fetch_req_valid;
+      npu_pkg::PORT_DMA: begin
+        req_valid = dma_req_valid;
+        req_write = dma_req_write;
+        req_addr = dma_req_addr;
+        req_bytes = dma_req_bytes;
+        engine_done = dma_done;
+        engine_fault = dma_fault;
+        engine_fault_code = dma_fault_code;
+        engine_fault_addr = dma_fault_addr;
+      end
+      npu_pkg::PORT_MATRIX: begin
+        req_valid = matrix_req_valid;
+        req_write = matrix_req_write;
+        req_addr = matrix_req_addr;
+        req_bytes = matrix_req_bytes;
+        req_rows = matrix_req_rows;
+        req_pitch = matrix_req_pitch;
+        wr_data = matrix_wr_data;
+        engine_done = matrix_done;
+        engine_fault = matrix_fault;
+        engine_fault_code = matrix_fault_code;
+        engine_fault_addr = matrix_fault_addr;
+      end
+      default: begin
+        req_valid = vector_req_valid;
+        req_write = vector_req_write;
+        req_addr = vector_req_addr;
+        req_bytes = vector_req_bytes;
+        wr_data = vector_wr_data;
+        engine_done = vector_done;
+        engine_fault = vector_fault;
+        engine_fault_code = vector_fault_code;
+        engine_fault_addr = vector_fault_addr;
+      end
+    endcase
+  end
+
+endmodule

@@ -1,0 +1,355 @@
+// The cosim backend: the ISS and the Verilated RTL run the same stream in
+// lockstep from identical memory images. Host writes go to both memories;
+// the driver's ring is served one packet at a time, the ISS executing it
+// and the RTL getting a doorbell for exactly that packet. After each packet
+// the bytes either side wrote are compared (the RTL's write set as its AXI
+// slave saw it, and, while the resident memory is small, every touched page
+// so that a write only the ISS made is found too), and so are the outcomes
+// (completion, halt, fault and its code). The first divergence stops the
+// stream as a Divergence fault of that packet whose diagnostic names the
+// address, both values and their ulp distance; the differing bytes of both
+// sides are dumped once to $NPU_COSIM_DUMP_DIR when it is set.
+//
+// CSR reads answer from the ISS side (the architectural reference), cycle
+// counters and statistics from the RTL; summary() sets ISS and RTL cycles
+// side by side, per packet class.
+#include "backends.h"
+
+#include "npu/asm/disassembler.h"
+#include "npu/isa/isa.h"
+#include "npu/sim/iss.h"
+#include "npu_device.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <optional>
+#include <sstream>
+
+namespace npu::rt {
+
+namespace {
+
+// Below this much resident memory, every packet compares all touched pages.
+constexpr uint64_t kFullCompareLimit = 16ull << 20;
+
+float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Distance in units in the last place between two binary32 patterns.
+std::string ulpText(uint32_t a, uint32_t b) {
+  const bool nanA = (a & 0x7fffffffu) > 0x7f800000u, nanB = (b & 0x7fffffffu) > 0x7f800000u;
+  if (nanA || nanB)
+    return nanA && nanB ? "0 ulp (both NaN)" : "NaN vs number";
+  const auto ordered = [](uint32_t u) {
+    return u & 0x80000000u ? -int64_t(u & 0x7fffffffu) : int64_t(u);
+  };
+  const int64_t d = ordered(a) - ordered(b);
+  return std::to_string(d < 0 ? -d : d) + " ulp";
+}
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+  return b;
+}
+
+class CosimBackend final : public Backend {
+public:
+  explicit CosimBackend(const BackendOptions &options)
+      : issMemory_(options.addressMap), iss_(issMemory_, sim::Mode::Both),
+        rtlMemory_(options.addressMap), device_(rtlMemory_, deviceOptions(options)) {
+    iss_.setRecording(true);
+    device_.setRecording(true);
+  }
+
+  std::string_view name() const override { return "cosim"; }
+
+  void readMemory(uint64_t address, void *dst, uint64_t length) override {
+    rtlMemory_.read(address, dst, length);
+  }
+  void writeMemory(uint64_t address, const void *src, uint64_t length) override {
+    issMemory_.write(address, src, length);
+    rtlMemory_.write(address, src, length);
+  }
+  void fillMemory(uint64_t address, uint8_t value, uint64_t length) override {
+    issMemory_.fill(address, value, length);
+    rtlMemory_.fill(address, value, length);
+  }
+  std::vector<mem::PhysicalMemory::RegionStats> memoryStats() const override {
+    return rtlMemory_.stats();
+  }
+  void resetMemoryCounters() override {
+    issMemory_.resetCounters();
+    rtlMemory_.resetCounters();
+  }
+
+  uint32_t readCsr(uint32_t offset) override {
+    using namespace isa::csr;
+    if (offset == CYCLE_LO || offset == CYCLE_HI)
+      return device_.readCsr(offset);
+    return csrs_.read(offset, 0);
+  }
+
+  void writeCsr(uint32_t offset, uint32_t value) override {
+    using namespace isa::csr;
+    const bool reset = csrs_.write(offset, value);
+    if (reset) {
+      iss_.resetStats();
+      device_.resetStats();
+      hang_.reset();
+      divergence_.clear();
+      classes_.clear();
+      worst_.reset();
+    }
+    // The RTL's tail is the cosim's business: one packet per doorbell.
+    if (offset != RING_TAIL && !hang_)
+      device_.writeCsr(offset, value);
+  }
+
+  void waitIdle() override {
+    isa::Packet packet;
+    while (csrs_.ready()) {
+      const uint64_t index = csrs_.packets;
+      issMemory_.read(csrs_.slotAddress(csrs_.head), packet.data(), packet.size());
+
+      // The ISS.
+      std::optional<mem::Fault> issFault;
+      bool issHalted = false;
+      try {
+        issHalted = iss_.step(packet, index);
+      } catch (const mem::DeviceFault &e) {
+        issFault = e.fault();
+        issFault->packetIndex = static_cast<int64_t>(index);
+      }
+
+      // The RTL, for this packet only.
+      std::optional<mem::Fault> rtlFault;
+      bool rtlHalted = false;
+      try {
+        device_.writeCsr(isa::csr::RING_TAIL, csrs_.head + 1);
+        device_.runUntilIdle();
+        const uint32_t status = device_.readCsr(isa::csr::STATUS);
+        rtlHalted = status & isa::csr::STATUS_HALTED;
+        if (status & isa::csr::STATUS_FAULT) {
+          mem::Fault f;
+          f.code = static_cast<mem::FaultCode>(device_.readCsr(isa::csr::ERROR_CODE));
+          f.packetIndex = device_.readCsr(isa::csr::FAULT_PACKET_LO) |
+                          int64_t(device_.readCsr(isa::csr::FAULT_PACKET_HI)) << 32;
+          f.address = device_.readCsr(isa::csr::FAULT_ADDR_LO) |
+                      uint64_t(device_.readCsr(isa::csr::FAULT_ADDR_HI)) << 32;
+          rtlFault = f;
+        }
+      } catch (const rtl::HangError &e) {
+        hang_ = e.fault();
+        rtlFault = e.fault();
+      }
+
+      std::string why = compareOutcomes(issFault, issHalted, rtlFault, rtlHalted);
+      if (why.empty())
+        why = compareMemory();
+      accountCycles(index);
+      if (!why.empty()) {
+        diverge(index, packet, why);
+        return;
+      }
+      if (issFault) {
+        csrs_.raise(*issFault);
+        return;
+      }
+      csrs_.complete(issHalted);
+    }
+  }
+
+  void setRecording(bool enabled) override { recording_ = enabled; }
+  sim::Stats stats() const override { return device_.stats(); }
+  std::vector<sim::PacketRecord> takeRecords() override { return std::exchange(records_, {}); }
+
+  std::string faultDiagnostic() const override {
+    if (!divergence_.empty())
+      return divergence_;
+    return csrs_.faulted ? csrs_.fault.describe() : std::string();
+  }
+
+  std::string summary() const override {
+    std::ostringstream out;
+    const uint64_t issTotal = iss_.stats().cycles, rtlTotal = device_.stats().cycles;
+    out << "cosim cycles: iss " << issTotal << ", rtl " << rtlTotal;
+    if (issTotal)
+      out << " (rtl/iss " << std::fixed << std::setprecision(2)
+          << double(rtlTotal) / double(issTotal) << ")";
+    out << "\n  per op class:     packets   iss cycles   rtl cycles   mean |error|\n";
+    for (const auto &[opcode, c] : classes_) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  %-16s %8" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14.1f\n",
+                    isa::info(opcode).mnemonic, c.packets, c.issCycles, c.rtlCycles,
+                    double(c.absError) / double(c.packets));
+      out << line;
+    }
+    if (worst_)
+      out << "  largest packet error: packet " << worst_->index << " ("
+          << isa::info(worst_->opcode).mnemonic << "), iss " << worst_->issCycles << ", rtl "
+          << worst_->rtlCycles << "\n";
+    return out.str();
+  }
+
+private:
+  struct ClassCycles {
+    uint64_t packets = 0, issCycles = 0, rtlCycles = 0, absError = 0;
+  };
+  struct WorstPacket {
+    uint64_t index;
+    isa::Opcode opcode;
+    uint64_t issCycles, rtlCycles, error;
+  };
+
+  static rtl::DeviceOptions deviceOptions(const BackendOptions &options) {
+    rtl::DeviceOptions o = rtl::DeviceOptions::fromEnvironment();
+    if (!options.waveformPath.empty()) {
+      o.waveformPath = options.waveformPath;
+      o.waveformStart = options.waveformStart;
+      o.waveformStop = options.waveformStop;
+    }
+    return o;
+  }
+
+  static std::string describeOutcome(const std::optional<mem::Fault> &fault, bool halted) {
+    if (fault)
+      return std::string("fault ") + mem::faultCodeName(fault->code) +
+             (fault->address ? " at " + hex(fault->address) : "");
+    return halted ? "halt" : "completed";
+  }
+
+  // Both completed (or halted), or both faulted with the same code. The
+  // RTL reports a bad range at the first burst that leaves the address
+  // map (unmapped) where the ISS checks whole operands (out-of-region).
+  static std::string compareOutcomes(const std::optional<mem::Fault> &iss, bool issHalted,
+                                     const std::optional<mem::Fault> &rtl, bool rtlHalted) {
+    bool same = iss.has_value() == rtl.has_value() && issHalted == rtlHalted;
+    if (same && iss && iss->code != rtl->code)
+      same = iss->code == mem::FaultCode::OutOfRegion && rtl->code == mem::FaultCode::Unmapped;
+    if (same)
+      return {};
+    return "outcome differs: ISS " + describeOutcome(iss, issHalted) + ", RTL " +
+           describeOutcome(rtl, rtlHalted);
+  }
+
+  // The ranges to compare: what the RTL wrote, and with little resident
+  // memory everything resident on either side.
+  std::string compareMemory() {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges = device_.takeWrittenRanges();
+    uint64_t resident = 0;
+    for (const auto &r : issMemory_.stats())
+      resident += r.residentBytes;
+    if (resident <= kFullCompareLimit) {
+      for (const auto &r : issMemory_.touchedRanges())
+        ranges.push_back(r);
+      for (const auto &r : rtlMemory_.touchedRanges())
+        ranges.push_back(r);
+    }
+    std::vector<uint8_t> a, b;
+    for (const auto &[address, length] : ranges) {
+      a.resize(length);
+      b.resize(length);
+      issMemory_.read(address, a.data(), length);
+      rtlMemory_.read(address, b.data(), length);
+      if (a == b)
+        continue;
+      size_t first = 0;
+      while (a[first] == b[first])
+        ++first;
+      size_t last = length;
+      while (a[last - 1] == b[last - 1])
+        --last;
+      dump(address + first, a.data() + first, b.data() + first, last - first);
+      // Report the aligned word holding the first differing byte.
+      const uint64_t at = (address + first) & ~uint64_t(3);
+      uint32_t issWord = 0, rtlWord = 0;
+      issMemory_.read(at, &issWord, 4);
+      rtlMemory_.read(at, &rtlWord, 4);
+      char text[256];
+      std::snprintf(text, sizeof text,
+                    "memory differs at %s: ISS 0x%08x (%.9g), RTL 0x%08x (%.9g), %s; %zu bytes "
+                    "differ in [%s, %s)",
+                    hex(at).c_str(), issWord, floatOf(issWord), rtlWord, floatOf(rtlWord),
+                    ulpText(issWord, rtlWord).c_str(), last - first,
+                    hex(address + first).c_str(), hex(address + last).c_str());
+      return text;
+    }
+    return {};
+  }
+
+  // Both sides' differing bytes, once per run, into $NPU_COSIM_DUMP_DIR.
+  void dump(uint64_t address, const uint8_t *iss, const uint8_t *rtl, size_t length) {
+    const char *dir = std::getenv("NPU_COSIM_DUMP_DIR");
+    if (!dir || dumped_)
+      return;
+    dumped_ = true;
+    const std::string base = std::string(dir) + "/cosim-" + hex(address);
+    std::ofstream(base + "-iss.bin", std::ios::binary)
+        .write(reinterpret_cast<const char *>(iss), static_cast<std::streamsize>(length));
+    std::ofstream(base + "-rtl.bin", std::ios::binary)
+        .write(reinterpret_cast<const char *>(rtl), static_cast<std::streamsize>(length));
+  }
+
+  void accountCycles(uint64_t index) {
+    const std::vector<sim::PacketRecord> issRecords = iss_.takeRecords();
+    std::vector<sim::PacketRecord> rtlRecords = device_.takeRecords();
+    if (issRecords.empty() || rtlRecords.empty())
+      return; // a faulting packet has no record
+    const sim::PacketRecord &i = issRecords.back(), &r = rtlRecords.back();
+    ClassCycles &c = classes_[i.opcode];
+    const uint64_t issCycles = i.endCycle - i.startCycle, rtlCycles = r.endCycle - r.startCycle;
+    c.packets++;
+    c.issCycles += issCycles;
+    c.rtlCycles += rtlCycles;
+    const uint64_t error = issCycles > rtlCycles ? issCycles - rtlCycles : rtlCycles - issCycles;
+    c.absError += error;
+    if (!worst_ || error > worst_->error)
+      worst_ = WorstPacket{index, i.opcode, issCycles, rtlCycles, error};
+    if (recording_) {
+      records_.push_back(r);
+      records_.back().index = index;
+    }
+  }
+
+  void diverge(uint64_t index, const isa::Packet &packet, const std::string &why) {
+    divergence_ = "cosim divergence at packet " + std::to_string(index) + " (" +
+                  as::formatPacket(packet) + "): " + why;
+    mem::Fault f;
+    f.code = mem::FaultCode::Divergence;
+    f.packetIndex = static_cast<int64_t>(index);
+    f.detail = divergence_;
+    csrs_.raise(f);
+  }
+
+  mem::PhysicalMemory issMemory_;
+  sim::Iss iss_;
+  CsrFile csrs_;
+  mem::PhysicalMemory rtlMemory_;
+  rtl::Device device_;
+  std::optional<mem::Fault> hang_;
+  std::string divergence_;
+  bool dumped_ = false;
+  bool recording_ = false;
+  std::vector<sim::PacketRecord> records_;
+  std::map<isa::Opcode, ClassCycles> classes_;
+  std::optional<WorstPacket> worst_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeCosimBackend(const BackendOptions &options) {
+  return std::make_unique<CosimBackend>(options);
+}
+
+} // namespace npu::rt

@@ -1,0 +1,855 @@
+// Every instruction family on the Verilated RTL against the ISS, bit for
+// bit, from identical memory images: random shapes (1, odd sizes, sizes
+// that are not multiples of the lane width, the tile or the vector chunk,
+// K past the panel depth, every broadcast and flag), data full of special
+// values (±0, ±inf, NaNs with payloads, denormals), in-place forms, and a
+// memory with wait states and back-pressure. Then the faults: decode
+// faults, bad addresses, bad indices and overlaps set ERROR_CODE and the
+// packet index like the ISS, and nothing hangs.
+#include "npu/isa/isa.h"
+#include "npu/mem/fault.h"
+#include "npu/sim/iss.h"
+#include "npu_device.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace npu;
+
+constexpr uint64_t kArenaBase = 0x1000'0000; // the activations region
+constexpr uint64_t kRingBase = 0x2000'0000;  // the ring region
+constexpr uint32_t kRingEntries = 16;
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+// A float bit pattern; `specialPercent` of them are special values.
+uint32_t randomFloat(std::mt19937_64 &rng, int specialPercent) {
+  std::uniform_real_distribution<float> normal(-4.0f, 4.0f);
+  if (static_cast<int>(rng() % 100) >= specialPercent)
+    return bitsOf(normal(rng));
+  const uint32_t sign = static_cast<uint32_t>(rng() & 1) << 31;
+  switch (rng() % 8) {
+  case 0: return sign;
+  case 1: return sign | 0x7f800000u;
+  case 2: return sign | 0x7f800000u | (1 + static_cast<uint32_t>(rng() % 0x7fffff));
+  case 3: return sign | (1 + static_cast<uint32_t>(rng() % 0x7fffff));
+  case 4: return sign | (0x7e800000u + static_cast<uint32_t>(rng() % 0xffffff));
+  case 5: return sign | (0x00800000u + static_cast<uint32_t>(rng() % 0xffffff));
+  case 6:
+    return sign | (static_cast<uint32_t>(rng() % 254 + 1) << 23) |
+           static_cast<uint32_t>(rng() % 0x800000);
+  default: return bitsOf(static_cast<float>(static_cast<int>(rng() % 9) - 4));
+  }
+}
+
+struct Outcome {
+  std::optional<mem::Fault> fault;
+};
+
+// The ISS and the RTL, each with its own memory holding the same buffers.
+class Twin {
+public:
+  explicit Twin(uint64_t seed, rtl::DeviceOptions options = {})
+      : rng(seed), device(rtlMemory, options) {}
+
+  uint64_t floats(uint64_t count, int specialPercent = 10) {
+    std::vector<uint32_t> bits(count);
+    for (uint32_t &b : bits)
+      b = randomFloat(rng, specialPercent);
+    return place(bits.data(), count * 4);
+  }
+  uint64_t values(const std::vector<uint32_t> &bits) { return place(bits.data(), bits.size() * 4); }
+  uint64_t bytes(uint64_t count) {
+    std::vector<uint8_t> b(count);
+    for (uint8_t &x : b)
+      x = static_cast<uint8_t>(rng());
+    return place(b.data(), count);
+  }
+
+  // Runs the packet on the ISS and through the RTL's ring (as packet 0
+  // after a RESET); returns the RTL's fault, after checking that the ISS
+  // faulted alike.
+  Outcome run(const isa::Packet &packet, const std::string &what) {
+    std::optional<mem::Fault> issFault;
+    {
+      sim::Iss iss(issMemory, sim::Mode::Both);
+      try {
+        iss.step(packet, 0);
+      } catch (const mem::DeviceFault &e) {
+        issFault = e.fault();
+      }
+    }
+    using namespace isa::csr;
+    device.writeCsr(CONTROL, CONTROL_RESET);
+    device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRingBase));
+    device.writeCsr(RING_BASE_HI, static_cast<uint32_t>(kRingBase >> 32));
+    device.writeCsr(RING_ENTRIES, kRingEntries);
+    rtlMemory.write(kRingBase, packet.data(), packet.size());
+    device.writeCsr(RING_TAIL, 1);
+    device.runUntilIdle();
+    Outcome out;
+    const uint32_t status = device.readCsr(STATUS);
+    if (status & STATUS_FAULT) {
+      mem::Fault f;
+      f.code = static_cast<mem::FaultCode>(device.readCsr(ERROR_CODE));
+      f.packetIndex = device.readCsr(FAULT_PACKET_LO);
+      f.address = device.readCsr(FAULT_ADDR_LO) | uint64_t(device.readCsr(FAULT_ADDR_HI)) << 32;
+      out.fault = f;
+    } else {
+      EXPECT_EQ(device.readCsr(RING_HEAD), 1u) << what;
+      EXPECT_EQ(device.readCsr(PACKETS_LO), 1u) << what;
+    }
+    EXPECT_EQ(issFault.has_value(), out.fault.has_value())
+        << what << ": ISS " << (issFault ? issFault->describe() : "completed") << ", RTL "
+        << (out.fault ? mem::faultCodeName(out.fault->code) : "completed");
+    if (issFault && out.fault) {
+      EXPECT_EQ(issFault->code, out.fault->code) << what << ": ISS " << issFault->describe();
+    }
+    return out;
+  }
+
+  // Runs the packet on both and compares every buffer.
+  void runAndCompare(const isa::Packet &packet, const std::string &what) {
+    const Outcome out = run(packet, what);
+    ASSERT_FALSE(out.fault) << what << ": " << out.fault->describe();
+    std::vector<uint8_t> a(next - kArenaBase), b(next - kArenaBase);
+    issMemory.read(kArenaBase, a.data(), a.size());
+    rtlMemory.read(kArenaBase, b.data(), b.size());
+    for (size_t i = 0; i < a.size(); i += 4) {
+      uint32_t x = 0, y = 0;
+      std::memcpy(&x, a.data() + i, std::min<size_t>(4, a.size() - i));
+      std::memcpy(&y, b.data() + i, std::min<size_t>(4, b.size() - i));
+      ASSERT_EQ(x, y) << what << ": first difference at 0x" << std::hex << kArenaBase + i
+                      << " (ISS 0x" << x << ", RTL 0x" << y << ")";
+    }
+  }
+
+  std::mt19937_64 rng;
+  mem::PhysicalMemory issMemory, rtlMemory;
+  rtl::Device device;
+
+private:
+  uint64_t place(const void *data, uint64_t size) {
+    const uint64_t address = next;
+    issMemory.write(address, data, size);
+    rtlMemory.write(address, data, size);
+    next = (address + size + 64 + 63) & ~uint64_t(63); // a gap keeps overruns visible
+    return address;
+  }
+  uint64_t next = kArenaBase;
+};
+
+template <class T> isa::Packet packetOf(const T &typed) {
+  isa::Packet p;
+  typed.toPacket(p.data());
+  std::string error;
+  isa::Instruction decoded;
+  EXPECT_TRUE(isa::decode(p, decoded, &error)) << error;
+  return p;
+}
+
+// An instruction of another opcode with the same operand layout.
+template <class T> isa::Packet packetAs(const T &typed, isa::Opcode opcode) {
+  isa::Instruction inst = typed.toInstruction();
+  inst.opcode = opcode;
+  isa::Packet p;
+  isa::encode(inst, p);
+  return p;
+}
+
+uint32_t dim(std::mt19937_64 &rng, uint32_t max) {
+  // Favour the edges: 1, lane/tile/chunk multiples and their neighbours.
+  static const uint32_t edges[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65};
+  if (rng() % 3 == 0)
+    return std::min(edges[rng() % std::size(edges)], max);
+  return 1 + static_cast<uint32_t>(rng() % max);
+}
+
+constexpr int kTrials = 12;
+
+TEST(RtlOps, DataMovement) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(100 + t);
+    auto &rng = twin.rng;
+    isa::inst::Copy copy;
+    copy.bytes = t == 0 ? 2000 : dim(rng, 300);
+    copy.src = twin.bytes(copy.bytes) + rng() % 7;
+    copy.dst = twin.bytes(copy.bytes + 8) + rng() % 5;
+    twin.runAndCompare(packetOf(copy), "copy");
+
+    isa::inst::Fill fill;
+    fill.count = dim(rng, 100);
+    fill.value = static_cast<uint32_t>(rng());
+    fill.dst = twin.floats(fill.count);
+    twin.runAndCompare(packetOf(fill), "fill");
+
+    isa::inst::CopyStrided cs;
+    cs.esize = static_cast<isa::ElemSize>(rng() % 4);
+    const uint32_t sizes[4] = {dim(rng, 3), dim(rng, 4), dim(rng, 5), dim(rng, 6)};
+    int32_t strides[4];
+    int64_t low = 0, high = 0;
+    for (int d = 0; d < 4; ++d) {
+      strides[d] = d == 3 && rng() % 3 == 0 ? 1 : static_cast<int32_t>(rng() % 61) - 30;
+      const int64_t extent = int64_t(sizes[d] - 1) * strides[d];
+      (extent < 0 ? low : high) += extent;
+    }
+    const uint64_t es = uint64_t(1) << static_cast<unsigned>(cs.esize);
+    const uint64_t base = twin.bytes(static_cast<uint64_t>(high - low + 1) * es);
+    cs.src = base + static_cast<uint64_t>(-low) * es;
+    std::tie(cs.size0, cs.size1, cs.size2, cs.size3) = std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
+    std::tie(cs.stride0, cs.stride1, cs.stride2, cs.stride3) =
+        std::tuple(strides[0], strides[1], strides[2], strides[3]);
+    cs.dst = twin.bytes(uint64_t(sizes[0]) * sizes[1] * sizes[2] * sizes[3] * es);
+    twin.runAndCompare(packetOf(cs), "copy_strided");
+  }
+}
+
+TEST(RtlOps, Matmul) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(200 + t);
+    auto &rng = twin.rng;
+    isa::inst::Matmul mm;
+    mm.m = dim(rng, 24);
+    mm.n = dim(rng, 24);
+    mm.k = t % 5 == 0 ? 1 : (t % 7 == 0 ? 65 + static_cast<uint32_t>(rng() % 40) : dim(rng, 70));
+    mm.transa = rng() & 1;
+    mm.transb = rng() & 1;
+    mm.acc = rng() & 1;
+    const uint32_t aCols = mm.transa ? mm.m : mm.k, aRows = mm.transa ? mm.k : mm.m;
+    const uint32_t bCols = mm.transb ? mm.k : mm.n, bRows = mm.transb ? mm.n : mm.k;
+    mm.lda = rng() % 2 ? 0 : aCols + static_cast<uint32_t>(rng() % 5);
+    mm.ldb = rng() % 2 ? 0 : bCols + static_cast<uint32_t>(rng() % 5);
+    mm.ldc = rng() % 2 ? 0 : mm.n + static_cast<uint32_t>(rng() % 5);
+    const int special = t % 4 == 0 ? 5 : 0;
+    mm.a = twin.floats(uint64_t(aRows) * (mm.lda ? mm.lda : aCols), special);
+    mm.b = twin.floats(uint64_t(bRows) * (mm.ldb ? mm.ldb : bCols), special);
+    mm.c = twin.floats(uint64_t(mm.m) * (mm.ldc ? mm.ldc : mm.n), special);
+    twin.runAndCompare(packetOf(mm), "matmul " + std::to_string(mm.m) + "x" +
+                                         std::to_string(mm.k) + "x" + std::to_string(mm.n));
+  }
+}
+
+TEST(RtlOps, BatchedMatmul) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(300 + t);
+    auto &rng = twin.rng;
+    isa::inst::Bmm bmm;
+    bmm.m = dim(rng, 12);
+    bmm.k = dim(rng, 12);
+    bmm.n = dim(rng, 12);
+    bmm.batch = dim(rng, 4);
+    bmm.transa = rng() & 1;
+    bmm.transb = rng() & 1;
+    bmm.acc = rng() & 1;
+    const uint32_t aSize = bmm.m * bmm.k, bSize = bmm.k * bmm.n, cSize = bmm.m * bmm.n;
+    bmm.stride_a = rng() % 3 == 0 ? 0 : aSize + static_cast<uint32_t>(rng() % 4);
+    bmm.stride_b = rng() % 3 == 0 ? 0 : bSize;
+    bmm.stride_c = cSize + static_cast<uint32_t>(rng() % 3);
+    bmm.a = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_a + aSize, 3);
+    bmm.b = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_b + bSize, 3);
+    bmm.c = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_c + cSize, 3);
+    twin.runAndCompare(packetOf(bmm), "bmm");
+  }
+}
+
+TEST(RtlOps, ElementwiseBinaryWithBroadcast) {
+  const isa::Opcode ops[] = {isa::Opcode::ADD, isa::Opcode::SUB, isa::Opcode::MUL,
+                             isa::Opcode::DIV, isa::Opcode::MAX, isa::Opcode::MIN};
+  for (int t = 0; t < kTrials / 2; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(400 + t);
+      auto &rng = twin.rng;
+      isa::inst::Add op;
+      op.rows = dim(rng, 6);
+      op.cols = dim(rng, 80);
+      op.bcast = static_cast<isa::Broadcast>(rng() % 4);
+      const uint64_t n = uint64_t(op.rows) * op.cols;
+      const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
+                              : op.bcast == isa::Broadcast::row ? op.cols
+                              : op.bcast == isa::Broadcast::col ? op.rows
+                                                                : 1;
+      op.a = twin.floats(n, 20);
+      op.b = twin.floats(bCount, 20);
+      op.dst = rng() % 4 == 0 ? op.a : twin.floats(n);
+      isa::Instruction inst = op.toInstruction();
+      inst.opcode = opcode;
+      if (opcode == isa::Opcode::ADD || opcode == isa::Opcode::SUB)
+        inst.operands[isa::info(opcode).operandIndex("alpha")] =
+            rng() % 2 ? bitsOf(1.0f) : randomFloat(rng, 20);
+      for (uint32_t i = isa::info(opcode).numOperands; i < isa::kMaxOperands; ++i)
+        inst.operands[i] = 0;
+      isa::Packet p;
+      isa::encode(inst, p);
+      twin.runAndCompare(p, isa::info(opcode).mnemonic);
+    }
+}
+
+TEST(RtlOps, ElementwiseScalar) {
+  const isa::Opcode ops[] = {isa::Opcode::ADDS, isa::Opcode::SUBS, isa::Opcode::MULS,
+                             isa::Opcode::DIVS, isa::Opcode::MAXS, isa::Opcode::MINS,
+                             isa::Opcode::RSUBS, isa::Opcode::RDIVS};
+  for (int t = 0; t < kTrials / 2; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(500 + t);
+      isa::inst::Adds op;
+      op.n = dim(twin.rng, 150);
+      uint32_t s = randomFloat(twin.rng, 30);
+      std::memcpy(&op.s, &s, 4);
+      op.a = twin.floats(op.n, 20);
+      op.dst = twin.floats(op.n);
+      twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
+    }
+}
+
+TEST(RtlOps, UnaryFunctions) {
+  const isa::Opcode ops[] = {isa::Opcode::EXP,  isa::Opcode::LOG,     isa::Opcode::RSQRT,
+                             isa::Opcode::SQRT, isa::Opcode::RECIP,   isa::Opcode::NEG,
+                             isa::Opcode::ABS,  isa::Opcode::RELU,    isa::Opcode::SIGMOID,
+                             isa::Opcode::TANH, isa::Opcode::SILU,    isa::Opcode::GELU,
+                             isa::Opcode::SIN,  isa::Opcode::COS};
+  for (int t = 0; t < kTrials / 3; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(600 + t);
+      isa::inst::Exp op;
+      op.n = dim(twin.rng, 90);
+      op.src = twin.floats(op.n, 25);
+      op.dst = twin.rng() % 4 == 0 ? op.src : twin.floats(op.n);
+      twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
+    }
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(650 + t);
+    isa::inst::Pows op;
+    op.n = dim(twin.rng, 70);
+    static const float exponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
+    uint32_t pBits = randomFloat(twin.rng, 40);
+    float p;
+    std::memcpy(&p, &pBits, 4);
+    op.p = t % 3 ? exponents[twin.rng() % std::size(exponents)] : p;
+    op.src = twin.floats(op.n, 25);
+    op.dst = twin.floats(op.n);
+    twin.runAndCompare(packetOf(op), "pows " + std::to_string(op.p));
+  }
+}
+
+TEST(RtlOps, Reductions) {
+  const isa::Opcode ops[] = {isa::Opcode::ROW_SUM, isa::Opcode::ROW_MAX, isa::Opcode::ROW_MEAN,
+                             isa::Opcode::COL_SUM};
+  for (int t = 0; t < kTrials / 2; ++t)
+    for (isa::Opcode opcode : ops) {
+      Twin twin(700 + t);
+      isa::inst::RowSum op;
+      op.rows = dim(twin.rng, 6);
+      op.cols = dim(twin.rng, 150);
+      op.src = twin.floats(uint64_t(op.rows) * op.cols, t % 2 ? 15 : 0);
+      op.dst = twin.floats(opcode == isa::Opcode::COL_SUM ? op.cols : op.rows);
+      twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
+    }
+}
+
+TEST(RtlOps, SoftmaxAndRmsnorm) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(800 + t);
+    auto &rng = twin.rng;
+    isa::inst::Softmax sm;
+    sm.rows = dim(rng, 6);
+    sm.cols = dim(rng, 100);
+    sm.scale = rng() % 2 ? 1.0f : 0.125f;
+    sm.causal = rng() & 1;
+    sm.offset = static_cast<int32_t>(rng() % 5) - 2;
+    sm.log = rng() & 1;
+    sm.src = twin.floats(uint64_t(sm.rows) * sm.cols, t % 3 ? 0 : 10);
+    sm.dst = rng() % 3 == 0 ? sm.src : twin.floats(uint64_t(sm.rows) * sm.cols);
+    twin.runAndCompare(packetOf(sm), "softmax");
+
+    isa::inst::Rmsnorm rn;
+    rn.rows = dim(rng, 6);
+    rn.cols = dim(rng, 100);
+    rn.eps = 1e-6f;
+    rn.use_weight = rng() & 1;
+    rn.write_rstd = rng() & 1;
+    rn.src = twin.floats(uint64_t(rn.rows) * rn.cols, t % 3 ? 0 : 10);
+    rn.weight = twin.floats(rn.cols);
+    rn.rstd = twin.floats(rn.rows);
+    rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
+    twin.runAndCompare(packetOf(rn), "rmsnorm");
+  }
+}
+
+TEST(RtlOps, BackwardOps) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(900 + t);
+    auto &rng = twin.rng;
+    isa::inst::SoftmaxBwd sb;
+    sb.rows = dim(rng, 6);
+    sb.cols = dim(rng, 80);
+    sb.log = rng() & 1;
+    const uint64_t n = uint64_t(sb.rows) * sb.cols;
+    sb.y = twin.floats(n, 5);
+    sb.dy = twin.floats(n, 5);
+    sb.dx = rng() % 4 == 0 ? sb.dy : twin.floats(n);
+    twin.runAndCompare(packetOf(sb), "softmax_bwd");
+
+    isa::inst::RmsnormBwd rb;
+    rb.rows = dim(rng, 6);
+    rb.cols = dim(rng, 80);
+    rb.use_weight = rng() & 1;
+    rb.write_dweight = rng() & 1;
+    const uint64_t m = uint64_t(rb.rows) * rb.cols;
+    rb.x = twin.floats(m, 5);
+    rb.dy = twin.floats(m, 5);
+    rb.weight = twin.floats(rb.cols);
+    rb.rstd = twin.floats(rb.rows);
+    rb.dweight = twin.floats(rb.cols);
+    rb.dx = rng() % 4 == 0 ? rb.x : twin.floats(m);
+    twin.runAndCompare(packetOf(rb), "rmsnorm_bwd");
+
+    for (isa::Opcode opcode : {isa::Opcode::SILU_BWD, isa::Opcode::GELU_BWD}) {
+      isa::inst::SiluBwd pb;
+      pb.n = dim(rng, 70);
+      pb.x = twin.floats(pb.n, 20);
+      pb.dy = twin.floats(pb.n, 20);
+      pb.dx = twin.floats(pb.n);
+      twin.runAndCompare(packetAs(pb, opcode), isa::info(opcode).mnemonic);
+    }
+  }
+}
+
+TEST(RtlOps, AdamW) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(1000 + t);
+    isa::inst::Adamw op;
+    op.n = dim(twin.rng, 100);
+    const int step = 1 + t;
+    const float beta1 = 0.9f, beta2 = 0.999f;
+    const float bc1 = 1.0f - std::pow(beta1, static_cast<float>(step));
+    const float bc2 = 1.0f - std::pow(beta2, static_cast<float>(step));
+    op.hyper = twin.values({bitsOf(1e-3f), bitsOf(beta1), bitsOf(beta2), bitsOf(1e-8f),
+                            bitsOf(0.01f), bitsOf(bc1), bitsOf(std::sqrt(bc2)), 0});
+    op.param = twin.floats(op.n, 5);
+    op.grad = twin.floats(op.n, 5);
+    op.exp_avg = twin.floats(op.n, 0);
+    std::vector<uint32_t> v(op.n);
+    for (uint32_t &x : v)
+      x = bitsOf(std::abs(std::uniform_real_distribution<float>(0, 1)(twin.rng)));
+    op.exp_avg_sq = twin.values(v);
+    twin.runAndCompare(packetOf(op), "adamw");
+  }
+}
+
+TEST(RtlOps, EmbeddingAndItsBackward) {
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(1100 + t);
+    auto &rng = twin.rng;
+    const bool wide = rng() & 1;
+    const uint32_t rows = dim(rng, 30), dimension = dim(rng, 70), count = dim(rng, 20);
+    std::vector<uint32_t> indices;
+    for (uint32_t i = 0; i < count; ++i) {
+      indices.push_back(static_cast<uint32_t>(rng() % rows)); // repeats are likely
+      if (wide)
+        indices.push_back(0);
+    }
+    isa::inst::Embedding e;
+    e.itype = wide ? isa::IndexType::i64 : isa::IndexType::i32;
+    e.rows = rows;
+    e.dim = dimension;
+    e.count = count;
+    e.table = twin.floats(uint64_t(rows) * dimension);
+    e.indices = twin.values(indices);
+    e.dst = twin.floats(uint64_t(count) * dimension);
+    twin.runAndCompare(packetOf(e), "embedding");
+
+    isa::inst::EmbeddingBwd b;
+    b.itype = e.itype;
+    b.rows = rows;
+    b.dim = dimension;
+    b.count = count;
+    b.padding_idx = rng() % 2 ? -1 : static_cast<int32_t>(indices[0]);
+    b.indices = e.indices;
+    b.dy = twin.floats(uint64_t(count) * dimension, 5);
+    b.dtable = twin.floats(uint64_t(rows) * dimension, 5);
+    twin.runAndCompare(packetOf(b), "embedding_bwd");
+  }
+}
+
+// Wait states on every channel and a short latency: the AXI handshakes
+// under back-pressure.
+TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
+  rtl::DeviceOptions slow;
+  slow.memoryLatency = 3;
+  slow.stallPercent = 40;
+  for (int t = 0; t < 4; ++t) {
+    slow.stallSeed = 7 + t;
+    Twin twin(1200 + t, slow);
+    auto &rng = twin.rng;
+    isa::inst::Copy copy;
+    copy.bytes = 700 + static_cast<uint32_t>(rng() % 300);
+    copy.src = twin.bytes(copy.bytes) + 3;
+    copy.dst = twin.bytes(copy.bytes + 8) + 1;
+    twin.runAndCompare(packetOf(copy), "copy");
+    isa::inst::Matmul mm;
+    mm.m = 11;
+    mm.k = 40;
+    mm.n = 9;
+    mm.acc = true;
+    mm.a = twin.floats(11 * 40);
+    mm.b = twin.floats(40 * 9);
+    mm.c = twin.floats(11 * 9);
+    twin.runAndCompare(packetOf(mm), "matmul");
+    isa::inst::Softmax sm;
+    sm.rows = 3;
+    sm.cols = 77;
+    sm.src = twin.floats(3 * 77);
+    sm.dst = twin.floats(3 * 77);
+    twin.runAndCompare(packetOf(sm), "softmax");
+  }
+}
+
+// ---- faults -----------------------------------------------------------------------------
+
+// A raw packet with the given 32-bit words.
+isa::Packet rawPacket(std::initializer_list<std::pair<unsigned, uint32_t>> words) {
+  isa::Packet p{};
+  for (const auto &[word, value] : words)
+    std::memcpy(p.data() + 4 * word, &value, 4);
+  return p;
+}
+
+TEST(RtlFaults, DecodeFaultsNameTheCodeAndPacket) {
+  Twin twin(1);
+  struct Case {
+    const char *what;
+    isa::Packet packet;
+    mem::FaultCode code;
+  };
+  isa::inst::Copy copy;
+  copy.bytes = 4;
+  copy.src = 0x1000'0000;
+  copy.dst = 0x1000'1000;
+  isa::Packet reserved = packetOf(copy);
+  reserved[60] = 1; // param7 is not a COPY operand
+  isa::inst::Fill fill;
+  fill.count = 4;
+  fill.dst = 0x1000'0002;
+  isa::Packet misaligned;
+  fill.toPacket(misaligned.data());
+  isa::inst::Exp exp;
+  exp.n = 0;
+  exp.src = 0x1000'0000;
+  exp.dst = 0x1000'0000;
+  isa::Packet zeroCount;
+  exp.toPacket(zeroCount.data());
+  isa::inst::Matmul mm;
+  mm.m = mm.k = mm.n = 1;
+  mm.a = 0x1000'0000;
+  mm.b = 0x1000'0100;
+  mm.c = 0x1000'0200;
+  isa::Packet badDtype = packetOf(mm);
+  badDtype[4] |= 3; // dtype 3 is not a DType
+  const Case cases[] = {
+      {"unknown opcode", rawPacket({{0, 0x7777}}), mem::FaultCode::UnknownOpcode},
+      {"reserved bits", reserved, mem::FaultCode::ReservedBits},
+      {"misaligned", misaligned, mem::FaultCode::Misaligned},
+      {"count 0", zeroCount, mem::FaultCode::InvalidOperand},
+      {"bad enum", badDtype, mem::FaultCode::InvalidOperand},
+  };
+  for (const Case &c : cases) {
+    const Outcome out = twin.run(c.packet, c.what);
+    ASSERT_TRUE(out.fault) << c.what;
+    EXPECT_EQ(out.fault->code, c.code) << c.what;
+    EXPECT_EQ(out.fault->packetIndex, 0) << c.what;
+  }
+}
+
+TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
+  Twin twin(2);
+  const uint64_t buffer = twin.floats(64);
+  isa::inst::Copy unmapped;
+  unmapped.bytes = 64;
+  unmapped.src = 0x4000'0000; // in no region
+  unmapped.dst = buffer;
+  Outcome out = twin.run(packetOf(unmapped), "copy from an unmapped address");
+  ASSERT_TRUE(out.fault);
+  EXPECT_EQ(out.fault->code, mem::FaultCode::Unmapped);
+  EXPECT_EQ(out.fault->address, 0x4000'0000u);
+
+  isa::inst::Exp csr;
+  csr.n = 8;
+  csr.src = buffer;
+  csr.dst = 0x3000'0000; // the CSR window
+  out = twin.run(packetOf(csr), "write into the CSR window");
+  ASSERT_TRUE(out.fault);
+  EXPECT_EQ(out.fault->code, mem::FaultCode::Permission);
+
+  isa::inst::Copy overlap;
+  overlap.bytes = 64;
+  overlap.src = buffer;
+  overlap.dst = buffer + 32;
+  out = twin.run(packetOf(overlap), "overlapping copy");
+  ASSERT_TRUE(out.fault);
+  EXPECT_EQ(out.fault->code, mem::FaultCode::Overlap);
+  EXPECT_EQ(out.fault->address, buffer + 32);
+
+  isa::inst::Embedding e;
+  e.rows = 4;
+  e.dim = 3;
+  e.count = 3;
+  e.table = twin.floats(12);
+  e.indices = twin.values({1, 4, 0}); // 4 is out of range
+  e.dst = twin.floats(9);
+  out = twin.run(packetOf(e), "embedding index out of range");
+  ASSERT_TRUE(out.fault);
+  EXPECT_EQ(out.fault->code, mem::FaultCode::IndexOutOfRange);
+  EXPECT_EQ(out.fault->address, e.indices + 4);
+
+  isa::inst::Matmul mm;
+  mm.m = mm.k = mm.n = 4;
+  mm.lda = 2; // below the row length
+  mm.a = twin.floats(16);
+  mm.b = twin.floats(16);
+  mm.c = twin.floats(16);
+  out = twin.run(packetOf(mm), "matmul pitch below the row");
+  ASSERT_TRUE(out.fault);
+  EXPECT_EQ(out.fault->code, mem::FaultCode::InvalidOperand);
+}
+
+// Operands drawn from a small window so that they often overlap: the RTL
+// faults (Overlap, or InvalidOperand for bad pitches) exactly when the ISS
+// does, with the same code.
+TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
+  Twin twin(5);
+  auto &rng = twin.rng;
+  const uint64_t window = twin.floats(1024);
+  const auto at = [&] { return window + 4 * (rng() % 96); };
+  const auto small = [&] { return 1 + static_cast<uint32_t>(rng() % 12); };
+  int faults = 0;
+  for (int t = 0; t < 120; ++t) {
+    isa::Packet p;
+    std::string what;
+    switch (t % 12) {
+    case 0: {
+      isa::inst::Add op;
+      op.rows = small();
+      op.cols = small();
+      op.bcast = static_cast<isa::Broadcast>(rng() % 4);
+      op.a = at();
+      op.b = at();
+      op.dst = rng() % 3 ? at() : op.a;
+      p = packetOf(op);
+      what = "add";
+      break;
+    }
+    case 1: {
+      isa::inst::Exp op;
+      op.n = small() * 4;
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      p = packetOf(op);
+      what = "exp";
+      break;
+    }
+    case 2: {
+      isa::inst::RowSum op;
+      op.rows = small();
+      op.cols = small();
+      op.src = at();
+      op.dst = at();
+      p = packetAs(op, rng() & 1 ? isa::Opcode::ROW_MAX : isa::Opcode::COL_SUM);
+      what = "reduction";
+      break;
+    }
+    case 3: {
+      isa::inst::Softmax op;
+      op.rows = small();
+      op.cols = small();
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      p = packetOf(op);
+      what = "softmax";
+      break;
+    }
+    case 4: {
+      isa::inst::Rmsnorm op;
+      op.rows = small();
+      op.cols = small();
+      op.eps = 1e-5f;
+      op.use_weight = rng() & 1;
+      op.write_rstd = rng() & 1;
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      op.weight = at();
+      op.rstd = at();
+      p = packetOf(op);
+      what = "rmsnorm";
+      break;
+    }
+    case 5: {
+      isa::inst::SoftmaxBwd op;
+      op.rows = small();
+      op.cols = small();
+      op.y = at();
+      op.dy = at();
+      op.dx = rng() % 3 ? at() : op.y;
+      p = packetOf(op);
+      what = "softmax_bwd";
+      break;
+    }
+    case 6: {
+      isa::inst::RmsnormBwd op;
+      op.rows = small();
+      op.cols = small();
+      op.use_weight = rng() & 1;
+      op.write_dweight = rng() & 1;
+      op.x = at();
+      op.dy = at();
+      op.weight = at();
+      op.rstd = at();
+      op.dweight = at();
+      op.dx = rng() % 3 ? at() : op.x;
+      p = packetOf(op);
+      what = "rmsnorm_bwd";
+      break;
+    }
+    case 7: {
+      isa::inst::Adamw op;
+      op.n = small();
+      op.param = at();
+      op.grad = at();
+      op.exp_avg = at();
+      op.exp_avg_sq = at();
+      op.hyper = (window + 4 * (rng() % 96)) & ~uint64_t(31);
+      p = packetOf(op);
+      what = "adamw";
+      break;
+    }
+    case 8: {
+      isa::inst::SiluBwd op;
+      op.n = small() * 3;
+      op.x = at();
+      op.dy = at();
+      op.dx = rng() % 3 ? at() : op.dy;
+      p = packetAs(op, rng() & 1 ? isa::Opcode::SILU_BWD : isa::Opcode::GELU_BWD);
+      what = "silu/gelu_bwd";
+      break;
+    }
+    case 9: {
+      isa::inst::Matmul op;
+      op.m = small();
+      op.k = small();
+      op.n = small();
+      op.lda = rng() % 4 ? 0 : static_cast<uint32_t>(rng() % 14);
+      op.a = at();
+      op.b = at();
+      op.c = at();
+      p = packetOf(op);
+      what = "matmul";
+      break;
+    }
+    case 10: {
+      isa::inst::Adds op;
+      op.n = small() * 5;
+      op.a = at();
+      op.dst = at();
+      p = packetAs(op, isa::Opcode::RDIVS);
+      what = "rdivs";
+      break;
+    }
+    default: {
+      isa::inst::Copy op;
+      op.bytes = small() * 7;
+      op.src = at() + rng() % 4;
+      op.dst = at();
+      p = packetOf(op);
+      what = "copy";
+      break;
+    }
+    }
+    faults += twin.run(p, what + " #" + std::to_string(t)).fault.has_value();
+  }
+  EXPECT_GT(faults, 20); // the window makes overlaps common
+}
+
+// A fault mid-stream stops the ring at that packet; RESET clears it and the
+// device runs again.
+TEST(RtlFaults, FaultStopsTheRingAtItsPacketAndResetRecovers) {
+  Twin twin(3);
+  const uint64_t a = twin.floats(16), b = twin.floats(16);
+  isa::inst::Copy good;
+  good.bytes = 64;
+  good.src = a;
+  good.dst = b;
+  const isa::Packet stream[] = {packetOf(good), packetOf(good), rawPacket({{0, 0x5555}}),
+                                packetOf(good)};
+  using namespace isa::csr;
+  rtl::Device &d = twin.device;
+  d.writeCsr(CONTROL, CONTROL_RESET);
+  d.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRingBase));
+  d.writeCsr(RING_ENTRIES, kRingEntries);
+  for (size_t i = 0; i < std::size(stream); ++i)
+    twin.rtlMemory.write(kRingBase + 64 * i, stream[i].data(), 64);
+  d.writeCsr(RING_TAIL, std::size(stream));
+  d.runUntilIdle();
+  EXPECT_EQ(d.readCsr(STATUS) & (STATUS_FAULT | STATUS_BUSY), STATUS_FAULT);
+  EXPECT_EQ(d.readCsr(ERROR_CODE), static_cast<uint32_t>(mem::FaultCode::UnknownOpcode));
+  EXPECT_EQ(d.readCsr(FAULT_PACKET_LO), 2u);
+  EXPECT_EQ(d.readCsr(RING_HEAD), 2u);
+  EXPECT_EQ(d.readCsr(PACKETS_LO), 2u);
+  d.writeCsr(CONTROL, CONTROL_RESET);
+  EXPECT_EQ(d.readCsr(STATUS), 0u);
+  EXPECT_EQ(d.readCsr(RING_HEAD), 0u);
+  d.writeCsr(RING_TAIL, 2);
+  d.runUntilIdle();
+  EXPECT_EQ(d.readCsr(STATUS), 0u);
+  EXPECT_EQ(d.readCsr(PACKETS_LO), 2u);
+  const uint32_t cycles = d.readCsr(CYCLE_LO);
+  EXPECT_GT(cycles, 0u);
+}
+
+// The register window: identification, read-only and write-only
+// registers, HALT and RESUME.
+TEST(RtlCsr, RegistersHaltAndResume) {
+  Twin twin(4);
+  using namespace isa::csr;
+  rtl::Device &d = twin.device;
+  EXPECT_EQ(d.readCsr(ID), 0x4e505530u);
+  EXPECT_EQ(d.readCsr(VERSION), isa::kIsaVersionMajor << 16 | isa::kIsaVersionMinor);
+  EXPECT_EQ(d.readCsr(HW_CONFIG),
+            isa::hw::kMatrixTile | isa::hw::kVectorLanes << 8 | isa::hw::kAxiDataBytes << 16);
+  d.writeCsr(RING_ENTRIES, 12); // not a power of two: disabled
+  EXPECT_EQ(d.readCsr(RING_ENTRIES), 0u);
+  d.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRingBase));
+  d.writeCsr(RING_BASE_HI, 0);
+  d.writeCsr(RING_ENTRIES, kRingEntries);
+  EXPECT_EQ(d.readCsr(RING_BASE_LO), static_cast<uint32_t>(kRingBase));
+  d.writeCsr(RING_HEAD, 5); // read-only
+  EXPECT_EQ(d.readCsr(RING_HEAD), 0u);
+  const isa::Packet nop = rawPacket({{0, static_cast<uint32_t>(isa::Opcode::NOP)}});
+  const isa::Packet halt = rawPacket({{0, static_cast<uint32_t>(isa::Opcode::HALT)}});
+  twin.rtlMemory.write(kRingBase, nop.data(), 64);
+  twin.rtlMemory.write(kRingBase + 64, halt.data(), 64);
+  twin.rtlMemory.write(kRingBase + 128, nop.data(), 64);
+  d.writeCsr(RING_TAIL, 3);
+  d.runUntilIdle();
+  EXPECT_EQ(d.readCsr(STATUS), STATUS_HALTED);
+  EXPECT_EQ(d.readCsr(RING_HEAD), 2u);
+  d.writeCsr(CONTROL, CONTROL_RESUME);
+  d.runUntilIdle();
+  EXPECT_EQ(d.readCsr(STATUS), 0u);
+  EXPECT_EQ(d.readCsr(RING_HEAD), 3u);
+  EXPECT_EQ(d.readCsr(PACKETS_LO), 3u);
+  EXPECT_EQ(d.readCsr(PACKETS_HI), 0u);
+  EXPECT_EQ(d.readCsr(0xffc), 0u); // unassigned
+}
+
+} // namespace
