@@ -151,8 +151,11 @@ module npu_matrix (
   logic [KB:0] run_words;                 // elements of the run
   logic [1:0]  batch_step;
 
-  logic [31:0] a_buf [T][KC];
-  logic [31:0] b_buf [KC][T];
+  // The panels, as rows that shift towards the array while computing:
+  // a_row[i] holds A[i][kk..] and b_col[j] holds B[kk..][j], the operand of
+  // the next step in bits 31:0.
+  logic [32*KC-1:0] a_row [T];
+  logic [32*KC-1:0] b_col [T];
 
   // ---- the PE array ---------------------------------------------------------------------
   // PE (i, j) accumulates C[i][j]: cleared or loaded with the old C per tile,
@@ -162,7 +165,7 @@ module npu_matrix (
   logic [31:0] pe_value [T][T];
   for (genvar i = 0; i < T; i++) begin : g_row
     for (genvar j = 0; j < T; j++) begin : g_col
-      npu_matrix_pe u_pe (.clk, .enable(state == S_COMPUTE), .a(a_buf[i][0]), .b(b_buf[0][j]),
+      npu_matrix_pe u_pe (.clk, .enable(state == S_COMPUTE), .a(a_row[i][31:0]), .b(b_col[j][31:0]),
                           .load(pe_load[i][j]),
                           .load_value(pe_value[i][j]), .acc(acc[i][j]));
     end
@@ -261,25 +264,39 @@ module npu_matrix (
 
   // Panel entries: A[i][x] is element x of run i (A_ROW) or element i of run
   // x (A_COL); B[x][j] element j of run x (B_ROW) or element x of run j
-  // (B_COL). (C rows go to the PEs, pe_load.) While computing, the panels
-  // shift towards the array, so that step kk finds A[i][kk] in column 0 of
-  // A and B[kk][j] in row 0 of B.
-  for (genvar i = 0; i < T; i++) begin : g_panel_row
-    for (genvar x = 0; x < KC; x++) begin : g_panel_col
-      always_ff @(posedge clk) begin
-        if (state == S_COMPUTE) begin
-          a_buf[i][x] <= x + 1 < KC ? a_buf[i][(x + 1) % KC] : 32'd0;
-          b_buf[x][i] <= x + 1 < KC ? b_buf[(x + 1) % KC][i] : 32'd0;
-        end
-        if (state == S_RUN && run_kind == RUN_A_ROW && beat_row == KB'(i) && beat_hit[x])
-          a_buf[i][x] <= beat_word[x % WORDS];
-        if (state == S_RUN && run_kind == RUN_A_COL && beat_row == KB'(x) && beat_hit[i])
-          a_buf[i][x] <= beat_word[i % WORDS];
-        if (state == S_RUN && run_kind == RUN_B_ROW && beat_row == KB'(x) && beat_hit[i])
-          b_buf[x][i] <= beat_word[i % WORDS];
-        if (state == S_RUN && run_kind == RUN_B_COL && beat_row == KB'(i) && beat_hit[x])
-          b_buf[x][i] <= beat_word[x % WORDS];
+  // (B_COL). (C rows go to the PEs, pe_load.) Entries are written at
+  // constant positions (no address decoders), and the panels are touched
+  // only in the cycles that load or consume them.
+  always_ff @(posedge clk) begin
+    if (state == S_COMPUTE) begin
+      for (int i = 0; i < T; i++) begin
+        a_row[i] <= a_row[i] >> 32;
+        b_col[i] <= b_col[i] >> 32;
       end
+    end else if (state == S_RUN && mem_rd_valid) begin
+      unique case (run_kind)
+        RUN_A_ROW:
+          for (int i = 0; i < T; i++)
+            if (beat_row == KB'(i))
+              for (int x = 0; x < KC; x++)
+                if (beat_hit[x]) a_row[i][32*x +: 32] <= beat_word[x % WORDS];
+        RUN_A_COL:
+          for (int i = 0; i < T; i++)
+            if (beat_hit[i])
+              for (int x = 0; x < KC; x++)
+                if (beat_row == KB'(x)) a_row[i][32*x +: 32] <= beat_word[i % WORDS];
+        RUN_B_ROW:
+          for (int j = 0; j < T; j++)
+            if (beat_hit[j])
+              for (int x = 0; x < KC; x++)
+                if (beat_row == KB'(x)) b_col[j][32*x +: 32] <= beat_word[j % WORDS];
+        RUN_B_COL:
+          for (int j = 0; j < T; j++)
+            if (beat_row == KB'(j))
+              for (int x = 0; x < KC; x++)
+                if (beat_hit[x]) b_col[j][32*x +: 32] <= beat_word[x % WORDS];
+        default: ;
+      endcase
     end
   end
 
