@@ -27,12 +27,11 @@ module npu_byte_buffer #(
   // spill into the next.
   function automatic logic [8*BYTES-1:0] rotate_left(input logic [8*BYTES-1:0] v,
                                                       input logic [SHIFT-1:0] k);
-    for (int i = 0; i < BYTES; i++)
-      rotate_left[8*i +: 8] = v[8 * SHIFT'(SHIFT'(i) - k) +: 8];
+    rotate_left = v << (8 * k) | v >> (8 * (BYTES - 32'(k)));
   endfunction
   function automatic logic [BYTES-1:0] rotate_mask(input logic [BYTES-1:0] v,
                                                    input logic [SHIFT-1:0] k);
-    for (int i = 0; i < BYTES; i++) rotate_mask[i] = v[SHIFT'(i) - k];
+    rotate_mask = v << k | v >> (BYTES - 32'(k));
   endfunction
 
   logic [SHIFT-1:0]    wr_rot;
@@ -64,13 +63,6 @@ module npu_byte_buffer #(
   assign rd_row0 = rd_offset[SHIFT+ROW_BITS-1:SHIFT];
   assign rd_row1 = rd_row0 + ROW_BITS'(1);
   // Bytes rd_rot.. of the first row, then the start of the next.
-  always_comb begin
-    for (int i = 0; i < BYTES; i++) begin
-      logic [SHIFT:0] position;
-      position = (SHIFT+1)'(i) + {1'b0, rd_rot};
-      rd_data[8*i +: 8] = position[SHIFT] ? rows[rd_row1][8 * position[SHIFT-1:0] +: 8]
-                                          : rows[rd_row0][8 * position[SHIFT-1:0] +: 8];
-    end
-  end
+  assign rd_data = rows[rd_row0] >> (8 * rd_rot) | rows[rd_row1] << (8 * (BYTES - 32'(rd_rot)));
 
 endmodule
