@@ -303,8 +303,9 @@ void Device::tick() {
   t.eval();
   if (dump)
     d.vcd->dump(2 * cycle_ + 1);
+  // The falling edge is evaluated with the next cycle's inputs (no logic of
+  // the design is sensitive to it).
   t.clk = 0;
-  t.eval();
   d.apply(fires, cycle_);
   d.progress = d.progress || packetDone;
   ++cycle_;
@@ -330,8 +331,7 @@ void Device::runUntilIdle() {
   Vnpu_top &t = *d.top;
   uint64_t quiet = 0;
   for (;;) {
-    d.driveInputs(cycle_);
-    t.eval();
+    // Registered outputs, current after the last clock edge.
     if (!t.dbg_active && !t.dbg_ring_pending)
       return;
     tick();
