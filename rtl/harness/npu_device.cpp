@@ -39,7 +39,7 @@ struct Burst {
   uint64_t address = 0;
   unsigned beats = 0;
   unsigned done = 0;
-  uint64_t readyCycle = 0;       // first data beat (reads) or response (writes) not before
+  uint64_t readyCycle = 0; // first data beat (reads) or response (writes) not before
   mem::FaultCode fault = mem::FaultCode::None;
   std::optional<std::array<uint8_t, kBeatBytes>> beat; // the read beat on offer
 };
@@ -59,11 +59,100 @@ const char *opcodeName(uint32_t opcode) {
   return info ? info->mnemonic : "?";
 }
 
+[[noreturn]] void violation(uint64_t cycle, const std::string &rule) {
+  throw AxiProtocolError("AXI protocol violation at cycle " + std::to_string(cycle) + ": " + rule);
+}
+
+bool samePayload(const AxiAddress &a, const AxiAddress &b) {
+  return a.addr == b.addr && a.len == b.len && a.size == b.size && a.burst == b.burst;
+}
+
+void validate(const DeviceOptions &o) {
+  if (o.memoryWidth == 0 || o.memoryWidth > kBeatBytes || (o.memoryWidth & (o.memoryWidth - 1)))
+    throw std::invalid_argument("memory data width of " + std::to_string(o.memoryWidth) +
+                                " bytes: must be a power of two from 1 to " +
+                                std::to_string(kBeatBytes));
+  if (o.stallPercent >= 100)
+    throw std::invalid_argument("wait-state percentage " + std::to_string(o.stallPercent) +
+                                ": must be below 100");
+  if (o.hangCycles == 0)
+    throw std::invalid_argument("hang budget of 0 cycles: must be at least 1");
+  if (o.waveformStart > o.waveformStop)
+    throw std::invalid_argument("waveform window [" + std::to_string(o.waveformStart) + ", " +
+                                std::to_string(o.waveformStop) + "): start after stop");
+}
+
 } // namespace
+
+void AxiMonitor::address(uint64_t cycle, const char *name, const AxiAddress &now, AxiAddress &held,
+                         uint64_t &handshakes, uint64_t &waits) {
+  if (held.valid && !now.valid)
+    violation(cycle, std::string(name) + "VALID dropped before " + name + "READY");
+  if (held.valid && !samePayload(held, now))
+    violation(cycle, std::string(name) + " payload changed while waiting for " + name + "READY");
+  if (now.valid && now.ready) {
+    ++handshakes;
+    const unsigned beats = now.len + 1;
+    if (now.burst != 1)
+      violation(cycle, std::string(name) + "BURST " + std::to_string(now.burst) + ", not INCR");
+    if ((1u << now.size) != kBeatBytes)
+      violation(cycle, std::string(name) + "SIZE " + std::to_string(now.size) +
+                           ": not a full beat of " + std::to_string(kBeatBytes) + " bytes");
+    if (beats > isa::hw::kAxiMaxBurst)
+      violation(cycle, std::string(name) + " burst of " + std::to_string(beats) +
+                           " beats, more than " + std::to_string(isa::hw::kAxiMaxBurst));
+    if (now.addr % kBeatBytes)
+      violation(cycle, std::string(name) + "ADDR not beat-aligned");
+    if (now.addr % 4096 + uint64_t(beats) * kBeatBytes > 4096)
+      violation(cycle, std::string(name) + " burst crosses a 4 KiB boundary");
+  } else if (now.valid) {
+    ++waits;
+  }
+  held = now.valid && !now.ready ? now : AxiAddress{};
+}
+
+void AxiMonitor::cycle(uint64_t cycle, const AxiAddress &ar, const AxiAddress &aw,
+                       const AxiWrite &w, bool rBeat, bool bResponse) {
+  address(cycle, "AR", ar, arHeld_, counts_.arHandshakes, counts_.arWaits);
+  address(cycle, "AW", aw, awHeld_, counts_.awHandshakes, counts_.awWaits);
+  if (aw.valid && aw.ready)
+    writeBursts_.push_back(aw.len + 1);
+  if (wHeld_.valid && !w.valid)
+    violation(cycle, "WVALID dropped before WREADY");
+  if (wHeld_.valid &&
+      (wHeld_.strb != w.strb || wHeld_.dataDigest != w.dataDigest || wHeld_.last != w.last))
+    violation(cycle, "W payload changed while waiting for WREADY");
+  if (w.valid && w.ready) {
+    ++counts_.wHandshakes;
+    if (writeBursts_.empty())
+      violation(cycle, "W beat without a write burst");
+    const bool last = ++wBeat_ == writeBursts_.front();
+    if (w.last != last)
+      violation(cycle, last ? "WLAST missing on the last beat of a burst"
+                            : "WLAST before the last beat of a burst");
+    if (last) {
+      writeBursts_.erase(writeBursts_.begin());
+      wBeat_ = 0;
+    }
+  } else if (w.valid) {
+    ++counts_.wWaits;
+  }
+  wHeld_ = w.valid && !w.ready ? w : AxiWrite{};
+  counts_.rBeats += rBeat;
+  counts_.bResponses += bResponse;
+}
+
+void AxiMonitor::restart() {
+  arHeld_ = awHeld_ = AxiAddress{};
+  wHeld_ = AxiWrite{};
+  writeBursts_.clear();
+  wBeat_ = 0;
+}
 
 DeviceOptions DeviceOptions::fromEnvironment() {
   DeviceOptions o;
   o.memoryLatency = static_cast<unsigned>(envNumber("NPU_RTL_LATENCY", isa::hw::kMemLatency));
+  o.memoryWidth = static_cast<unsigned>(envNumber("NPU_RTL_MEM_WIDTH", kBeatBytes));
   o.stallPercent = static_cast<unsigned>(envNumber("NPU_RTL_STALL_PERCENT", 0));
   o.stallSeed = envNumber("NPU_RTL_STALL_SEED", 1);
   o.hangCycles = envNumber("NPU_RTL_HANG_CYCLES", o.hangCycles);
@@ -82,15 +171,19 @@ struct Device::Impl {
   std::unique_ptr<VerilatedVcdC> vcd;
   uint64_t rng;
   std::deque<Burst> reads;
-  std::optional<Burst> writeBurst;   // accepted on AW, receiving W beats
-  std::deque<Burst> responses;       // write bursts waiting for their B response
+  std::optional<Burst> writeBurst; // accepted on AW, receiving W beats
+  std::deque<Burst> responses;     // write bursts waiting for their B response
   LiteAccess lite;
+  unsigned beatCycles;        // cycles of the memory per bus beat
+  uint64_t readPathFree = 0;  // the next read beat not before this cycle
+  uint64_t writePathFree = 0; // the next write beat not before this cycle
+  AxiMonitor monitor;
   bool progress = false;
   std::vector<std::pair<uint64_t, uint64_t>> written;
 
   Impl(mem::PhysicalMemory &m, const DeviceOptions &o)
       : memory(m), options(o), context(std::make_unique<VerilatedContext>()),
-        rng(o.stallSeed * 0x9e3779b97f4a7c15ull + 1) {
+        rng(o.stallSeed * 0x9e3779b97f4a7c15ull + 1), beatCycles(kBeatBytes / o.memoryWidth) {
     context->traceEverOn(!o.waveformPath.empty());
     top = std::make_unique<Vnpu_top>(context.get(), "npu_top");
     if (!o.waveformPath.empty()) {
@@ -126,7 +219,7 @@ struct Device::Impl {
     t.m_axi_awready = !writeBurst && !stall();
     // R: the front read burst once its latency has passed.
     t.m_axi_rvalid = 0;
-    if (!reads.empty() && cycle >= reads.front().readyCycle && !stall()) {
+    if (!reads.empty() && cycle >= reads.front().readyCycle && cycle >= readPathFree && !stall()) {
       Burst &b = reads.front();
       if (!b.beat) {
         b.beat.emplace();
@@ -144,7 +237,7 @@ struct Device::Impl {
       t.m_axi_ruser = static_cast<uint8_t>(b.fault);
       t.m_axi_rlast = b.done + 1 == b.beats;
     }
-    t.m_axi_wready = writeBurst && !stall();
+    t.m_axi_wready = writeBurst && cycle >= writePathFree && !stall();
     t.m_axi_bvalid = 0;
     if (!responses.empty() && cycle >= responses.front().readyCycle && !stall()) {
       const Burst &b = responses.front();
@@ -162,6 +255,23 @@ struct Device::Impl {
     t.s_axil_arvalid = lite.active && !lite.write && !lite.addressDone;
     t.s_axil_araddr = lite.offset;
     t.s_axil_rready = lite.active && !lite.write && lite.addressDone;
+  }
+
+  // The memory channels as the monitor sees them this cycle.
+  void monitorCycle(uint64_t cycle) {
+    const Vnpu_top &t = *top;
+    AxiAddress ar{bool(t.m_axi_arvalid), bool(t.m_axi_arready), t.m_axi_araddr,
+                  t.m_axi_arlen,         t.m_axi_arsize,        t.m_axi_arburst};
+    AxiAddress aw{bool(t.m_axi_awvalid), bool(t.m_axi_awready), t.m_axi_awaddr,
+                  t.m_axi_awlen,         t.m_axi_awsize,        t.m_axi_awburst};
+    AxiWrite w{bool(t.m_axi_wvalid), bool(t.m_axi_wready), bool(t.m_axi_wlast), t.m_axi_wstrb, 0};
+    if (w.valid) {
+      w.dataDigest = 0xcbf29ce484222325ull;
+      for (unsigned i = 0; i < kBeatWords; ++i)
+        w.dataDigest = (w.dataDigest ^ t.m_axi_wdata[i]) * 0x100000001b3ull;
+    }
+    monitor.cycle(cycle, ar, aw, w, t.m_axi_rvalid && t.m_axi_rready,
+                  t.m_axi_bvalid && t.m_axi_bready);
   }
 
   // Handshakes that complete at the coming clock edge, applied after it.
@@ -201,18 +311,20 @@ struct Device::Impl {
   void apply(const Fires &f, uint64_t cycle) {
     progress = f.ar || f.r || f.aw || f.w || f.b;
     if (f.ar)
-      reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency,
+      reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency + beatCycles - 1,
                        check(f.arAddr, f.arBeats, mem::Access::Read), std::nullopt});
     if (f.r) {
+      readPathFree = cycle + beatCycles;
       Burst &b = reads.front();
       b.beat.reset();
       if (++b.done == b.beats)
         reads.pop_front();
     }
     if (f.aw)
-      writeBurst = Burst{f.awAddr, f.awBeats, 0, 0, check(f.awAddr, f.awBeats, mem::Access::Write),
-                         std::nullopt};
+      writeBurst = Burst{
+          f.awAddr, f.awBeats, 0, 0, check(f.awAddr, f.awBeats, mem::Access::Write), std::nullopt};
     if (f.w) {
+      writePathFree = cycle + beatCycles;
       Burst &b = *writeBurst;
       const uint64_t base = b.address + uint64_t(b.done) * kBeatBytes;
       // Only the strobed bytes, in contiguous runs (so that the region
@@ -253,7 +365,7 @@ struct Device::Impl {
 };
 
 Device::Device(mem::PhysicalMemory &memory, const DeviceOptions &options)
-    : impl_(std::make_unique<Impl>(memory, options)) {
+    : impl_((validate(options), std::make_unique<Impl>(memory, options))) {
   hardReset();
 }
 
@@ -264,6 +376,7 @@ void Device::hardReset() {
   impl_->writeBurst.reset();
   impl_->responses.clear();
   impl_->lite = {};
+  impl_->monitor.restart();
   Vnpu_top &t = *impl_->top;
   t.rst_n = 0;
   t.clk = 0;
@@ -281,6 +394,7 @@ void Device::tick() {
   d.driveInputs(cycle_);
   t.eval();
   const Impl::Fires fires = d.sample();
+  d.monitorCycle(cycle_);
   if (t.trace_valid && !t.trace_fault) {
     sim::PacketRecord r;
     r.index = t.trace_index;
@@ -311,7 +425,13 @@ void Device::tick() {
   ++cycle_;
 }
 
-unsigned Device::modelThreads() const { return impl_->top->threads(); }
+unsigned Device::modelThreads() const {
+  return impl_->top->threads();
+}
+
+const AxiCounts &Device::axiCounts() const {
+  return impl_->monitor.counts();
+}
 
 uint32_t Device::readCsr(uint32_t offset) {
   impl_->lite = {true, false, offset, 0, false, false};
@@ -353,7 +473,9 @@ void Device::runUntilIdle() {
   }
 }
 
-std::vector<sim::PacketRecord> Device::takeRecords() { return std::exchange(records_, {}); }
+std::vector<sim::PacketRecord> Device::takeRecords() {
+  return std::exchange(records_, {});
+}
 
 std::vector<std::pair<uint64_t, uint64_t>> Device::takeWrittenRanges() {
   return std::exchange(impl_->written, {});

@@ -21,6 +21,10 @@ struct DeviceOptions {
   // Cycles from an accepted read or write burst to its first data beat or
   // its response (isa/hardware.td MemLatency by default).
   unsigned memoryLatency = 20;
+  // Data width of the memory behind the slave, in bytes per cycle (a power
+  // of two up to the AXI data width): a beat of the AXI bus moves in
+  // (bus width / memoryWidth) cycles, on the read and on the write path.
+  unsigned memoryWidth = 32;
   // Percentage of cycles in which the memory withholds a ready or valid
   // signal (wait states and back-pressure), from a seeded generator.
   unsigned stallPercent = 0;
@@ -33,10 +37,61 @@ struct DeviceOptions {
   uint64_t waveformStart = 0;
   uint64_t waveformStop = UINT64_MAX;
 
-  // The defaults, overridden by NPU_RTL_LATENCY, NPU_RTL_STALL_PERCENT,
-  // NPU_RTL_STALL_SEED, NPU_RTL_HANG_CYCLES, NPU_RTL_VCD,
-  // NPU_RTL_VCD_START and NPU_RTL_VCD_STOP.
+  // The defaults, overridden by NPU_RTL_LATENCY, NPU_RTL_MEM_WIDTH,
+  // NPU_RTL_STALL_PERCENT, NPU_RTL_STALL_SEED, NPU_RTL_HANG_CYCLES,
+  // NPU_RTL_VCD, NPU_RTL_VCD_START and NPU_RTL_VCD_STOP. Throws
+  // std::invalid_argument on a value that is not a number or out of range.
   static DeviceOptions fromEnvironment();
+};
+
+// The signals of one AXI4 address channel (AR or AW) in one cycle.
+struct AxiAddress {
+  bool valid = false, ready = false;
+  uint64_t addr = 0;
+  unsigned len = 0, size = 0, burst = 0;
+};
+// The W channel in one cycle (wdata as a digest: equal data, equal digest).
+struct AxiWrite {
+  bool valid = false, ready = false, last = false;
+  uint64_t strb = 0, dataDigest = 0;
+};
+
+// Handshakes and wait cycles (valid without ready) per channel.
+struct AxiCounts {
+  uint64_t arHandshakes = 0, arWaits = 0;
+  uint64_t awHandshakes = 0, awWaits = 0;
+  uint64_t wHandshakes = 0, wWaits = 0;
+  uint64_t rBeats = 0, bResponses = 0;
+};
+
+// The AXI4 master broke a rule of the protocol (a bug of the RTL).
+class AxiProtocolError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Checks, cycle by cycle, the rules the NPU's AXI4 master must keep:
+// a VALID stays asserted with its payload unchanged until READY; bursts
+// are INCR of full beats (AxSIZE = the bus width), at most HW_AXI_MAX_BURST
+// beats, beat-aligned and within one 4 KiB page; WLAST marks exactly the
+// last beat of each write burst, whose W beats follow its AW. Throws
+// AxiProtocolError naming the cycle and the rule.
+class AxiMonitor {
+public:
+  void cycle(uint64_t cycle, const AxiAddress &ar, const AxiAddress &aw, const AxiWrite &w,
+             bool rBeat, bool bResponse);
+  const AxiCounts &counts() const { return counts_; }
+  // Forgets the transactions in flight (a reset of the device); keeps the counts.
+  void restart();
+
+private:
+  void address(uint64_t cycle, const char *name, const AxiAddress &now, AxiAddress &held,
+               uint64_t &handshakes, uint64_t &waits);
+  AxiCounts counts_;
+  AxiAddress arHeld_, awHeld_; // valid && !ready in the previous cycle
+  AxiWrite wHeld_;
+  std::vector<unsigned> writeBursts_; // beats of the accepted AW bursts awaiting W
+  unsigned wBeat_ = 0;                // W beats of the front burst so far
 };
 
 // The device stopped making progress. fault() carries code Timeout and the
@@ -48,7 +103,8 @@ public:
 
 class Device {
 public:
-  Device(mem::PhysicalMemory &memory, const DeviceOptions &options = DeviceOptions::fromEnvironment());
+  Device(mem::PhysicalMemory &memory,
+         const DeviceOptions &options = DeviceOptions::fromEnvironment());
   ~Device();
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
@@ -70,6 +126,8 @@ public:
   void resetStats() { stats_ = sim::Stats{}; }
 
   uint64_t cycle() const { return cycle_; } // clock cycles since construction
+  // The AXI4 memory channels' handshakes and wait cycles since construction.
+  const AxiCounts &axiCounts() const;
   unsigned modelThreads() const; // Verilator threads of the model
 
   // The byte ranges the device wrote since the last call, in write order

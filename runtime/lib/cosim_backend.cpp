@@ -281,8 +281,8 @@ private:
                     "memory differs at %s: ISS 0x%08x (%.9g), RTL 0x%08x (%.9g), %s; %zu bytes "
                     "differ in [%s, %s)",
                     hex(at).c_str(), issWord, floatOf(issWord), rtlWord, floatOf(rtlWord),
-                    ulpText(issWord, rtlWord).c_str(), last - first,
-                    hex(address + first).c_str(), hex(address + last).c_str());
+                    ulpText(issWord, rtlWord).c_str(), last - first, hex(address + first).c_str(),
+                    hex(address + last).c_str());
       return text;
     }
     return {};

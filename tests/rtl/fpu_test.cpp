@@ -35,7 +35,8 @@ uint8_t primCode(const std::string &name) {
     const std::string s = text.str();
     std::map<std::string, uint8_t> m;
     const std::regex prim(R"(localparam logic \[MC_PRIM_BITS-1:0\] MC_(\w+) = \d+'d(\d+);)");
-    for (auto it = std::sregex_iterator(s.begin(), s.end(), prim); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(s.begin(), s.end(), prim); it != std::sregex_iterator();
+         ++it)
       m[(*it)[1]] = static_cast<uint8_t>(std::stoul((*it)[2]));
     return m;
   }();
@@ -63,8 +64,9 @@ std::string hex(uint32_t v) {
 
 class FpuTest : public ::testing::Test {
 protected:
-  FpuTest() : context_(std::make_unique<VerilatedContext>()),
-              alu_(std::make_unique<Vnpu_fp_alu>(context_.get())) {}
+  FpuTest()
+      : context_(std::make_unique<VerilatedContext>()),
+        alu_(std::make_unique<Vnpu_fp_alu>(context_.get())) {}
 
   uint32_t run(Prim prim, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
     alu_->enable = 1;
@@ -79,7 +81,8 @@ protected:
   // Checks prim on every operand tuple against the reference; reports the
   // first few mismatches.
   template <class Ref>
-  void check(const char *name, Prim prim, const std::vector<std::array<uint32_t, 3>> &ops, Ref ref) {
+  void check(const char *name, Prim prim, const std::vector<std::array<uint32_t, 3>> &ops,
+             Ref ref) {
     int failures = 0;
     for (const auto &[a, b, c] : ops) {
       const uint32_t want = ref(a, b, c), got = run(prim, a, b, c);

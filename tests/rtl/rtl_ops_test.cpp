@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -208,7 +209,8 @@ TEST(RtlOps, DataMovement) {
     const uint64_t es = uint64_t(1) << static_cast<unsigned>(cs.esize);
     const uint64_t base = twin.bytes(static_cast<uint64_t>(high - low + 1) * es);
     cs.src = base + static_cast<uint64_t>(-low) * es;
-    std::tie(cs.size0, cs.size1, cs.size2, cs.size3) = std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
+    std::tie(cs.size0, cs.size1, cs.size2, cs.size3) =
+        std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
     std::tie(cs.stride0, cs.stride1, cs.stride2, cs.stride3) =
         std::tuple(strides[0], strides[1], strides[2], strides[3]);
     cs.dst = twin.bytes(uint64_t(sizes[0]) * sizes[1] * sizes[2] * sizes[3] * es);
@@ -236,8 +238,8 @@ TEST(RtlOps, Matmul) {
     mm.a = twin.floats(uint64_t(aRows) * (mm.lda ? mm.lda : aCols), special);
     mm.b = twin.floats(uint64_t(bRows) * (mm.ldb ? mm.ldb : bCols), special);
     mm.c = twin.floats(uint64_t(mm.m) * (mm.ldc ? mm.ldc : mm.n), special);
-    twin.runAndCompare(packetOf(mm), "matmul " + std::to_string(mm.m) + "x" +
-                                         std::to_string(mm.k) + "x" + std::to_string(mm.n));
+    twin.runAndCompare(packetOf(mm), "matmul " + std::to_string(mm.m) + "x" + std::to_string(mm.k) +
+                                         "x" + std::to_string(mm.n));
   }
 }
 
@@ -297,8 +299,8 @@ TEST(RtlOps, ElementwiseBinaryWithBroadcast) {
 }
 
 TEST(RtlOps, ElementwiseScalar) {
-  const isa::Opcode ops[] = {isa::Opcode::ADDS, isa::Opcode::SUBS, isa::Opcode::MULS,
-                             isa::Opcode::DIVS, isa::Opcode::MAXS, isa::Opcode::MINS,
+  const isa::Opcode ops[] = {isa::Opcode::ADDS,  isa::Opcode::SUBS, isa::Opcode::MULS,
+                             isa::Opcode::DIVS,  isa::Opcode::MAXS, isa::Opcode::MINS,
                              isa::Opcode::RSUBS, isa::Opcode::RDIVS};
   for (int t = 0; t < kTrials / 2; ++t)
     for (isa::Opcode opcode : ops) {
@@ -314,10 +316,10 @@ TEST(RtlOps, ElementwiseScalar) {
 }
 
 TEST(RtlOps, UnaryFunctions) {
-  const isa::Opcode ops[] = {isa::Opcode::EXP,  isa::Opcode::LOG,     isa::Opcode::RSQRT,
-                             isa::Opcode::SQRT, isa::Opcode::RECIP,   isa::Opcode::NEG,
-                             isa::Opcode::ABS,  isa::Opcode::RELU,    isa::Opcode::SIGMOID,
-                             isa::Opcode::TANH, isa::Opcode::SILU,    isa::Opcode::GELU,
+  const isa::Opcode ops[] = {isa::Opcode::EXP,  isa::Opcode::LOG,   isa::Opcode::RSQRT,
+                             isa::Opcode::SQRT, isa::Opcode::RECIP, isa::Opcode::NEG,
+                             isa::Opcode::ABS,  isa::Opcode::RELU,  isa::Opcode::SIGMOID,
+                             isa::Opcode::TANH, isa::Opcode::SILU,  isa::Opcode::GELU,
                              isa::Opcode::SIN,  isa::Opcode::COS};
   for (int t = 0; t < kTrials / 3; ++t)
     for (isa::Opcode opcode : ops) {
@@ -483,21 +485,28 @@ TEST(RtlOps, EmbeddingAndItsBackward) {
   }
 }
 
-// Wait states on every channel and a short latency: the AXI handshakes
-// under back-pressure.
+// Wait states on every channel, short and long latencies, memories
+// narrower than the bus: the AXI handshakes under back-pressure. The
+// harness's AxiMonitor checks every cycle that the master keeps the
+// protocol (it throws otherwise); the counts show that every channel did
+// wait.
 TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
   rtl::DeviceOptions slow;
-  slow.memoryLatency = 3;
-  slow.stallPercent = 40;
-  for (int t = 0; t < 4; ++t) {
+  for (int t = 0; t < 6; ++t) {
+    slow.memoryLatency = t % 2 ? 3 : 37;
+    slow.memoryWidth = 32u >> (t % 4);
+    slow.stallPercent = 20 + 10 * t;
     slow.stallSeed = 7 + t;
+    const std::string what = "latency " + std::to_string(slow.memoryLatency) + ", width " +
+                             std::to_string(slow.memoryWidth) + ", " +
+                             std::to_string(slow.stallPercent) + "% wait states";
     Twin twin(1200 + t, slow);
     auto &rng = twin.rng;
     isa::inst::Copy copy;
     copy.bytes = 700 + static_cast<uint32_t>(rng() % 300);
     copy.src = twin.bytes(copy.bytes) + 3;
     copy.dst = twin.bytes(copy.bytes + 8) + 1;
-    twin.runAndCompare(packetOf(copy), "copy");
+    twin.runAndCompare(packetOf(copy), "copy, " + what);
     isa::inst::Matmul mm;
     mm.m = 11;
     mm.k = 40;
@@ -506,14 +515,149 @@ TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
     mm.a = twin.floats(11 * 40);
     mm.b = twin.floats(40 * 9);
     mm.c = twin.floats(11 * 9);
-    twin.runAndCompare(packetOf(mm), "matmul");
+    twin.runAndCompare(packetOf(mm), "matmul, " + what);
     isa::inst::Softmax sm;
     sm.rows = 3;
     sm.cols = 77;
     sm.src = twin.floats(3 * 77);
     sm.dst = twin.floats(3 * 77);
-    twin.runAndCompare(packetOf(sm), "softmax");
+    twin.runAndCompare(packetOf(sm), "softmax, " + what);
+    const rtl::AxiCounts &axi = twin.device.axiCounts();
+    EXPECT_GT(axi.arWaits, 0u) << what;
+    EXPECT_GT(axi.awWaits, 0u) << what;
+    EXPECT_GT(axi.wWaits, 0u) << what;
+    EXPECT_GT(axi.arHandshakes, 0u) << what;
+    EXPECT_EQ(axi.bResponses, axi.awHandshakes) << what;
   }
+}
+
+// The memory's latency and data width change the cycles, never the results.
+TEST(RtlOps, MemoryLatencyAndWidthCostCycles) {
+  uint64_t previous = 0;
+  for (const auto &[latency, width] : {std::pair{1u, 32u}, {20u, 32u}, {20u, 8u}, {20u, 2u}}) {
+    rtl::DeviceOptions options;
+    options.memoryLatency = latency;
+    options.memoryWidth = width;
+    Twin twin(77, options);
+    isa::inst::Matmul mm;
+    mm.m = 16;
+    mm.k = 24;
+    mm.n = 16;
+    mm.a = twin.floats(16 * 24);
+    mm.b = twin.floats(24 * 16);
+    mm.c = twin.floats(16 * 16);
+    twin.runAndCompare(packetOf(mm),
+                       "latency " + std::to_string(latency) + ", width " + std::to_string(width));
+    const uint64_t cycles = twin.device.stats().cycles;
+    EXPECT_GT(cycles, previous) << "latency " << latency << ", width " << width;
+    previous = cycles;
+  }
+}
+
+// ---- the AXI monitor and the harness's options -------------------------------------------
+
+TEST(AxiMonitor, AcceptsLegalTrafficAndNamesEachViolation) {
+  const rtl::AxiAddress idle, burst{true, true, 0x1000, 15, 5, 1};
+  rtl::AxiAddress waiting = burst;
+  waiting.ready = false;
+  const rtl::AxiWrite noW;
+  auto beat = [](bool ready, bool last) { return rtl::AxiWrite{true, ready, last, ~0ull, 42}; };
+  {
+    rtl::AxiMonitor m; // AR waits two cycles, then a 2-beat write burst with a W wait
+    m.cycle(0, waiting, idle, noW, false, false);
+    m.cycle(1, waiting, idle, noW, false, false);
+    m.cycle(2, burst, {true, true, 0x2fc0, 1, 5, 1}, noW, true, false);
+    m.cycle(3, idle, idle, beat(false, false), true, false);
+    m.cycle(4, idle, idle, beat(true, false), false, false);
+    m.cycle(5, idle, idle, beat(true, true), false, true);
+    EXPECT_EQ(m.counts().arHandshakes, 1u);
+    EXPECT_EQ(m.counts().arWaits, 2u);
+    EXPECT_EQ(m.counts().wHandshakes, 2u);
+    EXPECT_EQ(m.counts().wWaits, 1u);
+    EXPECT_EQ(m.counts().rBeats, 2u);
+    EXPECT_EQ(m.counts().bResponses, 1u);
+  }
+  auto violates = [&](const std::string &rule, auto &&run) {
+    rtl::AxiMonitor m;
+    try {
+      run(m);
+      ADD_FAILURE() << "not detected: " << rule;
+    } catch (const rtl::AxiProtocolError &e) {
+      EXPECT_NE(std::string(e.what()).find(rule), std::string::npos) << e.what();
+    }
+  };
+  violates("ARVALID dropped before ARREADY", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, waiting, idle, noW, false, false);
+    m.cycle(1, idle, idle, noW, false, false);
+  });
+  violates("AW payload changed while waiting", [&](rtl::AxiMonitor &m) {
+    rtl::AxiAddress moved = waiting;
+    moved.addr += 32;
+    m.cycle(0, idle, waiting, noW, false, false);
+    m.cycle(1, idle, moved, noW, false, false);
+  });
+  violates("W payload changed", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, idle, burst, noW, false, false);
+    m.cycle(1, idle, idle, beat(false, false), false, false);
+    m.cycle(2, idle, idle, rtl::AxiWrite{true, true, false, 1, 42}, false, false);
+  });
+  violates("WLAST before the last beat", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, idle, burst, noW, false, false);
+    m.cycle(1, idle, idle, beat(true, true), false, false);
+  });
+  violates("WLAST missing", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, idle, {true, true, 0x1000, 0, 5, 1}, noW, false, false);
+    m.cycle(1, idle, idle, beat(true, false), false, false);
+  });
+  violates("W beat without a write burst",
+           [&](rtl::AxiMonitor &m) { m.cycle(0, idle, idle, beat(true, true), false, false); });
+  violates("crosses a 4 KiB boundary", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, {true, true, 0x1fe0, 1, 5, 1}, idle, noW, false, false);
+  });
+  violates("more than 16", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, {true, true, 0x1000, 16, 5, 1}, idle, noW, false, false);
+  });
+  violates("not INCR", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, {true, true, 0x1000, 0, 5, 2}, idle, noW, false, false);
+  });
+  violates("not a full beat", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, {true, true, 0x1000, 0, 2, 1}, idle, noW, false, false);
+  });
+  violates("not beat-aligned", [&](rtl::AxiMonitor &m) {
+    m.cycle(0, {true, true, 0x1004, 0, 5, 1}, idle, noW, false, false);
+  });
+}
+
+TEST(RtlDeviceOptions, BadValuesAreRejectedWithTheReason) {
+  mem::PhysicalMemory memory;
+  auto rejected = [&](rtl::DeviceOptions o, const std::string &reason) {
+    try {
+      rtl::Device device(memory, o);
+      ADD_FAILURE() << "accepted: " << reason;
+    } catch (const std::invalid_argument &e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  rtl::DeviceOptions o;
+  o.memoryWidth = 12;
+  rejected(o, "memory data width of 12 bytes: must be a power of two from 1 to 32");
+  o.memoryWidth = 64;
+  rejected(o, "memory data width of 64 bytes");
+  o = {};
+  o.stallPercent = 100;
+  rejected(o, "must be below 100");
+  o = {};
+  o.hangCycles = 0;
+  rejected(o, "hang budget of 0 cycles");
+  o = {};
+  o.waveformStart = 10;
+  o.waveformStop = 5;
+  rejected(o, "start after stop");
+  ::setenv("NPU_RTL_MEM_WIDTH", "wide", 1);
+  EXPECT_THROW(rtl::DeviceOptions::fromEnvironment(), std::invalid_argument);
+  ::setenv("NPU_RTL_MEM_WIDTH", "8", 1);
+  EXPECT_EQ(rtl::DeviceOptions::fromEnvironment().memoryWidth, 8u);
+  ::unsetenv("NPU_RTL_MEM_WIDTH");
 }
 
 // ---- faults -----------------------------------------------------------------------------
