@@ -66,6 +66,7 @@ module npu_cmd (
   localparam int unsigned BEAT_BITS = 8*npu_isa_pkg::HW_AXI_DATA_BYTES;
 
   typedef enum logic [3:0] {
+    // (in this order in the harness's hang report, rtl/harness/npu_device.cpp)
     S_IDLE, S_FETCH_REQ, S_FETCH, S_DECODE, S_DISPATCH, S_EXECUTE, S_COMPLETE, S_FAULT
   } state_e;
 

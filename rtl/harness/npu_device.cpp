@@ -190,6 +190,8 @@ struct Device::Impl {
       vcd = std::make_unique<VerilatedVcdC>();
       top->trace(vcd.get(), 99);
       vcd->open(o.waveformPath.c_str());
+      if (!vcd->isOpen())
+        throw std::runtime_error("cannot write the waveform to '" + o.waveformPath + "'");
     }
   }
   ~Impl() {
@@ -461,12 +463,20 @@ void Device::runUntilIdle() {
     mem::Fault f;
     f.code = mem::FaultCode::Timeout;
     f.packetIndex = static_cast<int64_t>(t.trace_index);
+    // npu_cmd's states; before S_DECODE the packet is still being fetched.
+    static const char *const kCommandStates[] = {"idle",     "fetch request", "fetch",    "decode",
+                                                 "dispatch", "execute",       "complete", "fault"};
+    const unsigned command = t.dbg_cmd_state;
+    const std::string packet = command < 3 ? "fetching packet " + std::to_string(t.trace_index)
+                                           : "in packet " + std::to_string(t.trace_index) + " (" +
+                                                 opcodeName(t.trace_opcode) + ")";
     char text[320];
     std::snprintf(text, sizeof text,
                   "RTL hang: no progress for %" PRIu64 " cycles at cycle %" PRIu64
-                  " in packet %" PRIu64 " (%s); states: command %u, dma %u, matrix %u, vector %u",
-                  quiet, cycle_, static_cast<uint64_t>(t.trace_index), opcodeName(t.trace_opcode),
-                  t.dbg_cmd_state, t.dbg_dma_state, t.dbg_matrix_state, t.dbg_vector_state);
+                  " %s; states: command %s (%u), dma %u, matrix %u, vector %u",
+                  quiet, cycle_, packet.c_str(),
+                  command < std::size(kCommandStates) ? kCommandStates[command] : "?", command,
+                  t.dbg_dma_state, t.dbg_matrix_state, t.dbg_vector_state);
     f.detail = text;
     hardReset();
     throw HangError(f);

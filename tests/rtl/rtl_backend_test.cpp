@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 namespace {
@@ -185,10 +187,96 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
     EXPECT_EQ(e.fault().code, mem::FaultCode::Timeout);
     EXPECT_EQ(e.fault().packetIndex, 0);
     EXPECT_THAT(e.fault().detail, HasSubstr("RTL hang: no progress for 2000 cycles"));
+    EXPECT_THAT(e.fault().detail, HasSubstr("fetching packet 0; states: command fetch (2)"));
   }
   // After the reset the ring registers are back to zero.
   EXPECT_EQ(device.readCsr(RING_ENTRIES), 0u);
   EXPECT_EQ(device.readCsr(STATUS), 0u);
+}
+
+// A budget shorter than a matrix panel's compute steps (no memory traffic):
+// the report names the packet in flight and the engine states.
+TEST(RtlDevice, HangReportNamesThePacketAndTheEngineStates) {
+  mem::PhysicalMemory memory;
+  rtl::DeviceOptions options;
+  options.memoryLatency = 1;
+  options.hangCycles = 20;
+  rtl::Device device(memory, options);
+  isa::inst::Matmul mm;
+  mm.m = mm.n = 8;
+  mm.k = 32;
+  mm.a = 0x1000'0000;
+  mm.b = 0x1000'1000;
+  mm.c = 0x1000'2000;
+  const isa::Packet p = packetOf(mm);
+  memory.write(0x2000'0000, p.data(), p.size());
+  using namespace isa::csr;
+  device.writeCsr(RING_BASE_LO, 0x2000'0000);
+  device.writeCsr(RING_ENTRIES, 4);
+  device.writeCsr(RING_TAIL, 1);
+  try {
+    device.runUntilIdle();
+    FAIL() << "no hang detected";
+  } catch (const rtl::HangError &e) {
+    EXPECT_EQ(e.fault().packetIndex, 0);
+    EXPECT_THAT(e.fault().detail,
+                HasSubstr("in packet 0 (matmul); states: command execute (5), dma 0, matrix "));
+  }
+}
+
+// The waveform holds exactly the cycles of its window: time 2c is the
+// low phase of cycle c, 2c + 1 its rising edge.
+TEST(RtlDevice, WaveformCoversItsCycleWindow) {
+  const std::string path = ::testing::TempDir() + "npu_rtl_window.vcd";
+  {
+    mem::PhysicalMemory memory;
+    rtl::DeviceOptions options;
+    options.waveformPath = path;
+    options.waveformStart = 100;
+    options.waveformStop = 150;
+    rtl::Device device(memory, options);
+    isa::inst::Fill fill;
+    fill.count = 1024;
+    fill.dst = 0x1000'0000;
+    const isa::Packet p = packetOf(fill);
+    memory.write(0x2000'0000, p.data(), p.size());
+    using namespace isa::csr;
+    device.writeCsr(RING_BASE_LO, 0x2000'0000);
+    device.writeCsr(RING_ENTRIES, 4);
+    device.writeCsr(RING_TAIL, 1);
+    device.runUntilIdle();
+    ASSERT_GT(device.cycle(), 200u);
+  }
+  std::ifstream vcd(path);
+  ASSERT_TRUE(vcd) << path;
+  std::string line;
+  bool clock = false;
+  std::vector<uint64_t> times;
+  while (std::getline(vcd, line)) {
+    if (line.find("$var wire  1 ") != std::string::npos &&
+        line.find(" clk $end") != std::string::npos)
+      clock = true;
+    if (line.size() > 1 && line[0] == '#')
+      times.push_back(std::stoull(line.substr(1)));
+  }
+  EXPECT_TRUE(clock);
+  ASSERT_FALSE(times.empty());
+  EXPECT_EQ(times.front(), 200u);
+  EXPECT_EQ(times.back(), 299u);
+  std::remove(path.c_str());
+}
+
+TEST(RtlDevice, UnwritableWaveformIsAnError) {
+  mem::PhysicalMemory memory;
+  rtl::DeviceOptions options;
+  options.waveformPath = "/nonexistent-directory/wave.vcd";
+  try {
+    rtl::Device device(memory, options);
+    FAIL() << "no error";
+  } catch (const std::runtime_error &e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("cannot write the waveform to '/nonexistent-directory/wave.vcd'"));
+  }
 }
 
 } // namespace
