@@ -200,8 +200,10 @@ def fmul   : Prim<"fmul", 2, "a * b">;
 def ffma   : Prim<"ffma", 3, "a * b + c with a single rounding">;
 def fmin   : Prim<"fmin", 2, "minimum; NaN if either is NaN; -0 < +0">;
 def fmax   : Prim<"fmax", 2, "maximum; NaN if either is NaN; -0 < +0">;
-def fabs   : Prim<"fabs", 1, "a with the sign cleared (a denormal gives +0, a NaN the canonical NaN)">;
-def fneg   : Prim<"fneg", 1, "a with the sign flipped (a denormal gives a zero, a NaN the canonical NaN)">;
+def fabs   : Prim<"fabs", 1,
+                  "a with the sign cleared (a denormal gives +0, a NaN the canonical NaN)">;
+def fneg   : Prim<"fneg", 1,
+                  "a with the sign flipped (a denormal gives a zero, a NaN the canonical NaN)">;
 def flt    : Prim<"flt", 2, "all-ones if a < b (ordered; -0 == +0) else 0">;
 def fle    : Prim<"fle", 2, "all-ones if a <= b (ordered; -0 == +0) else 0">;
 def fisnan : Prim<"fisnan", 1, "all-ones if a is NaN else 0">;

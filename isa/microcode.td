@@ -410,8 +410,8 @@ def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
     [(fmax:$xs $x, 0xc1800000),              // e^v is 0 below -16: keeps -inf * 0 away
      (fneg:$xb $ax)]                         // min(x, 16) for x >= 0
     # ProductWithSigmoid, "y",
-    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), "
-    "with the argument in two parts.">;
+    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(v), "
+    "v = 2 sqrt(2/pi) (x + 0.044715 x^3) carried in two parts.">;
 
 def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x", "dy"], SigmoidSteps<GeluReduce>.Steps #
     SigmoidAndComplement #
@@ -459,26 +459,29 @@ def MP_tanh : MicroProgram<"tanh", ["x"],
 //===----------------------------------------------------------------------===//
 
 // n = round(x * 2/pi) (in the low bits of $t), r = x - n pi/2 with a
-// three-part pi/2, sin(r) and cos(r) by odd and even polynomials on
-// |r| <= pi/4 (+ the reduction's slack). The parts of pi/2 are rounded
-// down so that all three products with n = +0 are -0 and r keeps the sign
-// of x = -0.
+// three-part pi/2, sin(r) and cos(r) by odd and even polynomials. The parts
+// of pi/2 are rounded down so that all three products with n = +0 are -0 and
+// r keeps the sign of x = -0. The rounding of 2/pi (off by 2.6e-8) makes n
+// off by one near half-integers for large |x|, so the polynomials cover
+// |r| <= 0.96, enough for |x| < 2^22; r is clamped there so that |result| <= 1
+// even where the reduction fails (beyond 2^22).
 defvar SinCosCore = [
   (ffma:$t $x, 0x3f22f983, 0x4b400000),      // x * 2/pi + 1.5 * 2^23
   (fsub:$n $t, 0x4b400000),
   (ffma:$r $n, 0xbfc90fda, $x),
   (ffma:$r $n, 0xb3a22168, $r),
   (ffma:$r $n, 0xa7c234c5, $r),
-  (fmin:$r $r, 0x3f4ccccd),                  // 0.8, 0.8: only arguments beyond the
-  (fmax:$r $r, 0xbf4ccccd),                  // reduction's range get here; keeps |y| <= 1
+  (fmin:$r $r, 0x3f75c28f),                  // 0.96
+  (fmax:$r $r, 0xbf75c28f),
   (fmul:$r2 $r, $r),
-  (ffma:$s $r2, 0xb94c8dfa, 0x3c088363),
-  (ffma:$s $s, $r2, 0xbe2aaaa2),
+  (ffma:$s $r2, 0x3637c62a, 0xb9501434),
+  (ffma:$s $s, $r2, 0x3c0888a4),
+  (ffma:$s $s, $r2, 0xbe2aaaab),
   (ffma:$s $s, $r2, 0x3f800000),
   (fmul:$s $r, $s),                          // sin(r) = r (1 + r^2 S(r^2)), keeps -0
-  (ffma:$c $r2, 0x37ccf383, 0xbab60613),
-  (ffma:$c $c, $r2, 0x3d2aaaa5),
-  (ffma:$c $c, $r2, 0xbf000000),
+  (ffma:$c $r2, 0x37c9effb, 0xbab5f4a7),
+  (ffma:$c $c, $r2, 0x3d2aaa67),
+  (ffma:$c $c, $r2, 0xbeffffff),
   (ffma:$c $c, $r2, 0x3f800000)              // cos(r)
 ];
 // From the quadrant q in the low bits of $t: sin(r), cos(r), -sin(r),

@@ -46,12 +46,15 @@ def lawson(basis, target, weight, iterations=400):
     return coeffs
 
 
-def fit(name, func, lo, hi, powers, fixed=None, relative=True, points=4000, scale=None):
+def fit(name, func, lo, hi, powers, fixed=None, relative=True, points=4000, scale=None,
+        negated_argument=False):
     """Fits func(x) ~ sum(fixed) + sum c_k x^k over [lo, hi] for k in powers.
 
     fixed: {power: value} terms that are not fitted (e.g. the leading 1).
     scale: optional function s(x) the error is measured relative to instead
     of func itself.
+    negated_argument: also print the coefficients for the argument -x
+    (c_k (-1)^k), as the programs that evaluate on -m use them.
     """
     fixed = fixed or {}
     # Chebyshev-distributed points resolve the error equioscillation well.
@@ -76,14 +79,34 @@ def fit(name, func, lo, hi, powers, fixed=None, relative=True, points=4000, scal
     print(f"{name}: [{lo:.6g}, {hi:.6g}] max {'rel' if relative else 'abs'} error "
           f"{err:.3g} = 2^{math.log2(err) if err else -math.inf:.2f}")
     for p in powers:
-        print(f"  x^{p}: 0x{bits(rounded[p]):08x}  // {rounded[p]!r}")
+        line = f"  x^{p}: 0x{bits(rounded[p]):08x}  // {rounded[p]!r}"
+        if negated_argument:
+            line += f"   for -x: 0x{bits(rounded[p] * (-1) ** p):08x}"
+        print(line)
     return rounded
 
 
 LN2 = math.log(2)
+SQRT_HALF = math.sqrt(0.5)
 FITS = {
     # exp(r) on [0, ln2] (floor reduction); the constant term is exactly 1.
     "exp": lambda: fit("exp", mpmath.exp, -1e-6, LN2 + 1e-6, range(1, 7), fixed={0: 1.0}),
+    # log(1 + f) = f + f^2 Q(f) for m = 1 + f in [sqrt(1/2), sqrt(2)).
+    "log": lambda: fit("log", mpmath.log1p, SQRT_HALF - 1, math.sqrt(2) - 1, range(2, 11),
+                       fixed={1: 1.0}),
+    # log(1 + f) = f - f^2/2 + f^3 Q(f) for pow (its f - f^2/2 is summed exactly).
+    "pow": lambda: fit("pow", mpmath.log1p, SQRT_HALF - 1, math.sqrt(2) - 1, range(3, 12),
+                       fixed={1: 1.0, 2: -0.5}),
+    # First guess of 1/m on [1, 2] (recip, div, and 1/(1 + z) in the sigmoid family).
+    "recip": lambda: fit("recip", lambda m: 1 / m, 1.0, 2.0, range(0, 3), negated_argument=True),
+    # First guess of 1/sqrt(m) on [1/2, 2] (rsqrt and sqrt).
+    "rsqrt": lambda: fit("rsqrt", lambda m: 1 / mpmath.sqrt(m), 0.5, 2.0, range(0, 4),
+                         negated_argument=True),
+    # tanh(x) = x + x^3 P(x^2) below 0.55.
+    "tanh": lambda: fit("tanh", mpmath.tanh, 1e-4, 0.55, [3, 5, 7, 9, 11], fixed={1: 1.0}),
+    # sin and cos on |r| <= pi/4 plus the reduction's slack up to |x| = 2^22.
+    "sin": lambda: fit("sin", mpmath.sin, 1e-4, 0.96, [3, 5, 7, 9], fixed={1: 1.0}),
+    "cos": lambda: fit("cos", mpmath.cos, 0, 0.96, [2, 4, 6, 8], fixed={0: 1.0}),
 }
 
 

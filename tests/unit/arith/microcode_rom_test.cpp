@@ -13,7 +13,7 @@
 
 #include <cstdio>
 #include <fstream>
-#include <functional>
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -85,9 +85,9 @@ Rom readRom(const std::string &path) {
   return rom;
 }
 
-using Prim = std::function<uint32_t(uint32_t, uint32_t, uint32_t)>;
+using Prim = uint32_t (*)(uint32_t, uint32_t, uint32_t);
 
-const std::map<std::string, Prim> &primitives() {
+Prim primitive(const std::string &name) {
   using R = ReferenceProvider;
   static const std::map<std::string, Prim> table = {
       {"fadd", [](uint32_t a, uint32_t b, uint32_t) { return R::fadd(a, b); }},
@@ -114,68 +114,122 @@ const std::map<std::string, Prim> &primitives() {
       {"ixor", [](uint32_t a, uint32_t b, uint32_t) { return R::ixor(a, b); }},
       {"sel", [](uint32_t m, uint32_t a, uint32_t b) { return R::sel(m, a, b); }},
   };
-  return table;
+  return table.at(name);
 }
 
-// The lane's sequencer: inputs are canonicalised when loaded, then the
-// program's words run in ROM order on the register file.
-uint32_t runRom(const Rom &rom, const Rom::ProgramEntry &prog,
-                const std::vector<uint32_t> &inputs) {
-  const uint64_t srcBits = rom.params.at("MC_SRC_BITS");
-  const uint64_t regBits = rom.params.at("MC_REG_BITS");
-  const uint64_t constBits = rom.params.at("MC_CONST_BITS");
-  const uint64_t indexBits = srcBits - 1;
-  std::vector<uint32_t> reg(uint64_t(1) << regBits, 0xdeadbeef);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    reg[i] = soft::canonical(inputs[i]);
-  for (uint64_t pc = prog.start; pc < prog.start + prog.length; ++pc) {
-    const uint64_t w = rom.words.at(pc);
-    const uint64_t op =
-        (w >> rom.params.at("MC_PRIM_LSB")) & ((1u << rom.params.at("MC_PRIM_BITS")) - 1);
-    const uint64_t dst = (w >> rom.params.at("MC_DST_LSB")) & ((uint64_t(1) << regBits) - 1);
-    uint32_t v[3];
+// One ROM word, decoded with the field positions the package declares.
+struct Step {
+  Prim prim;
+  unsigned dst;
+  bool isConstant[3];
+  unsigned index[3];
+};
+
+// The lane's sequencer for one program: inputs are canonicalised when
+// loaded, then the words run in ROM order on the register file.
+class Sequencer {
+public:
+  Sequencer(const Rom &rom, const Rom::ProgramEntry &prog)
+      : constants_(rom.constants), registers_(size_t(1) << rom.params.at("MC_REG_BITS")),
+        result_(prog.result) {
+    const uint64_t srcBits = rom.params.at("MC_SRC_BITS");
+    const uint64_t regMask = registers_.size() - 1;
+    const uint64_t indexMask = (uint64_t(1) << (srcBits - 1)) - 1;
     const uint64_t lsb[3] = {rom.params.at("MC_SRC0_LSB"), rom.params.at("MC_SRC1_LSB"),
                              rom.params.at("MC_SRC2_LSB")};
-    for (int k = 0; k < 3; ++k) {
-      uint64_t src = (w >> lsb[k]) & ((uint64_t(1) << srcBits) - 1);
-      uint64_t index = src & ((uint64_t(1) << indexBits) - 1);
-      v[k] = (src >> indexBits) ? rom.constants.at(index & ((uint64_t(1) << constBits) - 1))
-                                : reg.at(index);
+    for (uint64_t pc = prog.start; pc < prog.start + prog.length; ++pc) {
+      const uint64_t w = rom.words.at(pc);
+      Step step;
+      uint64_t op = (w >> rom.params.at("MC_PRIM_LSB")) & ((1u << rom.params.at("MC_PRIM_BITS")) - 1);
+      step.prim = primitive(rom.primName.at(op));
+      step.dst = static_cast<unsigned>((w >> rom.params.at("MC_DST_LSB")) & regMask);
+      for (int k = 0; k < 3; ++k) {
+        uint64_t src = (w >> lsb[k]) & ((uint64_t(1) << srcBits) - 1);
+        step.isConstant[k] = (src >> (srcBits - 1)) != 0;
+        step.index[k] = static_cast<unsigned>(src & indexMask);
+        if (step.isConstant[k] ? step.index[k] >= constants_.size() : step.index[k] > regMask)
+          throw std::runtime_error("ROM word " + std::to_string(pc) + " has a bad source");
+      }
+      steps_.push_back(step);
     }
-    reg[dst] = primitives().at(rom.primName.at(op))(v[0], v[1], v[2]);
   }
-  return reg[prog.result];
+
+  uint32_t run(const std::vector<uint32_t> &inputs) {
+    std::fill(registers_.begin(), registers_.end(), 0xdeadbeefu);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      registers_[i] = soft::canonical(inputs[i]);
+    for (const Step &s : steps_) {
+      uint32_t v[3];
+      for (int k = 0; k < 3; ++k)
+        v[k] = s.isConstant[k] ? constants_[s.index[k]] : registers_[s.index[k]];
+      registers_[s.dst] = s.prim(v[0], v[1], v[2]);
+    }
+    return registers_[result_];
+  }
+
+private:
+  const std::vector<uint32_t> &constants_;
+  std::vector<uint32_t> registers_;
+  uint64_t result_;
+  std::vector<Step> steps_;
+};
+
+const Rom &theRom() {
+  static const Rom rom = readRom(NPU_MICROCODE_PKG);
+  return rom;
 }
 
-TEST(MicrocodeRom, ComputesWhatTheCppComputes) {
-  const Rom rom = readRom(NPU_MICROCODE_PKG);
-  ASSERT_EQ(rom.programs.size(), microcode::kNumPrograms);
-  ASSERT_EQ(rom.params.at("MC_NUM_PROGRAMS"), microcode::kNumPrograms);
-  ASSERT_EQ(rom.words.size(), rom.params.at("MC_ROM_DEPTH"));
-  test::OperandSource src(5);
-  const std::vector<uint32_t> specials = test::specialValues();
-  for (unsigned p = 0; p < microcode::kNumPrograms; ++p) {
-    const microcode::ProgramInfo &info = microcode::kPrograms[p];
-    std::string upper = info.name;
-    for (char &c : upper)
-      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const Rom::ProgramEntry &entry = rom.programs.at(upper);
-    EXPECT_EQ(entry.length, info.numSteps) << info.name;
-    EXPECT_EQ(entry.inputs, info.numInputs) << info.name;
-    int failures = 0;
-    for (int i = 0; i < 20000; ++i) {
-      std::vector<uint32_t> in;
-      for (unsigned k = 0; k < info.numInputs; ++k)
-        in.push_back(i < 400 ? specials[(i * (k + 7)) % specials.size()] : src.mixed());
-      uint32_t want = microcode::run<ReferenceProvider>(static_cast<Program>(p), in.data());
-      uint32_t got = runRom(rom, entry, in);
-      if (got != want && ++failures <= 5)
-        ADD_FAILURE() << info.name << " input " << std::hex << in[0] << ": ROM " << got << ", C++ "
-                      << want;
-    }
-    EXPECT_EQ(failures, 0) << info.name;
-  }
+TEST(MicrocodeRom, MatchesTheGeneratedCpp) {
+  const Rom &rom = theRom();
+  EXPECT_EQ(rom.programs.size(), microcode::kNumPrograms);
+  EXPECT_EQ(rom.params.at("MC_NUM_PROGRAMS"), microcode::kNumPrograms);
+  EXPECT_EQ(rom.words.size(), rom.params.at("MC_ROM_DEPTH"));
+  EXPECT_EQ(rom.constants.size(), rom.params.at("MC_CONST_DEPTH"));
 }
+
+class MicrocodeRomProgram : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(MicrocodeRomProgram, ComputesWhatTheCppComputes) {
+  const microcode::ProgramInfo &info = microcode::kPrograms[GetParam()];
+  std::string upper = info.name;
+  for (char &c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const Rom::ProgramEntry &entry = theRom().programs.at(upper);
+  ASSERT_EQ(entry.length, info.numSteps);
+  ASSERT_EQ(entry.inputs, info.numInputs);
+  Sequencer lane(theRom(), entry);
+  // Every special value (pair), then random operands.
+  std::vector<std::vector<uint32_t>> inputs;
+  const std::vector<uint32_t> specials = test::specialValues();
+  for (uint32_t a : specials) {
+    if (info.numInputs == 1)
+      inputs.push_back({a});
+    else
+      for (uint32_t b : specials)
+        inputs.push_back({a, b});
+  }
+  test::OperandSource src(5 + GetParam());
+  for (int i = 0; i < 5000; ++i) {
+    inputs.emplace_back();
+    for (unsigned k = 0; k < info.numInputs; ++k)
+      inputs.back().push_back(src.mixed());
+  }
+  int failures = 0;
+  for (const std::vector<uint32_t> &in : inputs) {
+    uint32_t want = microcode::run<ReferenceProvider>(static_cast<Program>(GetParam()), in.data());
+    uint32_t got = lane.run(in);
+    if (got != want && ++failures <= 5)
+      ADD_FAILURE() << info.name << " input " << std::hex << in[0] << ": ROM " << got << ", C++ "
+                    << want;
+  }
+  EXPECT_EQ(failures, 0) << info.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPrograms, MicrocodeRomProgram,
+                         ::testing::Range(0u, microcode::kNumPrograms),
+                         [](const ::testing::TestParamInfo<unsigned> &p) {
+                           return std::string(microcode::kPrograms[p.param].name);
+                         });
 
 } // namespace
 } // namespace npu::arith

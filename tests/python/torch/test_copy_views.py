@@ -1,0 +1,128 @@
+"""Copies host<->npu and npu<->npu (any dtype, any layout) and views: the
+device side of every copy is COPY / COPY_STRIDED packets, never the host."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from npu_testing import native, op_packets
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.int16, torch.uint8, torch.bool]
+
+
+def sample(shape, dtype: torch.dtype) -> torch.Tensor:
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    return torch.randint(0, 100, shape).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_round_trip_and_item(dtype):
+    x = sample((3, 5), dtype)
+    y = x.to("npu")
+    assert y.dtype == dtype and torch.equal(y.cpu(), x)
+    assert y[1, 2].item() == x[1, 2].item()
+    with native("_copy_from"):
+        strided = y.t().contiguous()
+    assert torch.equal(strided.cpu(), x.t())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fill_and_zero(dtype):
+    x = torch.empty(5, 3, dtype=dtype, device="npu")
+    value = True if dtype == torch.bool else 3
+    with native("fill_"):
+        x.fill_(value)
+    assert torch.equal(x.cpu(), torch.full((5, 3), value, dtype=dtype))
+    with native("fill_"):
+        x[:, 1].zero_()
+    expected = torch.full((5, 3), value, dtype=dtype)
+    expected[:, 1] = 0
+    assert torch.equal(x.cpu(), expected)
+    odd = torch.zeros(7, dtype=dtype, device="npu")
+    with native("fill_"):
+        odd[1:6].fill_(value)  # unaligned starts and lengths for small dtypes
+    expected = torch.zeros(7, dtype=dtype)
+    expected[1:6] = value
+    assert torch.equal(odd.cpu(), expected)
+
+
+def test_non_contiguous_sources_are_gathered_on_the_device():
+    x = torch.randn(4, 6, 5, 3, 2)
+    y = x.to("npu")
+    views = [
+        lambda t: t.permute(4, 2, 0, 3, 1),  # five dims: iterated packets
+        lambda t: t[:, ::2, 1:4],
+        lambda t: t[..., 0].transpose(0, 2),
+        lambda t: t[1, :, :, 0:1, 1].expand(6, 5, 4),  # broadcast (stride 0)
+        lambda t: t.as_strided((3, 4), (7, 2), 5),
+    ]
+    for view in views:
+        with native("_copy_from"):
+            dense = view(y).contiguous()
+        assert torch.equal(dense.cpu(), view(x).contiguous())
+        assert torch.equal(view(y).cpu(), view(x))  # device -> host of a view
+
+
+def test_copy_into_views():
+    base = torch.zeros(4, 6)
+    y = base.to("npu")
+    src = torch.randn(4, 3)
+    with native("_copy_from"):
+        y[:, 1:4] = src.to("npu")  # rows with gaps: one packet per row
+    base[:, 1:4] = src
+    assert torch.equal(y.cpu(), base)
+    y.t()[2:5] = src.t()  # host -> strided view
+    base.t()[2:5] = src.t()
+    assert torch.equal(y.cpu(), base)
+    z = torch.zeros(3, 4, device="npu")
+    with native("_copy_from"):
+        z.t().copy_(torch.arange(12.0).view(4, 3).to("npu"))  # a dense permutation: one gather
+    assert op_packets("_copy_from") == 1
+    assert torch.equal(z.cpu(), torch.arange(12.0).view(4, 3).t())
+
+
+def test_overlapping_device_copies_read_the_source_first():
+    # The CPU refuses overlapping copies; the NPU stages the source (COPY and
+    # COPY_STRIDED need disjoint ranges), so the result is as if read first.
+    y = torch.arange(10.0).to("npu")
+    with native("_copy_from"):
+        y[1:].copy_(y[:-1])
+    assert torch.equal(y.cpu(), torch.tensor([0.0, 0, 1, 2, 3, 4, 5, 6, 7, 8]))
+
+
+def test_broadcasting_copy_and_dtype_conversions():
+    y = torch.zeros(3, 4, device="npu")
+    with native("_copy_from"):
+        y.copy_(torch.arange(4.0).to("npu"))
+    assert torch.equal(y.cpu(), torch.arange(4.0).expand(3, 4))
+    y.copy_(torch.tensor(7, dtype=torch.int64))  # host scalar of another dtype
+    assert torch.equal(y.cpu(), torch.full((3, 4), 7.0))
+    flags = torch.rand(9) > 0.5
+    with native("_copy_from"):
+        as_float = flags.to("npu").float()  # bool -> float on the device
+    assert torch.equal(as_float.cpu(), flags.float())
+    torch.npu.reset_stats()
+    ints = torch.arange(5).to("npu").float()  # no conversion instruction: via the host
+    assert torch.equal(ints.cpu(), torch.arange(5.0))
+    assert torch.npu.fallback_stats() == {"dtype conversion Long->Float": 1}
+
+
+def test_views_share_storage_and_log(capfd):
+    x = torch.arange(24.0, device="npu")
+    v = x.view(2, 3, 4)
+    r = v.transpose(1, 2).reshape(2, 12)  # a copy: transposed dims do not merge
+    assert v.data_ptr() == x.data_ptr()
+    assert r.data_ptr() != x.data_ptr()
+    v[0, 0, 0] = 100.0
+    assert x[0].item() == 100.0
+    torch.npu.set_debug_level(3)
+    try:
+        x.view(4, 6).narrow(0, 1, 2).unsqueeze(0)
+    finally:
+        torch.npu.set_debug_level(0)
+    assert "[VIEW]" in capfd.readouterr().err

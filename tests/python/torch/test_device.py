@@ -1,0 +1,99 @@
+"""torch.device("npu"): registration, the torch.npu module, generated
+methods, generators and the runtime backend."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import torch
+
+
+def test_the_device_is_registered_as_npu():
+    assert torch._C._get_privateuse1_backend_name() == "npu"
+    assert torch.npu.is_available()
+    assert torch.npu.device_count() == 1
+    assert torch.npu.current_device() == 0
+    x = torch.ones(2, 3, device="npu")
+    assert x.device == torch.device("npu", 0)
+    assert x.is_npu and not torch.ones(1).is_npu
+    assert torch.zeros(4, device=torch.device("npu:0")).device.type == "npu"
+
+
+def test_only_npu_0_exists():
+    torch.npu.set_device(0)
+    torch.npu.set_device("npu:0")
+    with pytest.raises(ValueError, match="one NPU"):
+        torch.npu.set_device(1)
+    with pytest.raises(RuntimeError, match="npu:1 does not exist"):
+        torch.empty(2, device="npu:1")
+
+
+def test_generated_tensor_and_module_methods():
+    x = torch.arange(6.0).view(2, 3)
+    y = x.npu()
+    assert y.is_npu and torch.equal(y.cpu(), x)
+    module = torch.nn.Linear(3, 2).npu()
+    assert all(p.is_npu for p in module.parameters())
+    storage = y.untyped_storage()
+    assert storage.device.type == "npu" and storage.nbytes() == 24
+
+
+def test_synchronize_and_device_stats():
+    x = torch.randn(64, 64, device="npu")
+    (x @ x).sum()
+    torch.npu.synchronize()
+    stats = torch.npu.device_stats()
+    assert stats["cycles"] > 0 and stats["packets"] > 0
+
+
+def test_manual_seed_makes_random_fills_reproducible():
+    torch.npu.manual_seed(7)
+    first = torch.randn(5, device="npu")
+    uniform = torch.rand(3, device="npu")
+    torch.npu.manual_seed(7)
+    assert torch.equal(first.cpu(), torch.randn(5, device="npu").cpu())
+    assert torch.equal(uniform.cpu(), torch.rand(3, device="npu").cpu())
+    assert ((uniform >= 0) & (uniform < 1)).all().item()
+    state = torch.npu.get_rng_state()
+    a = torch.randn(4, device="npu").cpu()
+    torch.npu.set_rng_state(state)
+    assert torch.equal(a, torch.randn(4, device="npu").cpu())
+    generator = torch.Generator(device="npu").manual_seed(3)
+    b = torch.randn(4, device="npu", generator=generator)
+    generator.manual_seed(3)
+    assert torch.equal(b.cpu(), torch.randn(4, device="npu", generator=generator).cpu())
+    assert torch.npu.initial_seed() == 7
+
+
+def test_torch_manual_seed_seeds_the_npu_too():
+    torch.manual_seed(11)
+    a = torch.randn(3, device="npu").cpu()
+    torch.manual_seed(11)
+    assert torch.equal(a, torch.randn(3, device="npu").cpu())
+
+
+def test_backend_switching():
+    assert torch.npu.get_backend() == "iss"
+    live = torch.ones(3, device="npu")
+    with pytest.raises(RuntimeError, match=r"cannot switch the NPU backend to 'rtl'.*still live"):
+        torch.npu.set_backend("rtl")
+    torch.npu.set_backend("iss")  # the current backend: nothing to do while tensors live
+    assert torch.equal(live.cpu(), torch.ones(3))
+    del live
+    gc.collect()
+    if torch.npu.memory_allocated() == 0:
+        with pytest.raises(RuntimeError, match=r"unknown backend 'quantum' \(available: .*iss"):
+            torch.npu.set_backend("quantum")
+        torch.npu.set_backend("iss")  # a fresh device
+        assert torch.npu.get_backend() == "iss"
+        assert torch.npu.memory_stats()["device.live_allocations"] == 0
+    assert torch.equal(torch.full((2,), 3.0, device="npu").cpu(), torch.full((2,), 3.0))
+
+
+def test_a_device_fault_is_reported_and_the_device_recovers():
+    table = torch.randn(11, 6).to("npu")
+    lookup = torch.nn.functional.embedding(torch.tensor([1, 99]).to("npu"), table)  # queued
+    with pytest.raises(RuntimeError, match=r"device fault .*index 99 .*outside \[0, 11\).*was reset"):
+        lookup.cpu()
+    assert torch.equal((table * 2).cpu(), table.cpu() * 2)

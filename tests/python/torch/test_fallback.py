@@ -1,0 +1,95 @@
+"""The CPU fallback: correctness, one warning per op, counters, NPU_STRICT
+and the NPU_DEBUG log."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+
+
+def test_fallback_runs_on_the_cpu_and_counts():
+    x = torch.randn(4, 5)
+    torch.npu.reset_stats()
+    # erf, like every structured op, reaches the backend as its out= form.
+    with pytest.warns(UserWarning, match=r"aten::erf.out has no NPU kernel.* runs on the CPU"):
+        result = torch.erf(x.to("npu"))
+    assert result.device.type == "npu"
+    torch.testing.assert_close(result.cpu(), torch.erf(x), rtol=0, atol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once per op only
+        torch.erf(x.to("npu"))
+    assert torch.npu.fallback_stats() == {"aten::erf.out": 2}
+
+
+def test_fallback_of_in_place_and_out_ops_writes_back():
+    x = torch.randn(6)
+    y = x.to("npu")
+    y.clamp_(min=0.0)  # in place
+    torch.testing.assert_close(y.cpu(), x.clamp(min=0.0), rtol=0, atol=0)
+    out = torch.empty(0, device="npu")
+    torch.cumsum(x.to("npu"), 0, out=out)
+    torch.testing.assert_close(out.cpu(), torch.cumsum(x, 0), rtol=0, atol=0)
+    assert {"aten::clamp.out", "aten::cumsum.out"} <= torch.npu.fallback_stats().keys()
+
+
+def test_unsupported_dtypes_of_native_ops_fall_back():
+    a = torch.arange(6).to("npu")
+    torch.npu.reset_stats()
+    assert torch.equal((a + a).cpu(), torch.arange(6) * 2)
+    assert torch.equal(torch.mm(a.view(2, 3), a.view(3, 2)).cpu(),
+                       torch.arange(6).view(2, 3) @ torch.arange(6).view(3, 2))
+    assert {"aten::add.Tensor", "aten::mm"} <= torch.npu.fallback_stats().keys()
+
+
+def test_strict_mode_refuses_fallbacks_by_name():
+    x = torch.randn(3).to("npu")
+    torch.npu.set_strict(True)
+    try:
+        with pytest.raises(RuntimeError, match=r"NPU_STRICT=1: aten::erf.out has no NPU kernel"):
+            torch.erf(x)
+        with pytest.raises(RuntimeError, match=r"NPU_STRICT: 'dtype conversion Long->Float'"):
+            torch.arange(3).to("npu").float()
+        assert torch.equal((x * 2).cpu(), x.cpu() * 2)  # native ops still run
+    finally:
+        torch.npu.set_strict(False)
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **env})
+
+
+def test_strict_environment_variable():
+    result = run_python("import torch, npu_bridge; torch.erf(torch.ones(2).to('npu'))",
+                        NPU_STRICT="1")
+    assert result.returncode != 0
+    assert "NPU_STRICT=1: aten::erf" in result.stderr
+
+
+def test_debug_log_levels():
+    code = """
+import torch, npu_bridge
+x = torch.randn(8, 8).to('npu')
+y = (x @ x.t()).relu()
+z = torch.erf(y)
+w = z.view(64)
+print(w.sum().item())
+"""
+    quiet = run_python(code, NPU_DEBUG="0")
+    assert quiet.returncode == 0 and "[NPU]" not in quiet.stderr
+    ops = run_python(code, NPU_DEBUG="1")
+    assert "[NPU] mm [8x8] @ [8x8]* (1 packet)" in ops.stderr
+    assert "[NPU] relu [8x8]" in ops.stderr
+    assert "[CPU] aten::erf.out [8x8], [8x8]" in ops.stderr
+    assert "[COPY]" not in ops.stderr
+    copies = run_python(code, NPU_DEBUG="2")
+    assert "[COPY] H->D 256 bytes" in copies.stderr and "[COPY] D->H" in copies.stderr
+    assert "[VIEW]" not in copies.stderr
+    views = run_python(code, NPU_DEBUG="3")
+    assert "[VIEW] view -> [64]" in views.stderr

@@ -1,0 +1,86 @@
+"""Device memory: statistics, freeing, the block cache, out-of-memory,
+resize_ and set_."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+import torch
+
+
+def test_memory_returns_to_baseline_after_tensors_are_freed():
+    gc.collect()
+    baseline = torch.npu.memory_allocated()
+    tensors = [torch.randn(256, 256, device="npu") for _ in range(4)]
+    product = tensors[0] @ tensors[1] + tensors[2]
+    assert torch.npu.memory_allocated() >= baseline + 5 * 256 * 256 * 4
+    assert torch.npu.max_memory_allocated() >= torch.npu.memory_allocated()
+    del tensors, product
+    gc.collect()
+    assert torch.npu.memory_allocated() == baseline
+    # Freed blocks stay cached for reuse until empty_cache().
+    assert torch.npu.memory_reserved() >= baseline
+    torch.npu.empty_cache()
+    stats = torch.npu.memory_stats()
+    assert stats["reserved_bytes.all.current"] == stats["allocated_bytes.all.current"] == baseline
+    assert stats["device.allocated_bytes"] == baseline
+
+
+def test_peak_statistics_reset():
+    x = torch.empty(1 << 20, device="npu")
+    del x
+    assert torch.npu.max_memory_allocated() >= 4 << 20
+    torch.npu.reset_peak_memory_stats()
+    assert torch.npu.max_memory_allocated() == torch.npu.memory_allocated()
+
+
+def test_cached_blocks_are_reused():
+    torch.npu.empty_cache()
+    before = torch.npu.memory_stats()
+    for _ in range(10):
+        torch.empty(1000, device="npu")
+    after = torch.npu.memory_stats()
+    assert after["num_cache_hits"] - before["num_cache_hits"] >= 9
+    assert after["device.live_allocations"] - before["device.live_allocations"] <= 1
+
+
+def test_out_of_memory_raises_and_the_device_stays_usable():
+    with pytest.raises(torch.OutOfMemoryError, match="NPU out of memory"):
+        torch.empty(1 << 40, dtype=torch.uint8, device="npu")
+    held = []
+    with pytest.raises(torch.OutOfMemoryError):
+        for _ in range(64):
+            held.append(torch.empty(64 << 20, dtype=torch.uint8, device="npu"))
+    assert len(held) >= 4
+    assert torch.npu.memory_stats()["num_ooms"] >= 2
+    del held
+    gc.collect()
+    x = torch.arange(10.0, device="npu")
+    assert torch.equal((x * 2).cpu(), torch.arange(10.0) * 2)
+
+
+def test_resize_keeps_contents_and_grows_storage():
+    x = torch.arange(6.0, device="npu")
+    x.resize_(2, 3)
+    assert x.shape == (2, 3) and torch.equal(x.cpu(), torch.arange(6.0).view(2, 3))
+    x.resize_(4, 5)
+    assert x.untyped_storage().nbytes() >= 80
+    assert torch.equal(x.view(-1)[:6].cpu(), torch.arange(6.0))
+    x.resize_(0)
+    assert x.numel() == 0
+
+
+def test_storage_resize_and_set():
+    x = torch.arange(8.0, device="npu")
+    storage = x.untyped_storage()
+    storage.resize_(64)
+    assert storage.nbytes() == 64
+    y = torch.empty(0, device="npu")
+    y.set_(storage, 2, (2, 3), (3, 1))
+    assert torch.equal(y.cpu(), torch.arange(8.0)[2:8].view(2, 3))
+    z = torch.empty(0, device="npu").set_(y)
+    assert z.data_ptr() == y.data_ptr() and z.shape == y.shape
+    w = torch.empty(0, device="npu").set_(x.untyped_storage())
+    assert w.numel() == 16
+    assert torch.empty(3, device="npu").set_().numel() == 0

@@ -1,0 +1,536 @@
+"""Every native op against PyTorch CPU: broadcasting, non-contiguous inputs,
+size-1 and empty dims, functional / in-place / out forms. Each case asserts
+that the op built packets and nothing fell back to the CPU."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from npu_testing import EXACT, SUMS, ULPS, native, op_packets
+
+
+def npu(t: torch.Tensor) -> torch.Tensor:
+    return t.to("npu")
+
+
+def check(result: torch.Tensor, expected: torch.Tensor, tolerance: dict[str, float]) -> None:
+    assert result.device.type == "npu"
+    torch.testing.assert_close(result.cpu(), expected, equal_nan=True, **tolerance)
+
+
+# --- Binary elementwise ------------------------------------------------------------
+
+BROADCAST_SHAPES = [
+    ((3, 5), (3, 5)),  # same shape
+    ((4, 6), (6,)),  # row vector
+    ((4, 6), (4, 1)),  # column vector
+    ((3, 4), ()),  # 0-dim npu tensor
+    ((1, 6), (4, 6)),  # the left operand is the broadcast one
+    ((4, 1), (1, 5)),  # both broadcast
+    ((2, 3, 5), (2, 1, 5)),  # a row per outer slice
+    ((2, 3, 5), (3, 1)),  # the same column per outer slice
+    ((2, 1, 3, 1), (1, 4, 1, 5)),  # materialised
+    ((2, 3, 2, 2, 3), (3, 1, 1, 3)),  # five dims
+    ((1, 1), (1,)),
+    ((0, 3), (3,)),  # empty
+]
+
+BINARY: dict[str, tuple[Callable, str, dict]] = {
+    "add": (torch.add, "add", EXACT),
+    "sub": (torch.sub, "sub", EXACT),
+    "mul": (torch.mul, "mul", EXACT),
+    "div": (torch.div, "div", EXACT),
+    "maximum": (torch.maximum, "maximum", EXACT),
+    "minimum": (torch.minimum, "minimum", EXACT),
+}
+
+
+def operands(shape_a, shape_b):
+    a = torch.randn(shape_a)
+    b = torch.randn(shape_b)
+    return a, b.abs() + 0.5  # keep divisors away from zero
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
+def test_binary_broadcasting(name, shapes):
+    fn, op, tolerance = BINARY[name]
+    a, b = operands(*shapes)
+    with native(op) if a.numel() and b.numel() else native():
+        result = fn(npu(a), npu(b))
+    check(result, fn(a, b), tolerance)
+
+
+def random_broadcast_pair(rng: torch.Generator) -> tuple[list[int], list[int]]:
+    rank = int(torch.randint(1, 5, (1,), generator=rng))
+    shape = [int(torch.randint(0, 5, (1,), generator=rng)) for _ in range(rank)]
+    other = [1 if torch.rand(1, generator=rng) < 0.4 else size for size in shape]
+    return shape, other[int(torch.randint(0, rank, (1,), generator=rng)):]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_binary_random_shapes(seed):
+    rng = torch.Generator().manual_seed(seed)
+    shape_a, shape_b = random_broadcast_pair(rng)
+    if seed % 2:
+        shape_a, shape_b = shape_b, shape_a
+    for name in ("add", "sub", "mul", "div"):
+        fn, op, tolerance = BINARY[name]
+        a, b = operands(shape_a, shape_b)
+        expected = fn(a, b)
+        with native(op) if expected.numel() else native():
+            result = fn(npu(a), npu(b))
+        check(result, expected, tolerance)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_mm_random_shapes_and_layouts(seed):
+    rng = torch.Generator().manual_seed(seed)
+    m, k, n = (int(v) for v in torch.randint(1, 40, (3,), generator=rng))
+    a = torch.randn(k, m).t() if seed % 2 else torch.randn(m, k)
+    b = torch.randn(n, k).t() if seed % 3 else torch.randn(k, n)
+    x, y = npu(a), npu(b)
+    assert x.stride() == a.stride() and y.stride() == b.stride()  # transposes stay transposed
+    with native("mm"):
+        result = x @ y
+    assert op_packets("mm") == 1
+    check(result, a @ b, SUMS)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_binary_non_contiguous_operands(name):
+    fn, op, tolerance = BINARY[name]
+    a = torch.randn(5, 3)
+    b = torch.randn(3, 10).abs() + 0.5
+    with native(op):
+        result = fn(npu(a).t(), npu(b)[:, ::2])
+    check(result, fn(a.t(), b[:, ::2]), tolerance)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        lambda x: x + 2.5,
+        lambda x: 2.5 - x,
+        lambda x: x - 1,
+        lambda x: x * -2,
+        lambda x: x / 3,
+        lambda x: torch.add(x, 1.5, alpha=2),
+        lambda x: torch.sub(x, 1.5, alpha=0.5),
+        lambda x: torch.rsub(x, 4.0),
+    ],
+)
+def test_binary_with_python_scalars(expression):
+    x = torch.randn(4, 7)
+    with native():
+        result = expression(npu(x))
+    assert torch.npu.op_stats() and sum(s["packets"] for s in torch.npu.op_stats().values()) > 0
+    check(result, expression(x), ULPS)
+
+
+def test_binary_alpha():
+    a, b = torch.randn(3, 8), torch.randn(8)
+    with native("add", "sub"):
+        added = torch.add(npu(a), npu(b), alpha=2.5)
+        subtracted = torch.sub(npu(a), npu(b), alpha=-0.5)
+    check(added, torch.add(a, b, alpha=2.5), ULPS)
+    check(subtracted, torch.sub(a, b, alpha=-0.5), ULPS)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_binary_in_place(name):
+    fn, op, tolerance = BINARY[name]
+    a, b = operands((4, 6), (6,))
+    x = npu(a)
+    with native(op + "_"):
+        getattr(x, name + "_")(npu(b))
+    check(x, fn(a, b), tolerance)
+    # In place on a non-contiguous view writes through to its base.
+    base = torch.randn(6, 4)
+    y = npu(base)
+    with native(op + "_"):
+        getattr(y.t(), name + "_")(npu(b[:4]).unsqueeze(1))
+    expected = base.clone()
+    getattr(expected.t(), name + "_")(b[:4].unsqueeze(1))
+    check(y, expected, tolerance)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum"])
+def test_binary_out(name):
+    fn, op, tolerance = BINARY[name]
+    a, b = operands((3, 4), (4,))
+    out = torch.empty(0, device="npu")
+    with native(op + ".out"):
+        fn(npu(a), npu(b), out=out)
+    check(out, fn(a, b), tolerance)
+    strided = torch.zeros(4, 3, device="npu").t()
+    with native(op + ".out"):
+        fn(npu(a), npu(b), out=strided)
+    check(strided, fn(a, b), tolerance)
+
+
+# --- Unary ---------------------------------------------------------------------------
+
+POSITIVE = {"log", "rsqrt", "sqrt"}
+UNARY = {
+    "neg": EXACT,
+    "exp": ULPS,
+    "log": ULPS,
+    "rsqrt": ULPS,
+    "sqrt": ULPS,
+    "reciprocal": EXACT,
+    "abs": EXACT,
+    "relu": EXACT,
+    "sigmoid": ULPS,
+    "tanh": ULPS,
+    "silu": ULPS,
+    "sin": ULPS,
+    "cos": ULPS,
+}
+
+
+def unary_input(name: str, shape=(5, 9)) -> torch.Tensor:
+    x = torch.randn(shape) * 3
+    return x.abs() + 0.1 if name in POSITIVE else x
+
+
+def unary_fn(name: str) -> Callable:
+    return getattr(torch.ops.aten, name).default
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    x = unary_input(name)
+    fn = unary_fn(name)
+    with native(name):
+        result = fn(npu(x))
+    check(result, fn(x), UNARY[name])
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_in_place_out_and_views(name):
+    fn = unary_fn(name)
+    x = unary_input(name, (6, 4))
+    inplace = npu(x)
+    with native(name + "_"):
+        getattr(torch.ops.aten, name + "_")(inplace)
+    check(inplace, fn(x), UNARY[name])
+    out = torch.empty(0, device="npu")
+    with native(name + ".out"):
+        getattr(torch.ops.aten, name).out(npu(x), out=out)
+    check(out, fn(x), UNARY[name])
+    with native(name):
+        transposed = fn(npu(x).t())
+    check(transposed, fn(x.t()), UNARY[name])
+    with native():
+        empty = fn(torch.empty(0, 3, device="npu"))
+    assert empty.shape == (0, 3)
+
+
+def test_gelu_tanh_is_native_and_exact_gelu_falls_back():
+    x = torch.randn(4, 10) * 3
+    with native("gelu"):
+        result = F.gelu(npu(x), approximate="tanh")
+    check(result, F.gelu(x, approximate="tanh"), ULPS)
+    torch.npu.reset_stats()
+    with pytest.warns(UserWarning, match="gelu"):
+        exact = F.gelu(npu(x))
+    assert torch.npu.fallback_stats() == {"aten::gelu": 1}
+    check(exact, F.gelu(x), EXACT)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, 1.7])
+def test_pow_tensor_scalar(exponent):
+    x = torch.rand(3, 7) + 0.25
+    with native("pow"):
+        result = npu(x).pow(exponent)
+    check(result, x.pow(exponent), ULPS)
+    y = npu(x)
+    with native("pow_"):
+        y.pow_(exponent)
+    check(y, x.pow(exponent), ULPS)
+
+
+# --- Matrix products ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "m,k,n", [(5, 7, 3), (1, 4, 1), (64, 64, 64), (3, 1, 2), (17, 33, 9)], ids=str
+)
+def test_mm(m, k, n):
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    with native("mm"):
+        result = torch.mm(npu(a), npu(b))
+    check(result, a @ b, SUMS)
+
+
+def test_mm_reads_transposes_and_pitched_rows_in_place():
+    a, b = torch.randn(7, 5), torch.randn(9, 7)
+    big = torch.randn(5, 12)
+    cases = [
+        (lambda x, y: x.t() @ y.t(), a, b),  # both transposed: flags
+        (lambda x, y: x[:, 2:9] @ y[:7, :], big, torch.randn(7, 3)),  # row pitch 12
+    ]
+    for fn, x, y in cases:
+        with native("mm"):
+            result = fn(npu(x), npu(y))
+        assert op_packets("mm") == 1, "a transposed or pitched operand was gathered"
+        check(result, fn(x, y), SUMS)
+
+
+def test_mm_gathers_other_layouts_on_the_device():
+    a = torch.randn(10, 6)[::2]  # every other row: no single pitch... but a pitch of 12
+    b = torch.randn(6, 8)[:, ::2]  # column stride 2: gathered
+    with native("mm"):
+        result = npu(a) @ npu(b)
+    check(result, a @ b, SUMS)
+
+
+def test_mm_edge_shapes_and_out():
+    a, b = torch.randn(4, 0), torch.randn(0, 3)
+    with native("mm"):
+        zeros = torch.mm(npu(a), npu(b))
+    check(zeros, torch.zeros(4, 3), EXACT)
+    with native():
+        empty = torch.mm(torch.empty(0, 3, device="npu"), npu(torch.randn(3, 2)))
+    assert empty.shape == (0, 2)
+    a, b = torch.randn(3, 5), torch.randn(5, 4)
+    out = torch.zeros(4, 3, device="npu").t()
+    with native("mm.out"):
+        torch.mm(npu(a), npu(b), out=out)
+    check(out, a @ b, SUMS)
+
+
+@pytest.mark.parametrize("bias_shape", [(4,), (3, 4), (3, 1), (1,)], ids=str)
+def test_addmm(bias_shape):
+    bias, a, b = torch.randn(bias_shape), torch.randn(3, 6), torch.randn(6, 4)
+    with native("addmm"):
+        result = torch.addmm(npu(bias), npu(a), npu(b))
+        scaled = torch.addmm(npu(bias), npu(a), npu(b), beta=0.5, alpha=2.0)
+    check(result, torch.addmm(bias, a, b), SUMS)
+    check(scaled, torch.addmm(bias, a, b, beta=0.5, alpha=2.0), SUMS)
+
+
+def test_linear_and_matmul_paths():
+    layer = torch.nn.Linear(16, 8)
+    x2, x3 = torch.randn(5, 16), torch.randn(2, 5, 16)
+    npu_layer = torch.nn.Linear(16, 8).to("npu")
+    npu_layer.load_state_dict(layer.state_dict())
+    with torch.no_grad(), native("addmm"):
+        y2 = npu_layer(npu(x2))
+        y3 = npu_layer(npu(x3))
+    check(y2, layer(x2).detach(), SUMS)
+    check(y3, layer(x3).detach(), SUMS)
+    w = torch.randn(8, 16)
+    with native("mm"):
+        no_bias = F.linear(npu(x3), npu(w))
+    assert op_packets("mm") == 1, "the transposed weight was gathered"
+    check(no_bias, F.linear(x3, w), SUMS)
+
+
+def test_matrix_vector_and_dot_products():
+    a, v, w = torch.randn(5, 7), torch.randn(7), torch.randn(14)
+    with native("mv", "dot"):
+        product = npu(a) @ npu(v)
+        strided = torch.mv(npu(a), npu(w)[::2])
+        inner = npu(v) @ npu(w)[1::2]
+    check(product, a @ v, SUMS)
+    check(strided, a @ w[::2], SUMS)
+    check(inner, v @ w[1::2], SUMS)
+
+
+def test_bmm_and_attention_shaped_matmul():
+    a, b = torch.randn(3, 4, 5), torch.randn(3, 5, 6)
+    with native("bmm"):
+        result = torch.bmm(npu(a), npu(b))
+    check(result, torch.bmm(a, b), SUMS)
+    q, k = torch.randn(2, 4, 8, 16), torch.randn(2, 4, 8, 16)
+    with native("bmm"):
+        scores = npu(q) @ npu(k).transpose(-1, -2)
+    assert op_packets("bmm") == 1, "the transposed keys were gathered"
+    check(scores, q @ k.transpose(-1, -2), SUMS)
+    shared = torch.randn(5, 6)
+    with native():
+        broadcast = npu(a) @ npu(shared)
+    check(broadcast, a @ shared, SUMS)
+    with native("bmm"):
+        expanded = torch.bmm(npu(a), npu(shared).expand(3, 5, 6))
+    check(expanded, torch.bmm(a, shared.expand(3, 5, 6)), SUMS)
+    out = torch.empty(0, device="npu")
+    with native("bmm.out"):
+        torch.bmm(npu(a), npu(b), out=out)
+    check(out, torch.bmm(a, b), SUMS)
+
+
+# --- Reductions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "amax"])
+@pytest.mark.parametrize(
+    "dim,keepdim", [(-1, False), (0, True), ((0, 2), False), ((1,), True), (None, False)], ids=str
+)
+def test_reductions(name, dim, keepdim):
+    x = torch.randn(3, 4, 5)
+    fn = getattr(torch, name)
+
+    def apply(t):
+        if dim is None:
+            return fn(t) if name != "amax" else t.amax()
+        return fn(t, dim, keepdim=keepdim)
+
+    with native(name):
+        result = apply(npu(x))
+    check(result, apply(x), SUMS)
+    with native(name):
+        transposed = apply(npu(x).transpose(0, 2))
+    check(transposed, apply(x.transpose(0, 2)), SUMS)
+
+
+def test_reductions_of_empty_dims_and_out():
+    x = torch.randn(3, 0)
+    with native("sum", "mean"):
+        sums = npu(x).sum(1)
+        means = npu(x).mean(1)
+    check(sums, x.sum(1), EXACT)
+    check(means, x.mean(1), EXACT)
+    y = torch.randn(4, 6)
+    out = torch.empty(0, device="npu")
+    with native("sum.out"):
+        torch.sum(npu(y), 1, out=out)
+    check(out, y.sum(1), SUMS)
+
+
+def test_integer_sum_falls_back():
+    mask = torch.rand(5) > 0.5
+    torch.npu.reset_stats()
+    assert npu(mask).sum().item() == mask.sum().item()
+    assert "aten::sum" in torch.npu.fallback_stats()
+
+
+# --- Softmax, RMS norm, embedding ------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax(dim, log):
+    x = torch.randn(3, 5, 7) * 4
+    fn = F.log_softmax if log else F.softmax
+    op = "_log_softmax" if log else "_softmax"
+    with native(op):
+        result = fn(npu(x), dim=dim)
+        transposed = fn(npu(x).transpose(0, 2), dim=dim)
+    check(result, fn(x, dim=dim), ULPS)
+    check(transposed, fn(x.transpose(0, 2), dim=dim), ULPS)
+
+
+def test_safe_softmax_zeroes_fully_masked_rows():
+    x = torch.randn(4, 6)
+    x[1] = -math.inf
+    x[2, :3] = -math.inf
+    with native("_safe_softmax"):
+        result = torch.ops.aten._safe_softmax(npu(x), -1)
+    check(result, torch.ops.aten._safe_softmax(x, -1), ULPS)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_rms_norm(weighted):
+    x = torch.randn(2, 5, 16)
+    weight = torch.randn(16) if weighted else None
+    with native("_fused_rms_norm"):
+        result = F.rms_norm(npu(x), [16], npu(weight) if weighted else None, eps=1e-5)
+    check(result, F.rms_norm(x, [16], weight, eps=1e-5), ULPS)
+    module = torch.nn.RMSNorm(16, eps=1e-6)
+    with torch.no_grad():
+        module.weight.copy_(torch.randn(16))
+        expected = module(x)
+        module.to("npu")
+        with native("_fused_rms_norm"):
+            got = module(npu(x).transpose(0, 1)).transpose(0, 1)
+    check(got, expected, ULPS)
+
+
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_embedding(index_dtype):
+    table = torch.randn(11, 6)
+    indices = torch.randint(0, 11, (3, 4), dtype=index_dtype)
+    with native("embedding"):
+        result = F.embedding(npu(indices), npu(table))
+    check(result, F.embedding(indices, table), EXACT)
+    module = torch.nn.Embedding(11, 6)
+    expected = module(indices.long()).detach()
+    module.to("npu")
+    with torch.no_grad(), native("embedding"):
+        got = module(npu(indices))
+    check(got, expected, EXACT)
+
+
+# --- Selection and shape ---------------------------------------------------------------
+
+
+def test_where_and_masked_fill_with_infinities():
+    x, y = torch.randn(4, 5), torch.randn(5)
+    cond = torch.rand(4, 5) > 0.5
+    row_mask = torch.rand(5) > 0.5
+    cases = [
+        (lambda c, a, b: torch.where(c, a, b), (cond, x, y)),
+        (lambda c, a, b: torch.where(c, a, -math.inf), (cond, x, y)),
+        (lambda c, a, b: torch.where(c, 0.0, torch.finfo(torch.float32).min), (cond, x, y)),
+        (lambda c, a, b: a.masked_fill(c, -math.inf), (row_mask, x, y)),
+        (lambda c, a, b: a.masked_fill(c, torch.tensor(2.5)), (cond, x, y)),
+    ]
+    for fn, args in cases:
+        torch.npu.reset_stats()
+        result = fn(*(npu(t) for t in args))
+        torch.npu.synchronize()
+        assert torch.npu.fallback_stats() == {}
+        check(result, fn(*args), EXACT)
+    z = npu(x)
+    with native("masked_fill_"):
+        z.masked_fill_(npu(cond), 0.0)
+    check(z, x.masked_fill(cond, 0.0), EXACT)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat(dim):
+    parts = [torch.randn(2, 3, 4), torch.randn(2, 3, 4), torch.randn(2, 3, 4)]
+    with native("cat"):
+        result = torch.cat([npu(p) for p in parts], dim=dim)
+        mixed = torch.cat([npu(parts[0]).transpose(0, 1).transpose(0, 1), npu(parts[1])], dim=dim)
+    check(result, torch.cat(parts, dim=dim), EXACT)
+    check(mixed, torch.cat(parts[:2], dim=dim), EXACT)
+    ints = [torch.arange(6).view(2, 3), torch.arange(4).view(2, 2)]
+    with native("cat"):
+        joined = torch.cat([npu(t) for t in ints], dim=1)
+    assert torch.equal(joined.cpu(), torch.cat(ints, dim=1))
+    with native("cat"):
+        with_empty = torch.cat([npu(parts[0]), torch.empty(0, device="npu")])
+    check(with_empty, parts[0], EXACT)
+
+
+def test_clone_and_contiguous_gather_on_the_device():
+    x = torch.randn(3, 4, 5)
+    view = npu(x).permute(2, 0, 1)
+    with native("_copy_from"):
+        copied = view.contiguous()
+        cloned = view.clone()
+    assert copied.is_contiguous()
+    check(copied, x.permute(2, 0, 1).contiguous(), EXACT)
+    check(cloned, x.permute(2, 0, 1), EXACT)
+
+
+def test_rms_norm_gradient_is_native():
+    # Once the forward is an NPU op, autograd asks the NPU for its gradient.
+    x, weight = torch.randn(3, 5, 8), torch.randn(8)
+    cpu_x, cpu_w = x.clone().requires_grad_(), weight.clone().requires_grad_()
+    F.rms_norm(cpu_x, [8], cpu_w, eps=1e-6).mul(torch.arange(8.0)).sum().backward()
+    npu_x, npu_w = npu(x).requires_grad_(), npu(weight).requires_grad_()
+    out = F.rms_norm(npu_x, [8], npu_w, eps=1e-6)
+    with native("_fused_rms_norm_backward"):
+        out.mul(npu(torch.arange(8.0))).sum().backward()
+    check(npu_x.grad, cpu_x.grad, SUMS)
+    check(npu_w.grad, cpu_w.grad, SUMS)

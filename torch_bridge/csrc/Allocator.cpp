@@ -1,0 +1,145 @@
+#include "Allocator.h"
+
+#include "Device.h"
+
+#include <c10/core/Device.h>
+#include <c10/util/Exception.h>
+
+namespace npu::bridge {
+
+namespace {
+// Requests are rounded to this granule so that tensors of nearly equal size
+// share cached blocks.
+constexpr uint64_t kGranule = 512;
+
+// Blocks freed by this thread while it had packets not yet submitted: if
+// another thread reused one before those packets ran, they would read its
+// data. They join the cache when the packets are submitted.
+thread_local std::vector<uint64_t> t_deferred;
+} // namespace
+
+uint64_t DeviceAllocator::blockSize(uint64_t bytes) {
+  return (bytes + kGranule - 1) / kGranule * kGranule;
+}
+
+c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
+  const c10::Device device(c10::DeviceType::PrivateUse1, 0);
+  if (bytes == 0)
+    return {nullptr, nullptr, &releaseBlock, device};
+  const uint64_t size = blockSize(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t address = 0;
+  if (auto it = cache_.find(size); it != cache_.end() && !it->second.empty()) {
+    address = it->second.back();
+    it->second.pop_back();
+    --stats_.cachedBlocks;
+    ++stats_.cacheHits;
+  } else {
+    try {
+      address = runtime().malloc(size);
+    } catch (const rt::Error &first) {
+      if (first.code() != rt::ErrorCode::OutOfMemory)
+        raise(first);
+      // Cached blocks may be what stands in the way.
+      releaseCacheLocked();
+      try {
+        address = runtime().malloc(size);
+      } catch (const rt::Error &e) {
+        ++stats_.ooms;
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory: tried to allocate ", bytes,
+                         " bytes; ", stats_.allocatedBytes,
+                         " bytes are held by live tensors. Runtime: ", e.what());
+      }
+    }
+    stats_.reservedBytes += size;
+  }
+  live_.emplace(address, size);
+  ++stats_.liveBlocks;
+  ++stats_.allocations;
+  stats_.allocatedBytes += size;
+  stats_.peakAllocatedBytes = std::max(stats_.peakAllocatedBytes, stats_.allocatedBytes);
+  void *pointer = reinterpret_cast<void *>(address);
+  return {pointer, pointer, &releaseBlock, device};
+}
+
+void DeviceAllocator::releaseBlock(void *address) {
+  if (!address)
+    return;
+  if (!pendingPackets().empty())
+    t_deferred.push_back(reinterpret_cast<uint64_t>(address));
+  else
+    allocator().release(reinterpret_cast<uint64_t>(address));
+}
+
+void DeviceAllocator::releaseDeferred() {
+  while (!t_deferred.empty()) {
+    const uint64_t address = t_deferred.back();
+    t_deferred.pop_back();
+    release(address);
+  }
+}
+
+void DeviceAllocator::release(uint64_t address) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = live_.find(address);
+  if (it == live_.end())
+    return; // a block of a runtime that a backend switch replaced
+  const uint64_t size = it->second;
+  live_.erase(it);
+  --stats_.liveBlocks;
+  ++stats_.frees;
+  stats_.allocatedBytes -= size;
+  cache_[size].push_back(address);
+  ++stats_.cachedBlocks;
+}
+
+void DeviceAllocator::copy_data(void *dest, const void *src, size_t count) const {
+  if (count == 0)
+    return;
+  flush();
+  deviceCall([&] {
+    runtime().memcpyDeviceToDevice(reinterpret_cast<uint64_t>(dest),
+                                   reinterpret_cast<uint64_t>(src), count);
+  });
+}
+
+DeviceAllocator::Stats DeviceAllocator::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+void DeviceAllocator::resetPeak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.peakAllocatedBytes = stats_.allocatedBytes;
+}
+
+void DeviceAllocator::releaseCache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  releaseCacheLocked();
+}
+
+void DeviceAllocator::releaseCacheLocked() {
+  flush();
+  for (auto &[size, addresses] : cache_) {
+    for (uint64_t address : addresses) {
+      runtime().free(address);
+      stats_.reservedBytes -= size;
+    }
+  }
+  cache_.clear();
+  stats_.cachedBlocks = 0;
+}
+
+DeviceAllocator &allocator() {
+  static DeviceAllocator *instance = new DeviceAllocator; // outlives every tensor
+  return *instance;
+}
+
+} // namespace npu::bridge
+
+namespace {
+const bool g_registered = [] {
+  c10::SetAllocator(c10::DeviceType::PrivateUse1, &npu::bridge::allocator());
+  return true;
+}();
+} // namespace

@@ -1,0 +1,192 @@
+// Copies between the host and the NPU and within the NPU. Host transfers go
+// through the runtime's synchronous copies; device-side copies are COPY and
+// COPY_STRIDED packets, so a non-contiguous source never visits the host.
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+
+#include <ATen/Functions.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace npu::bridge {
+
+namespace {
+
+void logCopy(const char *direction, uint64_t bytes, const char *what = nullptr) {
+  if (debugLevel() >= 2)
+    logLine("COPY", std::string(direction) + " " + std::to_string(bytes) + " bytes" +
+                        (what ? std::string(" (") + what + ")" : ""));
+}
+
+// Dims of t ordered by decreasing stride: the permutation under which a
+// non-overlapping dense tensor is contiguous.
+std::vector<int64_t> memoryOrder(const at::Tensor &t) {
+  std::vector<int64_t> order(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d)
+    order[d] = d;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return t.stride(a) > t.stride(b); });
+  return order;
+}
+
+// A CPU tensor with the values of the npu tensor src.
+at::Tensor download(const at::Tensor &src) {
+  const auto cpu = src.options().device(c10::kCPU);
+  if (src.is_non_overlapping_and_dense()) {
+    at::Tensor host = at::empty_strided(src.sizes(), src.strides(), cpu);
+    flush();
+    deviceCall(
+        [&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(src), host.nbytes()); });
+    logCopy("D->H", host.nbytes());
+    return host;
+  }
+  at::Tensor dense = emptyNpuLike(src);
+  emitGather(addressOf(dense), src);
+  at::Tensor host = at::empty(src.sizes(), cpu);
+  flush();
+  deviceCall(
+      [&] { runtime().memcpyDeviceToHost(host.data_ptr(), addressOf(dense), host.nbytes()); });
+  logCopy("D->H", host.nbytes(), "gathered on the device first");
+  return host;
+}
+
+// dst (npu) <- host (CPU, dst's dtype and shape).
+void upload(const at::Tensor &dst, const at::Tensor &host) {
+  if (dst.is_non_overlapping_and_dense()) {
+    // Lay the values out in dst's memory order and copy them in one piece.
+    at::Tensor ordered = host.permute(memoryOrder(dst)).contiguous();
+    flush();
+    deviceCall([&] {
+      runtime().memcpyHostToDevice(addressOf(dst), ordered.data_ptr(), ordered.nbytes());
+    });
+    logCopy("H->D", ordered.nbytes());
+    return;
+  }
+  at::Tensor contiguous = host.contiguous();
+  at::Tensor staged = emptyNpuLike(dst);
+  flush();
+  deviceCall([&] {
+    runtime().memcpyHostToDevice(addressOf(staged), contiguous.data_ptr(), contiguous.nbytes());
+  });
+  logCopy("H->D", contiguous.nbytes(), "then stored into a strided view");
+  storeInto(dst, addressOf(staged));
+}
+
+// dst <- src, both npu, same dtype and shape.
+void copyOnDevice(const at::Tensor &dst, const at::Tensor &src) {
+  at::Tensor source = src;
+  if (mayOverlap(dst, src)) {
+    // COPY and COPY_STRIDED need disjoint ranges: go through a fresh buffer.
+    source = emptyNpuLike(src);
+    emitGather(addressOf(source), src);
+  }
+  if (dst.is_non_overlapping_and_dense()) {
+    emitGather(addressOf(dst), source.permute(memoryOrder(dst)));
+  } else {
+    at::Tensor dense = contiguousOnDevice(source);
+    storeInto(dst, addressOf(dense));
+  }
+  logCopy("D->D", dst.nbytes());
+}
+
+} // namespace
+
+void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, float ifTrue) {
+  TORCH_CHECK(flags.scalar_type() == at::kBool, "selectByFlag needs a bool tensor");
+  const int64_t n = flags.numel();
+  if (n == 0)
+    return;
+  // Scratch: an 8-byte table {ifFalse, ifTrue}, then 4 regions of `padded`
+  // bytes: the flags, then zeros. Reading byte i of each region in turn
+  // spells the little-endian int32 flag value of element i, which indexes
+  // the table through EMBEDDING.
+  const int64_t padded = (n + 3) / 4 * 4;
+  at::Tensor scratch = emptyNpu({8 + 4 * padded}, at::kByte);
+  const uint64_t table = addressOf(scratch);
+  const uint64_t bytes = table + 8;
+  emitFillWords(table, std::bit_cast<uint32_t>(ifFalse), 1);
+  emitFillWords(table + 4, std::bit_cast<uint32_t>(ifTrue), 1);
+  emitGather(bytes, flags);
+  emitFillWords(bytes + padded, 0, 3 * padded / 4);
+  at::Tensor indices = emptyNpu({n}, at::kInt);
+  const int64_t widenSizes[] = {n, 4};
+  const int64_t widenStrides[] = {1, padded};
+  emitGather(addressOf(indices), bytes, widenSizes, widenStrides, 1);
+  isa::inst::Embedding lookup;
+  lookup.dst = dst;
+  lookup.table = table;
+  lookup.indices = addressOf(indices);
+  lookup.count = u32(n, "element count");
+  lookup.dim = 1;
+  lookup.rows = 2;
+  lookup.itype = isa::IndexType::i32;
+  emit(lookup);
+}
+
+at::Tensor selectByFlag(const at::Tensor &flags, float ifFalse, float ifTrue) {
+  at::Tensor out = emptyNpu(flags.sizes(), at::kFloat);
+  emitSelectByFlag(addressOf(out), flags, ifFalse, ifTrue);
+  return out;
+}
+
+void copyInto(const at::Tensor &dst, const at::Tensor &src) {
+  if (dst.numel() == 0)
+    return;
+  const at::Tensor source = src.sizes() == dst.sizes() ? src : src.expand(dst.sizes());
+  if (!isNpu(source)) {
+    upload(dst, source.scalar_type() == dst.scalar_type() ? source : source.to(dst.scalar_type()));
+    return;
+  }
+  if (!isNpu(dst)) {
+    dst.copy_(download(source));
+    return;
+  }
+  if (source.scalar_type() == dst.scalar_type()) {
+    copyOnDevice(dst, source);
+  } else if (source.scalar_type() == at::kBool && dst.scalar_type() == at::kFloat) {
+    copyOnDevice(dst, selectByFlag(source, 0.0f, 1.0f));
+  } else {
+    // No conversion instruction: convert on the host, and say so.
+    const std::string what = std::string("dtype conversion ") +
+                             c10::toString(source.scalar_type()) + "->" +
+                             c10::toString(dst.scalar_type());
+    TORCH_CHECK(!strictMode(), "NPU_STRICT: '", what, "' would run on the CPU");
+    countFallback(what);
+    if (logOps())
+      logLine("CPU", what + " " + shapeString(dst));
+    upload(dst, download(source).to(dst.scalar_type()));
+  }
+}
+
+namespace {
+
+at::Tensor copyFrom(const at::Tensor &self, const at::Tensor &dst, bool /*nonBlocking*/) {
+  static OpCounter counter("_copy_from");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(self) + " " + self.device().str() + " -> " + dst.device().str());
+  copyInto(dst, self);
+  return dst;
+}
+
+at::Tensor copyFromAndResize(const at::Tensor &self, const at::Tensor &dst) {
+  static OpCounter counter("_copy_from_and_resize");
+  OpScope scope(counter);
+  if (dst.sizes() != self.sizes())
+    dst.resize_(self.sizes());
+  copyInto(dst, self);
+  return dst;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copyFrom);
+  m.impl("_copy_from_and_resize", copyFromAndResize);
+}
+
+} // namespace npu::bridge

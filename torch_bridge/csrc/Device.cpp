@@ -1,0 +1,237 @@
+#include "Device.h"
+
+#include "Allocator.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <unistd.h>
+
+namespace npu::bridge {
+
+namespace {
+
+int envLevel(const char *name) {
+  const char *value = std::getenv(name);
+  return value && *value ? std::atoi(value) : 0;
+}
+
+std::atomic<int> g_debugLevel{envLevel("NPU_DEBUG")};
+std::atomic<bool> g_strict{envLevel("NPU_STRICT") != 0};
+
+std::mutex g_runtimeMutex;
+// Never destroyed: tensors may outlive static destruction at interpreter exit
+// and hand their blocks back to it.
+std::atomic<rt::Runtime *> g_runtime{nullptr};
+
+std::atomic<uint64_t> g_packetCount{0};
+
+std::mutex g_statsMutex;
+std::vector<OpCounter *> &opCounters() {
+  static std::vector<OpCounter *> counters;
+  return counters;
+}
+std::map<std::string, uint64_t> g_fallbacks;
+
+struct ThreadState {
+  std::vector<isa::Packet> pending;
+  uint64_t flushed = 0;           // packets submitted by this thread
+  int depth = 0;                  // OpScope nesting
+  uint64_t attributedInScope = 0; // packets counted by nested scopes
+};
+thread_local ThreadState t_state;
+
+rt::Runtime *createRuntime(const std::string &backend) {
+  rt::RuntimeOptions options;
+  options.backend = backend;
+  return new rt::Runtime(options);
+}
+
+} // namespace
+
+rt::Runtime &runtime() {
+  if (rt::Runtime *r = g_runtime.load(std::memory_order_acquire))
+    return *r;
+  std::lock_guard<std::mutex> lock(g_runtimeMutex);
+  if (!g_runtime.load()) {
+    try {
+      g_runtime.store(createRuntime(""), std::memory_order_release);
+    } catch (const rt::Error &e) {
+      TORCH_CHECK(false, "cannot start the NPU runtime: ", e.what());
+    }
+  }
+  return *g_runtime.load();
+}
+
+std::string backendName() {
+  return runtime().backendName();
+}
+
+void setBackend(const std::string &name) {
+  flush();
+  rt::Runtime &current = runtime();
+  const DeviceAllocator::Stats stats = allocator().stats();
+  if (stats.liveBlocks > 0 && current.backendName() == name)
+    return; // already there; a fresh device would need the tensors gone
+  TORCH_CHECK(stats.liveBlocks == 0, "cannot switch the NPU backend to '", name,
+              "': ", stats.liveBlocks, " tensor allocation(s) (", stats.allocatedBytes,
+              " bytes) are still live on the '", current.backendName(),
+              "' device; free them (del, gc.collect()) first");
+  TORCH_CHECK(!current.capturing(), "cannot switch the NPU backend during a trace capture");
+  std::unique_ptr<rt::Runtime> replacement;
+  try {
+    replacement.reset(createRuntime(name));
+  } catch (const rt::Error &e) {
+    TORCH_CHECK(false, e.what());
+  }
+  std::lock_guard<std::mutex> lock(g_runtimeMutex);
+  allocator().releaseCache();
+  delete g_runtime.exchange(replacement.release(), std::memory_order_acq_rel);
+}
+
+std::vector<isa::Packet> &pendingPackets() {
+  return t_state.pending;
+}
+
+void raise(const rt::Error &error) {
+  if (error.code() == rt::ErrorCode::DeviceFault) {
+    runtime().reset();
+    TORCH_CHECK(false, "NPU: ", error.what(),
+                ". The device was reset; tensors written by the packets queued since the last "
+                "synchronisation hold undefined values.");
+  }
+  TORCH_CHECK(false, "NPU: ", error.what());
+}
+
+void flush() {
+  std::vector<isa::Packet> &pending = t_state.pending;
+  if (pending.empty())
+    return;
+  g_packetCount.fetch_add(pending.size(), std::memory_order_relaxed);
+  t_state.flushed += pending.size();
+  try {
+    runtime().submit(pending);
+  } catch (const rt::Error &e) {
+    pending.clear();
+    allocator().releaseDeferred();
+    raise(e);
+  }
+  if (debugLevel() >= 3)
+    logLine("NPU", "  submitted " + std::to_string(pending.size()) + " packet(s)");
+  pending.clear();
+  allocator().releaseDeferred();
+}
+
+void synchronize() {
+  flush();
+  deviceCall([] { runtime().synchronize(); });
+}
+
+OpCounter::OpCounter(const char *name) : name(name) {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  opCounters().push_back(this);
+}
+
+OpScope::OpScope(OpCounter &counter)
+    : counter_(counter), firstPacket_(t_state.flushed + t_state.pending.size()),
+      nestedPackets_(t_state.attributedInScope), uncaught_(std::uncaught_exceptions()) {
+  ++t_state.depth;
+  counter_.calls.fetch_add(1, std::memory_order_relaxed);
+}
+
+OpScope::~OpScope() {
+  ThreadState &state = t_state;
+  --state.depth;
+  if (std::uncaught_exceptions() > uncaught_) {
+    // The op failed half-way: what it built and did not submit yet must not run.
+    state.pending.resize(firstPacket_ > state.flushed ? firstPacket_ - state.flushed : 0);
+    return;
+  }
+  const uint64_t built = state.flushed + state.pending.size() - firstPacket_;
+  const uint64_t nested = state.attributedInScope - nestedPackets_;
+  const uint64_t own = built - nested;
+  counter_.packets.fetch_add(own, std::memory_order_relaxed);
+  state.attributedInScope += own;
+  if (own > 0 && logOps()) // a scope that built no packets ran nothing on the NPU
+    logLine("NPU", std::string(counter_.name) + (description_.empty() ? "" : " ") + description_ +
+                       " (" + std::to_string(own) + (own == 1 ? " packet)" : " packets)"));
+  if (state.depth == 0) {
+    state.attributedInScope = 0;
+    try {
+      flush();
+    } catch (const c10::Error &e) {
+      // A destructor must not throw: report the failed submission here; the
+      // device was reset by raise().
+      logLine("NPU", std::string("submit failed: ") + e.what_without_backtrace());
+    }
+  }
+}
+
+bool logOps() {
+  return g_debugLevel.load(std::memory_order_relaxed) >= 1;
+}
+
+uint64_t packetCount() {
+  return g_packetCount.load(std::memory_order_relaxed);
+}
+
+std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats() {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  std::map<std::string, std::pair<uint64_t, uint64_t>> result;
+  for (const OpCounter *c : opCounters()) {
+    auto &entry = result[c->name];
+    entry.first += c->calls.load();
+    entry.second += c->packets.load();
+  }
+  return result;
+}
+
+std::map<std::string, uint64_t> fallbackStats() {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  return g_fallbacks;
+}
+
+void countFallback(const std::string &op) {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  ++g_fallbacks[op];
+}
+
+void resetStats() {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  for (OpCounter *c : opCounters()) {
+    c->calls = 0;
+    c->packets = 0;
+  }
+  g_fallbacks.clear();
+}
+
+int debugLevel() {
+  return g_debugLevel.load(std::memory_order_relaxed);
+}
+void setDebugLevel(int level) {
+  g_debugLevel = level;
+}
+bool strictMode() {
+  return g_strict.load(std::memory_order_relaxed);
+}
+void setStrictMode(bool strict) {
+  g_strict = strict;
+}
+
+void logLine(std::string_view tag, std::string_view text) {
+  // The seed's colours: native green, fallback red, copies blue, views grey.
+  static const bool colour = isatty(STDERR_FILENO) != 0;
+  const char *code = tag == "NPU" ? "32" : tag == "CPU" ? "31" : tag == "COPY" ? "34" : "90";
+  if (colour)
+    std::fprintf(stderr, "\033[%sm[%.*s]\033[0m %.*s\n", code, static_cast<int>(tag.size()),
+                 tag.data(), static_cast<int>(text.size()), text.data());
+  else
+    std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(tag.size()), tag.data(),
+                 static_cast<int>(text.size()), text.data());
+}
+
+} // namespace npu::bridge

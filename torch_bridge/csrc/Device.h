@@ -1,0 +1,109 @@
+// The one NPU as the bridge sees it: the runtime behind it (re-created when
+// the backend changes), the packets the current op is building, statistics
+// and the NPU_DEBUG log.
+//
+// Every native op runs inside an OpScope. Packets that an op and its helpers
+// build collect in a per-thread buffer; the outermost scope submits them as
+// one batch when it ends, and nothing waits for the device to run them.
+// Anything that touches device memory from the host (copies, allocation
+// hand-back) calls flush() first, so the stream order is the program order.
+#pragma once
+
+#include "npu/isa/isa.h"
+#include "npu/rt/runtime.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace npu::bridge {
+
+// --- The runtime ------------------------------------------------------------
+
+rt::Runtime &runtime();
+std::string backendName();
+// Re-creates the runtime (a fresh device) on the named backend. Fails with a
+// clear message when tensors are still live on the device (their addresses
+// would dangle), unless it is the current backend: then nothing changes.
+void setBackend(const std::string &name);
+// Throws a runtime error as a PyTorch error. A device fault is sticky in
+// the runtime; this resets the device (keeping its memory) first, so that
+// it stays usable after the error is reported.
+[[noreturn]] void raise(const rt::Error &error);
+
+// Runs a runtime call, translating its errors with raise().
+template <class F> decltype(auto) deviceCall(F &&call) {
+  try {
+    return call();
+  } catch (const rt::Error &e) {
+    raise(e);
+  }
+}
+
+// Submits the calling thread's pending packets.
+void flush();
+// flush() and wait until the device has run everything submitted.
+void synchronize();
+
+// --- Packet building ----------------------------------------------------------
+
+// Packets built since the last flush on this thread.
+std::vector<isa::Packet> &pendingPackets();
+
+template <class Inst> void emit(const Inst &inst) {
+  inst.toPacket(pendingPackets().emplace_back().data());
+}
+
+// Counters of one native op, registered once per op (a function-local static
+// in the kernel) and readable from Python.
+struct OpCounter {
+  explicit OpCounter(const char *name);
+  const char *name;
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> packets{0};
+};
+
+// Brackets one native op: counts it, logs it at NPU_DEBUG>=1 and submits the
+// packets built inside it when the outermost scope ends normally.
+class OpScope {
+public:
+  explicit OpScope(OpCounter &counter);
+  ~OpScope();
+  OpScope(const OpScope &) = delete;
+  OpScope &operator=(const OpScope &) = delete;
+  // Text appended to the [NPU] log line (shapes); only built when logging.
+  void describe(std::string text) { description_ = std::move(text); }
+
+private:
+  OpCounter &counter_;
+  uint64_t firstPacket_; // index among the packets this thread built
+  uint64_t nestedPackets_;
+  int uncaught_;
+  std::string description_;
+};
+
+// Whether the [NPU] lines are printed: callers skip building descriptions.
+bool logOps();
+
+// --- Statistics ---------------------------------------------------------------
+
+uint64_t packetCount(); // packets submitted through the bridge since start
+std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats(); // op -> (calls, packets)
+std::map<std::string, uint64_t> fallbackStats();
+void countFallback(const std::string &op);
+void resetStats();
+
+// --- Debug log (NPU_DEBUG) ------------------------------------------------------
+
+// 0 off, 1 ops ([NPU] native, [CPU] fallback), 2 + copies ([COPY]),
+// 3 + views ([VIEW]) and runtime detail.
+int debugLevel();
+void setDebugLevel(int level);
+void logLine(std::string_view tag, std::string_view text);
+bool strictMode(); // NPU_STRICT=1: a CPU fallback is an error
+void setStrictMode(bool strict);
+
+} // namespace npu::bridge

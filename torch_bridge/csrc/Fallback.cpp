@@ -1,0 +1,66 @@
+// The boxed CPU fallback for every op without an NPU kernel: its npu
+// tensors are copied to the host, the CPU kernel runs, results (and mutated
+// arguments) are copied back. Each fallback is counted per op, warned about
+// once per op, logged as [CPU] and, with NPU_STRICT=1, refused.
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <mutex>
+#include <unordered_set>
+
+namespace npu::bridge {
+
+namespace {
+
+std::string operatorName(const c10::OperatorHandle &op) {
+  const c10::OperatorName &name = op.schema().operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
+bool firstFallbackOf(const std::string &name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  return warned.insert(name).second;
+}
+
+std::string describeArguments(const c10::OperatorHandle &op, const torch::jit::Stack &stack) {
+  const size_t count = op.schema().arguments().size();
+  std::string text;
+  for (size_t i = stack.size() - count; i < stack.size(); ++i) {
+    if (!stack[i].isTensor())
+      continue;
+    const at::Tensor &t = stack[i].toTensor();
+    if (t.defined())
+      text += (text.empty() ? "" : ", ") + shapeString(t) + (isNpu(t) ? "" : " cpu");
+  }
+  return text;
+}
+
+} // namespace
+
+void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  const std::string name = operatorName(op);
+  TORCH_CHECK(!strictMode(), "NPU_STRICT=1: ", name,
+              " has no NPU kernel for these arguments and would run on the CPU");
+  countFallback(name);
+  if (firstFallbackOf(name))
+    TORCH_WARN("npu: ", name,
+               " has no NPU kernel for these arguments; it runs on the CPU "
+               "(its tensors are copied to the host and back). Warned once per op; "
+               "torch.npu.fallback_stats() counts every fallback.");
+  if (logOps())
+    logLine("CPU", name + " " + describeArguments(op, *stack));
+  flush();
+  at::native::cpu_fallback(op, stack);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
+}
+
+} // namespace npu::bridge

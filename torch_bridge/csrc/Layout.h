@@ -1,0 +1,69 @@
+// Tensor layouts on the device: addresses, contiguity, and the packets that
+// move a strided view into or out of a contiguous buffer (COPY_STRIDED does
+// the gathers; stores into views with gaps use one packet per dense piece).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/SmallVector.h>
+
+#include <cstdint>
+#include <string>
+
+namespace npu::bridge {
+
+// Device address of element 0 (never dereferenced on the host).
+inline uint64_t addressOf(const at::Tensor &t) {
+  return reinterpret_cast<uint64_t>(t.unsafeGetTensorImpl()->data());
+}
+
+inline bool isNpu(const at::Tensor &t) {
+  return t.device().type() == c10::DeviceType::PrivateUse1;
+}
+
+// A contiguous npu tensor, allocated without a trip through the dispatcher.
+at::Tensor emptyNpu(c10::IntArrayRef sizes, c10::ScalarType dtype);
+inline at::Tensor emptyNpuLike(const at::Tensor &t) {
+  return emptyNpu(t.sizes(), t.scalar_type());
+}
+
+// Checked narrowing for packet fields.
+uint32_t u32(int64_t value, const char *what);
+
+struct Dim {
+  int64_t size;
+  int64_t stride;
+};
+using Dims = c10::SmallVector<Dim, 6>;
+
+// The dims of (sizes, strides) without size-1 dims, with neighbours that are
+// contiguous to each other merged; the same elements in the same order.
+Dims collapse(c10::IntArrayRef sizes, c10::IntArrayRef strides);
+
+// Appends packets that write the elements of the strided view (src, sizes,
+// strides, itemsize) in row-major order to the contiguous buffer at dst.
+// The view and [dst, dst + numel * itemsize) must not overlap.
+void emitGather(uint64_t dst, uint64_t src, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                size_t itemsize);
+inline void emitGather(uint64_t dst, const at::Tensor &src) {
+  emitGather(dst, addressOf(src), src.sizes(), src.strides(), src.element_size());
+}
+
+// Stores the row-major contiguous buffer at src into the view dst (which has
+// no internal overlap and does not overlap the buffer): packets when dst is
+// dense or splits into a bounded number of dense pieces, otherwise a
+// read-modify-write of dst's span through the host.
+void storeInto(const at::Tensor &dst, uint64_t src);
+
+// t when it is contiguous, otherwise a contiguous copy gathered on the device.
+at::Tensor contiguousOnDevice(const at::Tensor &t);
+
+// Whether the memory of a and b may intersect.
+bool mayOverlap(const at::Tensor &a, const at::Tensor &b);
+
+// Appends a FILL of `words` 32-bit words (in chunks the packet can hold).
+void emitFillWords(uint64_t dst, uint32_t pattern, uint64_t words);
+
+// "[2x3x4]" for logs.
+std::string shapeString(const at::Tensor &t);
+
+} // namespace npu::bridge

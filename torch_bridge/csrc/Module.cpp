@@ -1,0 +1,101 @@
+// npu_bridge._C: what torch.npu (npu_bridge/device.py) needs from C++.
+#include "Allocator.h"
+#include "Device.h"
+#include "Ops.h"
+
+#include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/pybind.h>
+
+namespace py = pybind11;
+
+namespace npu::bridge {
+
+namespace {
+
+py::dict memoryStats() {
+  const DeviceAllocator::Stats a = allocator().stats();
+  const rt::MemoryStats r = runtime().memoryStats();
+  py::dict stats;
+  stats["allocated_bytes.all.current"] = a.allocatedBytes;
+  stats["allocated_bytes.all.peak"] = a.peakAllocatedBytes;
+  stats["reserved_bytes.all.current"] = a.reservedBytes;
+  stats["active.all.current"] = a.liveBlocks;
+  stats["cached_blocks"] = a.cachedBlocks;
+  stats["num_alloc"] = a.allocations;
+  stats["num_cache_hits"] = a.cacheHits;
+  stats["num_free"] = a.frees;
+  stats["num_ooms"] = a.ooms;
+  stats["device.allocated_bytes"] = r.allocatedBytes;
+  stats["device.peak_allocated_bytes"] = r.peakAllocatedBytes;
+  stats["device.capacity_bytes"] = r.reservedBytes;
+  stats["device.largest_free_block"] = r.largestFreeBlock;
+  stats["device.live_allocations"] = r.liveAllocations;
+  return stats;
+}
+
+py::dict deviceStats() {
+  synchronize();
+  py::dict stats;
+  stats["cycles"] = deviceCall([] { return runtime().deviceCycles(); });
+  stats["packets"] = packetCount();
+  return stats;
+}
+
+void beginCapture(const std::string &path) {
+  flush();
+  deviceCall([&] { runtime().beginCapture(path); });
+}
+
+void endCapture() {
+  flush();
+  deviceCall([] { runtime().endCapture(); });
+}
+
+// At interpreter exit: a capture still running is written out.
+void shutdown() {
+  flush();
+  if (runtime().capturing())
+    deviceCall([] { runtime().endCapture(); });
+}
+
+} // namespace
+
+} // namespace npu::bridge
+
+PYBIND11_MODULE(_C, m) {
+  using namespace npu::bridge;
+  m.doc() = "The NPU's PyTorch PrivateUse1 backend (use torch.npu after import npu_bridge)";
+  // PyTorch's errors as Python exceptions with their message, not the C++ trace.
+  py::register_local_exception_translator([](std::exception_ptr error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const c10::Error &e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what_without_backtrace());
+    }
+  });
+  m.def("_backend_name", [] { return backendName(); });
+  m.def("_set_backend", &setBackend, py::arg("name"));
+  m.def("_synchronize", [] { synchronize(); });
+  m.def("_memory_stats", &memoryStats);
+  m.def("_device_stats", &deviceStats);
+  m.def("_reset_peak_memory_stats", [] {
+    allocator().resetPeak();
+    runtime().resetPeakMemoryStats();
+  });
+  m.def("_empty_cache", [] { allocator().releaseCache(); });
+  m.def("_packet_count", &packetCount);
+  m.def("_op_stats", &nativeOpStats);
+  m.def("_fallback_stats", &fallbackStats);
+  m.def("_reset_stats", &resetStats);
+  m.def("_debug_level", &debugLevel);
+  m.def("_set_debug_level", &setDebugLevel, py::arg("level"));
+  m.def("_strict", &strictMode);
+  m.def("_set_strict", &setStrictMode, py::arg("strict"));
+  m.def("_capture_begin", &beginCapture, py::arg("path"));
+  m.def("_capture_end", &endCapture);
+  m.def("_capturing", [] { return runtime().capturing(); });
+  m.def("_shutdown", &shutdown);
+  m.def("_default_generator", [] {
+    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(defaultGenerator()));
+  });
+}

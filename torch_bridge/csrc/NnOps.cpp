@@ -1,0 +1,290 @@
+// Fused NN ops: softmax and log-softmax (SOFTMAX), the "safe" softmax of
+// scaled_dot_product_attention, RMS norm (RMSNORM, so F.rms_norm and
+// nn.RMSNorm are native, and its gradient RMSNORM_BWD, which autograd needs
+// once the forward is native), embedding lookup (EMBEDDING), and the SDPA
+// backend choice that sends attention through its math decomposition.
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+
+#include <ATen/SDPBackend.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_log_softmax_ops.h>
+#include <ATen/ops/_safe_softmax_ops.h>
+#include <ATen/ops/_softmax_ops.h>
+#include <ATen/ops/embedding_ops.h>
+#include <torch/library.h>
+
+#include <array>
+#include <bit>
+#include <limits>
+
+namespace npu::bridge {
+
+namespace {
+
+// Runs `rowKernel(dst, src, rows, cols)` over the rows of `dim`: directly
+// when dim is innermost and self contiguous, else on a copy with dim moved
+// innermost, moved back into out afterwards. out is contiguous.
+template <class RowKernel>
+void alongDim(const at::Tensor &out, const at::Tensor &self, int64_t dim, RowKernel rowKernel) {
+  const int64_t cols = self.dim() == 0 ? 1 : self.size(dim);
+  if (self.numel() == 0)
+    return;
+  const int64_t rows = self.numel() / cols;
+  if (self.dim() == 0 || (dim == self.dim() - 1 && self.is_contiguous())) {
+    rowKernel(addressOf(out), addressOf(self), rows, cols);
+    return;
+  }
+  at::Tensor moved = emptyNpu(self.movedim(dim, -1).sizes(), at::kFloat);
+  emitGather(addressOf(moved), self.movedim(dim, -1));
+  rowKernel(addressOf(moved), addressOf(moved), rows, cols);
+  emitGather(addressOf(out), moved.movedim(-1, dim));
+}
+
+void emitSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols, bool log) {
+  isa::inst::Softmax softmax;
+  softmax.dst = dst;
+  softmax.src = src;
+  softmax.rows = u32(rows, "rows");
+  softmax.cols = u32(cols, "columns");
+  softmax.log = log;
+  emit(softmax);
+}
+
+at::Tensor softmaxImpl(OpCounter &counter, const at::Tensor &self, int64_t dim, bool log) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(self) + " dim " + std::to_string(dim));
+  const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
+  at::Tensor out = emptyNpuLike(self);
+  alongDim(out, self, d, [log](uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+    emitSoftmaxRows(dst, src, rows, cols, log);
+  });
+  return out;
+}
+
+at::Tensor softmax(const at::Tensor &self, int64_t dim, bool halfToFloat) {
+  static OpCounter counter("_softmax");
+  if (!isFloatNpu(self) || halfToFloat)
+    return fallbackTo<NPU_ATEN_OP(_softmax)>(self, dim, halfToFloat);
+  return softmaxImpl(counter, self, dim, false);
+}
+
+at::Tensor logSoftmax(const at::Tensor &self, int64_t dim, bool halfToFloat) {
+  static OpCounter counter("_log_softmax");
+  if (!isFloatNpu(self) || halfToFloat)
+    return fallbackTo<NPU_ATEN_OP(_log_softmax)>(self, dim, halfToFloat);
+  return softmaxImpl(counter, self, dim, true);
+}
+
+at::Tensor &softmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at::Tensor &out) {
+  if (!isFloatNpu(self) || !isFloatNpu(out) || halfToFloat)
+    return fallbackTo<NPU_ATEN_OP2(_softmax, out)>(self, dim, halfToFloat, out);
+  static OpCounter counter("_softmax.out");
+  at::native::resize_output(out, self.sizes());
+  out.copy_(softmaxImpl(counter, self, dim, false));
+  return out;
+}
+
+at::Tensor &logSoftmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at::Tensor &out) {
+  if (!isFloatNpu(self) || !isFloatNpu(out) || halfToFloat)
+    return fallbackTo<NPU_ATEN_OP2(_log_softmax, out)>(self, dim, halfToFloat, out);
+  static OpCounter counter("_log_softmax.out");
+  at::native::resize_output(out, self.sizes());
+  out.copy_(softmaxImpl(counter, self, dim, true));
+  return out;
+}
+
+// Softmax whose fully masked rows (all -inf) give zeros instead of NaN:
+// the row maximum is clamped to a finite value before it is subtracted, so
+// such rows exponentiate to zeros, and their zero sums are raised to the
+// least normal float before dividing (a row with any finite entry sums to
+// at least 1, so it is unaffected).
+void emitSafeSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+  const at::Tensor stats = emptyNpu({2, rows}, at::kFloat);
+  const uint64_t maxima = addressOf(stats), sums = maxima + 4 * rows;
+  auto rowReduce = [&](auto inst, uint64_t out, uint64_t in) {
+    inst.dst = out;
+    inst.src = in;
+    inst.rows = u32(rows, "rows");
+    inst.cols = u32(cols, "columns");
+    emit(inst);
+  };
+  // dst = a (op) vector[row], for each row.
+  auto perRow = [&](auto inst, uint64_t a, uint64_t vector) {
+    inst.dst = dst;
+    inst.a = a;
+    inst.b = vector;
+    inst.rows = u32(rows, "rows");
+    inst.cols = u32(cols, "columns");
+    inst.bcast = isa::Broadcast::col;
+    emit(inst);
+  };
+  rowReduce(isa::inst::RowMax{}, maxima, src);
+  emitScalar(ScalarOp::Max, maxima, maxima, std::numeric_limits<float>::lowest(), rows);
+  perRow(isa::inst::Sub{}, src, maxima);
+  emitUnary(UnaryOp::Exp, dst, dst, rows * cols);
+  rowReduce(isa::inst::RowSum{}, sums, dst);
+  emitScalar(ScalarOp::Max, sums, sums, std::numeric_limits<float>::min(), rows);
+  perRow(isa::inst::Div{}, dst, sums);
+}
+
+at::Tensor safeSoftmax(const at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  static OpCounter counter("_safe_softmax");
+  if (!isFloatNpu(self) || (dtype && *dtype != at::kFloat))
+    return fallbackTo<NPU_ATEN_OP(_safe_softmax)>(self, dim, dtype);
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(self) + " dim " + std::to_string(dim));
+  at::Tensor out = emptyNpuLike(self);
+  alongDim(out, self, c10::maybe_wrap_dim(dim, self.dim()), emitSafeSoftmaxRows);
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> fusedRmsNorm(const at::Tensor &input,
+                                                at::IntArrayRef normalizedShape,
+                                                const std::optional<at::Tensor> &weight,
+                                                std::optional<double> eps) {
+  static OpCounter counter("_fused_rms_norm");
+  const bool hasWeight = weight && weight->defined();
+  const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
+  TORCH_CHECK(normDims >= 1 && normDims <= input.dim() &&
+                  input.sizes().slice(input.dim() - normDims) == normalizedShape,
+              "rms_norm: normalized_shape ", normalizedShape,
+              " must match the trailing dims of the input ", input.sizes());
+  if (!isFloatNpu(input) || (hasWeight && !isFloatNpu(*weight))) {
+    // No fused CPU kernel to fall back to: PyTorch's own decomposition, op by op.
+    const at::Tensor x = input;
+    std::vector<int64_t> dims;
+    for (int64_t d = input.dim() - normDims; d < input.dim(); ++d)
+      dims.push_back(d);
+    const double epsilon = eps.value_or(std::numeric_limits<float>::epsilon());
+    at::Tensor rstd = x.mul(x).mean(dims, true).add(epsilon).rsqrt();
+    at::Tensor out = x.mul(rstd);
+    return {hasWeight ? out.mul(*weight) : out, rstd};
+  }
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(input) + (hasWeight ? " * weight" : ""));
+  const int64_t cols = c10::multiply_integers(normalizedShape);
+  const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
+  std::vector<int64_t> rstdShape(input.sizes().begin(), input.sizes().end());
+  for (int64_t d = input.dim() - normDims; d < input.dim(); ++d)
+    rstdShape[d] = 1;
+  at::Tensor out = emptyNpuLike(input);
+  at::Tensor rstd = emptyNpu(rstdShape, at::kFloat);
+  if (rows == 0 || cols == 0)
+    return {out, rstd};
+  const at::Tensor src = contiguousOnDevice(input);
+  const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
+  isa::inst::Rmsnorm norm;
+  norm.dst = addressOf(out);
+  norm.src = addressOf(src);
+  norm.weight = hasWeight ? addressOf(w) : 0;
+  norm.rstd = addressOf(rstd);
+  norm.rows = u32(rows, "rows");
+  norm.cols = u32(cols, "columns");
+  norm.eps = static_cast<float>(eps.value_or(std::numeric_limits<float>::epsilon()));
+  norm.use_weight = hasWeight;
+  norm.write_rstd = true;
+  emit(norm);
+  return {out, rstd};
+}
+
+// The gradient of _fused_rms_norm (autograd calls it for npu tensors, and
+// there is no CPU kernel to fall back to): RMSNORM_BWD.
+std::tuple<at::Tensor, at::Tensor>
+fusedRmsNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
+                     at::IntArrayRef normalizedShape, const at::Tensor &rstd,
+                     const std::optional<at::Tensor> &weight, std::array<bool, 2> outputMask) {
+  static OpCounter counter("_fused_rms_norm_backward");
+  const bool hasWeight = weight && weight->defined();
+  TORCH_CHECK(isFloatNpu(gradOut) && isFloatNpu(input) && isFloatNpu(rstd) &&
+                  (!hasWeight || isFloatNpu(*weight)),
+              "_fused_rms_norm_backward on the NPU needs float32 npu tensors");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(input) + (hasWeight ? " * weight" : ""));
+  const int64_t cols = c10::multiply_integers(normalizedShape);
+  const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
+  at::Tensor dx = emptyNpuLike(input);
+  const bool wantWeightGrad = hasWeight && outputMask[1];
+  at::Tensor dweight = wantWeightGrad ? emptyNpuLike(*weight) : at::Tensor();
+  if (rows > 0 && cols > 0) {
+    const at::Tensor x = contiguousOnDevice(input);
+    const at::Tensor dy = contiguousOnDevice(gradOut);
+    const at::Tensor r = contiguousOnDevice(rstd);
+    const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
+    isa::inst::RmsnormBwd backward;
+    backward.dx = addressOf(dx);
+    backward.x = addressOf(x);
+    backward.dy = addressOf(dy);
+    backward.weight = hasWeight ? addressOf(w) : 0;
+    backward.rstd = addressOf(r);
+    backward.dweight = wantWeightGrad ? addressOf(dweight) : 0;
+    backward.rows = u32(rows, "rows");
+    backward.cols = u32(cols, "columns");
+    backward.use_weight = hasWeight;
+    backward.write_dweight = wantWeightGrad;
+    emit(backward);
+  } else if (wantWeightGrad) {
+    emitFillWords(addressOf(dweight), 0, dweight.numel());
+  }
+  return {outputMask[0] ? dx : at::Tensor(), dweight};
+}
+
+at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::SymInt paddingIdx,
+                     bool scaleGradByFreq, bool sparse) {
+  static OpCounter counter("embedding");
+  const bool lowerable = isFloatNpu(weight) && weight.dim() == 2 && isNpu(indices) &&
+                         (indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong);
+  if (!lowerable)
+    return fallbackTo<NPU_ATEN_OP(embedding)>(weight, indices, paddingIdx.expect_int(),
+                                              scaleGradByFreq, sparse);
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(weight) + "[" + shapeString(indices) + "]");
+  std::vector<int64_t> shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(weight.size(1));
+  at::Tensor out = emptyNpu(shape, at::kFloat);
+  if (out.numel() == 0)
+    return out;
+  const at::Tensor table = contiguousOnDevice(weight);
+  const at::Tensor index = contiguousOnDevice(indices);
+  isa::inst::Embedding lookup;
+  lookup.dst = addressOf(out);
+  lookup.table = addressOf(table);
+  lookup.indices = addressOf(index);
+  lookup.count = u32(indices.numel(), "index count");
+  lookup.dim = u32(weight.size(1), "embedding width");
+  lookup.rows = u32(weight.size(0), "table rows");
+  lookup.itype = indices.scalar_type() == at::kInt ? isa::IndexType::i32 : isa::IndexType::i64;
+  emit(lookup);
+  return out;
+}
+
+// scaled_dot_product_attention on the NPU: its math decomposition, whose
+// matmuls, softmax and elementwise ops are native here.
+int64_t fusedSdpChoice(const at::Tensor &, const at::Tensor &, const at::Tensor &,
+                       const std::optional<at::Tensor> &, double, bool, std::optional<double>,
+                       bool) {
+  return static_cast<int64_t>(at::SDPBackend::math);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_softmax", softmax);
+  m.impl("_softmax.out", softmaxOut);
+  m.impl("_log_softmax", logSoftmax);
+  m.impl("_log_softmax.out", logSoftmaxOut);
+  m.impl("_safe_softmax", safeSoftmax);
+  m.impl("_fused_rms_norm", fusedRmsNorm);
+  m.impl("_fused_rms_norm_backward", fusedRmsNormBackward);
+  m.impl("embedding", embedding);
+  m.impl("_fused_sdp_choice", fusedSdpChoice);
+}
+
+} // namespace npu::bridge

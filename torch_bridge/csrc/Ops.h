@@ -1,0 +1,86 @@
+// What the op files share: the CPU fallback, copies, and helpers for the
+// dtypes and scalars the lowering accepts.
+#pragma once
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+
+namespace npu::bridge {
+
+// The boxed CPU fallback (copy to CPU, run, copy back), for every op without
+// a native kernel and for native kernels handed operands they cannot lower.
+void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack);
+
+// The operator type of an ATen op (name and overload), as ATen/Operators.h
+// names it, without including every operator's header.
+#define NPU_ATEN_OP(name) at::_ops::name
+#define NPU_ATEN_OP2(name, overload) at::_ops::name##_##overload
+
+// Runs the CPU fallback of the op `Op` (an NPU_ATEN_OP...) from a native kernel.
+template <class Op, class... Args> decltype(auto) fallbackTo(Args &&...args) {
+  return at::native::call_fallback_fn<&cpuFallback, Op>::call(std::forward<Args>(args)...);
+}
+
+// dst <- src with broadcasting and dtype conversion, for any devices with
+// at least one npu side (the body of _copy_from).
+void copyInto(const at::Tensor &dst, const at::Tensor &src);
+
+// Grows or shrinks a storage on the device, keeping its contents.
+void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes);
+
+// A float32 tensor shaped like `flags` (a bool npu tensor, any strides)
+// holding ifTrue where the flag is set and ifFalse elsewhere, built on the
+// device; emitSelectByFlag writes it to a contiguous buffer at dst.
+at::Tensor selectByFlag(const at::Tensor &flags, float ifFalse, float ifTrue);
+void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, float ifTrue);
+
+// A float32 npu tensor, or a CPU scalar (a Python number or 0-dim tensor)
+// that the scalar instruction forms can take.
+inline bool isFloatNpu(const at::Tensor &t) {
+  return t.device().type() == c10::DeviceType::PrivateUse1 && t.scalar_type() == at::kFloat;
+}
+inline bool isCpuScalar(const at::Tensor &t) {
+  return t.device().is_cpu() && t.dim() == 0;
+}
+
+// The generator of torch.npu: a CPU Mersenne-Twister whose device is the NPU.
+// Random fills are drawn on the host from it and copied to the device.
+class NpuGeneratorImpl : public at::CPUGeneratorImpl {
+public:
+  explicit NpuGeneratorImpl(c10::DeviceIndex index = 0);
+  static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
+};
+const at::Generator &defaultGenerator();
+
+// --- Elementwise lowering (ElementwiseOps.cpp) ---------------------------------
+
+enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
+enum class ScalarOp { Add, Sub, Mul, Div, Max, Min, ReverseSub, ReverseDiv };
+enum class UnaryOp {
+  Neg,
+  Exp,
+  Log,
+  Rsqrt,
+  Sqrt,
+  Reciprocal,
+  Abs,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Silu,
+  Gelu,
+  Sin,
+  Cos
+};
+
+// dst (contiguous float32, the broadcast shape) = a op alpha*b for float32
+// npu tensors a and b broadcastable to dst; alpha only for Add and Sub.
+void emitBinary(BinaryOp op, const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
+                float alpha = 1.0f);
+// n contiguous floats: dst = a op s (or s op a for the reverse forms).
+void emitScalar(ScalarOp op, uint64_t dst, uint64_t a, float s, int64_t n);
+void emitUnary(UnaryOp op, uint64_t dst, uint64_t src, int64_t n);
+
+} // namespace npu::bridge

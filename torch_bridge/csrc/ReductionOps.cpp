@@ -1,0 +1,222 @@
+// Reductions over any set of dims: the kept dims become rows and the
+// reduced ones columns (gathered into that order on the device when the
+// tensor is not already laid out so), then ROW_SUM / ROW_MEAN / ROW_MAX.
+// Sums over leading dims of a contiguous tensor use COL_SUM directly.
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+
+#include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/amax_ops.h>
+#include <ATen/ops/mean_ops.h>
+#include <ATen/ops/sum_ops.h>
+#include <torch/library.h>
+
+#include <bit>
+#include <bitset>
+#include <limits>
+
+namespace npu::bridge {
+
+namespace {
+
+enum class Reduction { Sum, Mean, Max };
+
+template <class Inst>
+void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+  Inst inst;
+  inst.dst = dst;
+  inst.src = src;
+  inst.rows = u32(rows, "rows");
+  inst.cols = u32(cols, "columns");
+  emit(inst);
+}
+
+// The shape of the result of reducing `dims` of self.
+std::vector<int64_t> reducedShape(const at::Tensor &self, const std::bitset<64> &dims,
+                                  bool keepdim) {
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!dims[d])
+      shape.push_back(self.size(d));
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
+std::bitset<64> reductionDims(const at::Tensor &self, at::OptionalIntArrayRef dim) {
+  // An empty or absent list reduces every dim.
+  if (!dim || dim->empty()) {
+    std::bitset<64> all;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      all.set(d);
+    return all;
+  }
+  return at::dim_list_to_bitset(*dim, self.dim());
+}
+
+// Whether every reduced dim of size > 1 precedes every kept one.
+bool reducedDimsLead(const at::Tensor &self, const std::bitset<64> &dims) {
+  bool keptSeen = false;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.size(d) == 1)
+      continue;
+    if (!dims[d])
+      keptSeen = true;
+    else if (keptSeen)
+      return false;
+  }
+  return true;
+}
+
+// out (contiguous, the kept elements in order) = the reduction of self.
+void emitReduction(Reduction kind, const at::Tensor &out, const at::Tensor &self,
+                   const std::bitset<64> &dims) {
+  std::vector<int64_t> order;
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!dims[d]) {
+      order.push_back(d);
+      rows *= self.size(d);
+    }
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (dims[d]) {
+      order.push_back(d);
+      cols *= self.size(d);
+    }
+  if (rows == 0)
+    return;
+  const uint64_t dst = addressOf(out);
+  if (cols == 0) {
+    TORCH_CHECK(kind != Reduction::Max, "amax(): Expected reduction dim to be specified for "
+                                        "input.numel() == 0. Specify the reduction dim with the "
+                                        "'dim' argument.");
+    const float empty = kind == Reduction::Sum ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    emitFillWords(dst, std::bit_cast<uint32_t>(empty), rows);
+    return;
+  }
+  const at::Tensor arranged = self.permute(order);
+  if (!arranged.is_contiguous() && kind != Reduction::Max && self.is_contiguous() &&
+      reducedDimsLead(self, dims)) {
+    // One column sum per kept element, straight from self.
+    emitRowReduction<isa::inst::ColSum>(dst, addressOf(self), cols, rows);
+    if (kind == Reduction::Mean)
+      emitScalar(ScalarOp::Div, dst, dst, static_cast<float>(cols), rows);
+    return;
+  }
+  const at::Tensor source = contiguousOnDevice(arranged);
+  switch (kind) {
+  case Reduction::Sum:
+    emitRowReduction<isa::inst::RowSum>(dst, addressOf(source), rows, cols);
+    break;
+  case Reduction::Mean:
+    emitRowReduction<isa::inst::RowMean>(dst, addressOf(source), rows, cols);
+    break;
+  case Reduction::Max:
+    emitRowReduction<isa::inst::RowMax>(dst, addressOf(source), rows, cols);
+    break;
+  }
+}
+
+void reduceStore(OpCounter &counter, Reduction kind, const at::Tensor &out, const at::Tensor &self,
+                 const std::bitset<64> &dims) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(self) + " -> " + shapeString(out));
+  if (out.is_contiguous()) {
+    emitReduction(kind, out, self, dims);
+  } else {
+    const at::Tensor dense = emptyNpuLike(out);
+    emitReduction(kind, dense, self, dims);
+    storeInto(out, addressOf(dense));
+  }
+}
+
+bool lowerable(const at::Tensor &self, std::optional<c10::ScalarType> dtype) {
+  return isFloatNpu(self) && self.dim() <= 64 && (!dtype || *dtype == at::kFloat);
+}
+
+at::Tensor reduce(OpCounter &counter, Reduction kind, const at::Tensor &self,
+                  at::OptionalIntArrayRef dim, bool keepdim) {
+  const std::bitset<64> dims = reductionDims(self, dim);
+  at::Tensor out = emptyNpu(reducedShape(self, dims, keepdim), at::kFloat);
+  reduceStore(counter, kind, out, self, dims);
+  return out;
+}
+
+at::Tensor &reduceOut(OpCounter &counter, Reduction kind, const at::Tensor &self,
+                      at::OptionalIntArrayRef dim, bool keepdim, at::Tensor &out) {
+  const std::bitset<64> dims = reductionDims(self, dim);
+  at::native::resize_output(out, reducedShape(self, dims, keepdim));
+  reduceStore(counter, kind, out, self, dims);
+  return out;
+}
+
+at::Tensor sumDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<c10::ScalarType> dtype) {
+  static OpCounter counter("sum");
+  if (!lowerable(self, dtype))
+    return fallbackTo<NPU_ATEN_OP2(sum, dim_IntList)>(self, dim, keepdim, dtype);
+  return reduce(counter, Reduction::Sum, self, dim, keepdim);
+}
+
+at::Tensor sumAll(const at::Tensor &self, std::optional<c10::ScalarType> dtype) {
+  static OpCounter counter("sum");
+  if (!lowerable(self, dtype))
+    return fallbackTo<NPU_ATEN_OP(sum)>(self, dtype);
+  return reduce(counter, Reduction::Sum, self, std::nullopt, false);
+}
+
+at::Tensor &sumOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<c10::ScalarType> dtype, at::Tensor &out) {
+  static OpCounter counter("sum.out");
+  if (!lowerable(self, dtype) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(sum, IntList_out)>(self, dim, keepdim, dtype, out);
+  return reduceOut(counter, Reduction::Sum, self, dim, keepdim, out);
+}
+
+at::Tensor meanDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<c10::ScalarType> dtype) {
+  static OpCounter counter("mean");
+  if (!lowerable(self, dtype))
+    return fallbackTo<NPU_ATEN_OP2(mean, dim)>(self, dim, keepdim, dtype);
+  return reduce(counter, Reduction::Mean, self, dim, keepdim);
+}
+
+at::Tensor &meanOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<c10::ScalarType> dtype, at::Tensor &out) {
+  static OpCounter counter("mean.out");
+  if (!lowerable(self, dtype) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(mean, out)>(self, dim, keepdim, dtype, out);
+  return reduceOut(counter, Reduction::Mean, self, dim, keepdim, out);
+}
+
+at::Tensor amax(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
+  static OpCounter counter("amax");
+  if (!lowerable(self, std::nullopt))
+    return fallbackTo<NPU_ATEN_OP(amax)>(self, dim, keepdim);
+  return reduce(counter, Reduction::Max, self, dim, keepdim);
+}
+
+at::Tensor &amaxOut(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, at::Tensor &out) {
+  static OpCounter counter("amax.out");
+  if (!lowerable(self, std::nullopt) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(amax, out)>(self, dim, keepdim, out);
+  return reduceOut(counter, Reduction::Max, self, dim, keepdim, out);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sum.dim_IntList", sumDim);
+  m.impl("sum", sumAll);
+  m.impl("sum.IntList_out", sumOut);
+  m.impl("mean.dim", meanDim);
+  m.impl("mean.out", meanOut);
+  m.impl("amax", amax);
+  m.impl("amax.out", amaxOut);
+}
+
+} // namespace npu::bridge

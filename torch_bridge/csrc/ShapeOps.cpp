@@ -1,0 +1,272 @@
+// cat, and where/masked_fill for attention masks.
+//
+// There is no select instruction: where(c, a, b) is built from a +-inf
+// mask M (+inf where c) looked up per element by EMBEDDING (see
+// selectByFlag): max(min(a, M), min(b, -M)) is a where c holds and b
+// elsewhere, exactly, for every non-NaN a and b (a NaN in the branch not
+// taken propagates). Two scalar branches are a single table lookup.
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/cat_ops.h>
+#include <ATen/ops/masked_fill_ops.h>
+#include <ATen/ops/where_ops.h>
+#include <torch/library.h>
+
+#include <limits>
+
+namespace npu::bridge {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// --- where / masked_fill -----------------------------------------------------
+
+// A branch of where: a float32 npu tensor or a CPU scalar.
+bool branchLowerable(const at::Tensor &t) {
+  return isFloatNpu(t) || (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
+}
+
+bool whereLowerable(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b) {
+  return isNpu(cond) && cond.scalar_type() == at::kBool && branchLowerable(a) &&
+         branchLowerable(b) && (isFloatNpu(a) || isFloatNpu(b));
+}
+
+// dst (contiguous, the broadcast shape) = cond ? a : b.
+void emitWhere(const at::Tensor &dst, const at::Tensor &cond, const at::Tensor &a,
+               const at::Tensor &b) {
+  const c10::IntArrayRef shape = dst.sizes();
+  const at::Tensor flags = cond.expand(shape);
+  if (isCpuScalar(a) && isCpuScalar(b)) {
+    emitSelectByFlag(addressOf(dst), flags, static_cast<float>(b.item<double>()),
+                     static_cast<float>(a.item<double>()));
+    return;
+  }
+  const at::Tensor mask = selectByFlag(flags, -kInf, kInf);
+  const at::Tensor inverse = emptyNpuLike(mask);
+  emitUnary(UnaryOp::Neg, addressOf(inverse), addressOf(mask), mask.numel());
+  // min(x, m): x where m = +inf, -inf where m = -inf.
+  auto keepWhere = [&](const at::Tensor &target, const at::Tensor &x, const at::Tensor &m) {
+    if (isCpuScalar(x))
+      emitScalar(ScalarOp::Min, addressOf(target), addressOf(m),
+                 static_cast<float>(x.item<double>()), target.numel());
+    else
+      emitBinary(BinaryOp::Min, target, m, x);
+  };
+  const at::Tensor fromA = emptyNpu(shape, at::kFloat);
+  keepWhere(fromA, a, mask);
+  keepWhere(inverse, b, inverse);
+  emitBinary(BinaryOp::Max, dst, fromA, inverse);
+}
+
+void whereStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &cond,
+                const at::Tensor &a, const at::Tensor &b) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(cond) + " ? " + shapeString(a) + " : " + shapeString(b));
+  if (out.numel() == 0)
+    return;
+  // emitWhere reads cond, a and b completely before it writes dst, so dst
+  // may alias any of them.
+  const bool direct = out.is_contiguous();
+  const at::Tensor dst = direct ? out : emptyNpuLike(out);
+  emitWhere(dst, cond, a, b);
+  if (!direct)
+    storeInto(out, addressOf(dst));
+}
+
+std::vector<int64_t> whereShape(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b) {
+  return at::infer_size(at::infer_size(cond.sizes(), a.sizes()), b.sizes());
+}
+
+at::Tensor whereSelf(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b) {
+  static OpCounter counter("where");
+  if (!whereLowerable(cond, a, b))
+    return fallbackTo<NPU_ATEN_OP2(where, self)>(cond, a, b);
+  at::Tensor out = emptyNpu(whereShape(cond, a, b), at::kFloat);
+  whereStore(counter, out, cond, a, b);
+  return out;
+}
+
+at::Tensor &whereOut(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b,
+                     at::Tensor &out) {
+  static OpCounter counter("where.out");
+  if (!whereLowerable(cond, a, b) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(where, self_out)>(cond, a, b, out);
+  at::native::resize_output(out, whereShape(cond, a, b));
+  whereStore(counter, out, cond, a, b);
+  return out;
+}
+
+at::Tensor scalarTensor(const at::Scalar &value) {
+  return at::scalar_tensor(value, at::TensorOptions().dtype(at::kDouble));
+}
+
+bool maskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Tensor &value) {
+  return whereLowerable(mask, value, self) && isFloatNpu(self) &&
+         at::infer_size(self.sizes(), mask.sizes()) == self.sizes();
+}
+
+at::Tensor maskedFillScalar(const at::Tensor &self, const at::Tensor &mask,
+                            const at::Scalar &value) {
+  static OpCounter counter("masked_fill");
+  const at::Tensor v = scalarTensor(value);
+  if (!maskLowerable(self, mask, v))
+    return fallbackTo<NPU_ATEN_OP2(masked_fill, Scalar)>(self, mask, value);
+  at::Tensor out = emptyNpuLike(self);
+  whereStore(counter, out, mask, v, self);
+  return out;
+}
+
+at::Tensor &maskedFillScalarInplace(at::Tensor &self, const at::Tensor &mask,
+                                    const at::Scalar &value) {
+  static OpCounter counter("masked_fill_");
+  const at::Tensor v = scalarTensor(value);
+  if (!maskLowerable(self, mask, v))
+    return fallbackTo<NPU_ATEN_OP2(masked_fill_, Scalar)>(self, mask, value);
+  whereStore(counter, self, mask, v, self);
+  return self;
+}
+
+at::Tensor maskedFillTensor(const at::Tensor &self, const at::Tensor &mask,
+                            const at::Tensor &value) {
+  static OpCounter counter("masked_fill");
+  if (value.dim() != 0 || !maskLowerable(self, mask, value))
+    return fallbackTo<NPU_ATEN_OP2(masked_fill, Tensor)>(self, mask, value);
+  at::Tensor out = emptyNpuLike(self);
+  whereStore(counter, out, mask, value, self);
+  return out;
+}
+
+at::Tensor &maskedFillTensorInplace(at::Tensor &self, const at::Tensor &mask,
+                                    const at::Tensor &value) {
+  static OpCounter counter("masked_fill_");
+  if (value.dim() != 0 || !maskLowerable(self, mask, value))
+    return fallbackTo<NPU_ATEN_OP2(masked_fill_, Tensor)>(self, mask, value);
+  whereStore(counter, self, mask, value, self);
+  return self;
+}
+
+// --- cat ---------------------------------------------------------------------
+
+// Legacy rule: 1-D empty tensors take no part in cat.
+bool skipped(const at::Tensor &t) {
+  return t.dim() == 1 && t.size(0) == 0;
+}
+
+bool catLowerable(const at::ITensorListRef &tensors) {
+  std::optional<c10::ScalarType> dtype;
+  for (const at::Tensor &t : tensors) {
+    if (!isNpu(t))
+      return false;
+    if (dtype && *dtype != t.scalar_type())
+      return false;
+    dtype = t.scalar_type();
+  }
+  return dtype.has_value();
+}
+
+// out (contiguous) = the inputs joined along dim: each input is gathered,
+// dim outermost, into its slab of a staging buffer; one final gather
+// moves dim back into place (when dim is not already outermost).
+void emitCat(const at::Tensor &out, const std::vector<at::Tensor> &inputs, int64_t dim) {
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= out.size(d);
+  const size_t itemsize = out.element_size();
+  const at::Tensor staging = outer == 1 ? out : emptyNpuLike(out.movedim(dim, 0));
+  uint64_t offset = 0;
+  for (const at::Tensor &t : inputs) {
+    emitGather(addressOf(staging) + offset * itemsize, t.movedim(dim, 0));
+    offset += t.numel();
+  }
+  if (outer != 1)
+    emitGather(addressOf(out), staging.movedim(0, dim));
+}
+
+std::vector<int64_t> catShape(const std::vector<at::Tensor> &inputs, int64_t dim) {
+  std::vector<int64_t> shape(inputs[0].sizes().begin(), inputs[0].sizes().end());
+  shape[dim] = 0;
+  for (const at::Tensor &t : inputs) {
+    TORCH_CHECK(t.dim() == int64_t(shape.size()),
+                "Tensors must have same number of dimensions: got ", shape.size(), " and ",
+                t.dim());
+    for (int64_t d = 0; d < t.dim(); ++d)
+      TORCH_CHECK(d == dim || t.size(d) == shape[d],
+                  "Sizes of tensors must match except in "
+                  "dimension ",
+                  dim, ". Expected size ", shape[d], " but got size ", t.size(d),
+                  " for tensor number in the list.");
+    shape[dim] += t.size(dim);
+  }
+  return shape;
+}
+
+// The inputs joined along dim into out, or into a new tensor when out is
+// undefined; returns the result.
+at::Tensor catInto(OpCounter &counter, const at::ITensorListRef &tensors, int64_t dim,
+                   at::Tensor out) {
+  OpScope scope(counter);
+  const c10::ScalarType dtype = (*tensors.begin()).scalar_type();
+  std::vector<at::Tensor> inputs;
+  for (const at::Tensor &t : tensors)
+    if (!skipped(t))
+      inputs.push_back(t);
+  std::vector<int64_t> shape{0};
+  if (!inputs.empty()) {
+    dim = c10::maybe_wrap_dim(dim, inputs[0].dim());
+    shape = catShape(inputs, dim);
+  }
+  if (logOps())
+    scope.describe(std::to_string(inputs.size()) + " tensors -> " + c10::str(shape));
+  if (!out.defined())
+    out = emptyNpu(shape, dtype);
+  else
+    at::native::resize_output(out, shape);
+  if (out.numel() == 0)
+    return out;
+  bool direct = out.is_contiguous();
+  for (const at::Tensor &t : inputs)
+    direct = direct && !mayOverlap(out, t);
+  const at::Tensor dst = direct ? out : emptyNpu(shape, dtype);
+  emitCat(dst, inputs, dim);
+  if (!direct)
+    storeInto(out, addressOf(dst));
+  return out;
+}
+
+at::Tensor cat(const at::ITensorListRef &tensors, int64_t dim) {
+  static OpCounter counter("cat");
+  if (!catLowerable(tensors))
+    return fallbackTo<NPU_ATEN_OP(cat)>(tensors, dim);
+  return catInto(counter, tensors, dim, at::Tensor());
+}
+
+at::Tensor &catOut(const at::ITensorListRef &tensors, int64_t dim, at::Tensor &out) {
+  static OpCounter counter("cat.out");
+  if (!catLowerable(tensors) || !isNpu(out) ||
+      out.scalar_type() != (*tensors.begin()).scalar_type())
+    return fallbackTo<NPU_ATEN_OP2(cat, out)>(tensors, dim, out);
+  catInto(counter, tensors, dim, out);
+  return out;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("where.self", whereSelf);
+  m.impl("where.self_out", whereOut);
+  m.impl("masked_fill.Scalar", maskedFillScalar);
+  m.impl("masked_fill_.Scalar", maskedFillScalarInplace);
+  m.impl("masked_fill.Tensor", maskedFillTensor);
+  m.impl("masked_fill_.Tensor", maskedFillTensorInplace);
+  m.impl("cat", cat);
+  m.impl("cat.out", catOut);
+}
+
+} // namespace npu::bridge
