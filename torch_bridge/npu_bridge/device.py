@@ -152,7 +152,8 @@ def set_rng_state(new_state: torch.Tensor, device: torch.device | str | int = "n
 
 
 def get_backend() -> str:
-    """The runtime backend executing packets ("iss"; later "rtl", "cosim")."""
+    """The runtime backend executing packets: "iss", or "rtl" and "cosim" in a
+    build with the RTL (NPU_BUILD_RTL)."""
     return _C._backend_name()
 
 
