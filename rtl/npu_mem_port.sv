@@ -112,10 +112,19 @@ module npu_mem_port (
   end
 
   // The bytes of the beat at `beat` inside [start, stop).
+  // Bytes from `beat` to `to`, clamped to [0, BYTES].
+  function automatic logic [SHIFT:0] beat_offset(input logic [63:0] beat, input logic [64:0] to);
+    if (to <= {1'b0, beat}) beat_offset = '0;
+    else if (to - {1'b0, beat} >= 65'(BYTES)) beat_offset = (SHIFT+1)'(BYTES);
+    else beat_offset = (SHIFT+1)'(to - {1'b0, beat});
+  endfunction
+  // The n lowest bits set (n <= BYTES).
+  function automatic logic [BYTES-1:0] low_bits(input logic [SHIFT:0] n);
+    low_bits = BYTES'(((BYTES+1)'(1) << n) - (BYTES+1)'(1));
+  endfunction
   function automatic logic [BYTES-1:0] strobes(input logic [63:0] beat, input logic [63:0] start,
                                                input logic [64:0] stop);
-    for (int i = 0; i < BYTES; i++)
-      strobes[i] = {1'b0, beat + 64'(i)} < stop && beat + 64'(i) >= start;
+    strobes = low_bits(beat_offset(beat, stop)) & ~low_bits(beat_offset(beat, {1'b0, start}));
   endfunction
 
   // The first byte of the request at or after `addr`: where a fault is reported.
