@@ -112,6 +112,50 @@ TEST(RtlBackend, FaultNamesTheStreamIndexAndRecoversAfterReset) {
   EXPECT_NO_THROW(runtime.synchronize());
 }
 
+// An index out of range reads as on the ISS: the index, its position and
+// the table's rows, for EMBEDDING (i64) and EMBEDDING_BWD (i32).
+TEST(RtlBackend, IndexFaultNamesTheIndexAndTheRows) {
+  rt::Runtime runtime(on("rtl"));
+  const uint64_t table = runtime.malloc(11 * 6 * 4), out = runtime.malloc(3 * 6 * 4);
+  const uint64_t indices = runtime.malloc(64);
+  const int64_t wide[] = {1, 99, 2};
+  runtime.memcpyHostToDevice(indices, wide, sizeof wide);
+  isa::inst::Embedding e;
+  e.dst = out;
+  e.table = table;
+  e.indices = indices;
+  e.count = 3;
+  e.dim = 6;
+  e.rows = 11;
+  e.itype = isa::IndexType::i64;
+  const isa::Packet forward[] = {packetOf(e)};
+  runtime.submit(forward);
+  try {
+    runtime.synchronize();
+    FAIL() << "no fault";
+  } catch (const rt::Error &error) {
+    EXPECT_THAT(error.what(), HasSubstr("index 99 at position 1 is outside [0, 11)"));
+  }
+  runtime.reset();
+  const int32_t narrow[] = {0, 3, -4};
+  runtime.memcpyHostToDevice(indices, narrow, sizeof narrow);
+  isa::inst::EmbeddingBwd b;
+  b.dtable = table;
+  b.dy = out;
+  b.indices = indices;
+  b.count = 3;
+  b.dim = 6;
+  b.rows = 11;
+  const isa::Packet backward[] = {packetOf(b)};
+  runtime.submit(backward);
+  try {
+    runtime.synchronize();
+    FAIL() << "no fault";
+  } catch (const rt::Error &error) {
+    EXPECT_THAT(error.what(), HasSubstr("index -4 at position 2 is outside [0, 11)"));
+  }
+}
+
 TEST(CosimBackend, RunsBothModelsAndReportsCyclesSideBySide) {
   rt::Runtime iss(on("iss")), cosim(on("cosim"));
   const std::vector<float> a = softmaxSilu(iss), b = softmaxSilu(cosim);
