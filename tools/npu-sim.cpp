@@ -320,9 +320,13 @@ int run(const po::variables_map &vm) {
                            ? "halt"
                        : text.size() < program.text.size() ? "packet limit"
                                                            : "end of stream";
-    std::printf("%s: %" PRIu64 " packets on %s, stopped at %s, %" PRIu64 " cycles (%s mode)\n",
-                input.c_str(), stats.packets, runtime.backendName().c_str(), stop, stats.cycles,
-                sim::modeName(*mode));
+    // --mode selects what the ISS computes; the rtl and cosim backends
+    // count the RTL's clock cycles.
+    const std::string backend = runtime.backendName();
+    const std::string cycles =
+        backend == "iss" ? std::string(sim::modeName(*mode)) + " mode" : "RTL clock cycles";
+    std::printf("%s: %" PRIu64 " packets on %s, stopped at %s, %" PRIu64 " cycles (%s)\n",
+                input.c_str(), stats.packets, backend.c_str(), stop, stats.cycles, cycles.c_str());
     std::fputs(runtime.backendSummary().c_str(), stdout);
   }
   if (fault) {
@@ -364,7 +368,7 @@ int main(int argc, char **argv) {
       ("backend,b", po::value<std::string>()->default_value("", "$NPU_BACKEND or iss"),
        "execution backend: iss, or rtl and cosim when built with Verilator")
       ("mode,m", po::value<std::string>()->default_value("func"),
-       "func (values only), perf (cycles only) or both")
+       "what the ISS computes: func (values only), perf (cycles only) or both")
       ("max-packets", po::value<uint64_t>(), "stop after this many packets")
       ("trace,t", "print every executed packet with its cycles and bytes")
       ("trace-json", po::value<std::string>(), "write a Perfetto/Chrome trace timeline")
