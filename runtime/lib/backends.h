@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <memory>
 
+#ifdef NPU_HAVE_RTL
+#include "npu_device.h"
+#endif
+
 namespace npu::rt {
 
 // The register state of a device's command processor (isa/csr.td), for
@@ -36,6 +40,8 @@ struct CsrFile {
 
 std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options);
 #ifdef NPU_HAVE_RTL
+// The harness options: NPU_RTL_* from the environment, the waveform from `options`.
+rtl::DeviceOptions rtlDeviceOptions(const BackendOptions &options);
 std::unique_ptr<Backend> makeRtlBackend(const BackendOptions &options);
 std::unique_ptr<Backend> makeCosimBackend(const BackendOptions &options);
 #endif

@@ -67,7 +67,7 @@ class CosimBackend final : public Backend {
 public:
   explicit CosimBackend(const BackendOptions &options)
       : issMemory_(options.addressMap), iss_(issMemory_, sim::Mode::Both),
-        rtlMemory_(options.addressMap), device_(rtlMemory_, deviceOptions(options)) {
+        rtlMemory_(options.addressMap), device_(rtlMemory_, rtlDeviceOptions(options)) {
     iss_.setRecording(true);
     device_.setRecording(true);
   }
@@ -211,16 +211,6 @@ private:
     isa::Opcode opcode;
     uint64_t issCycles, rtlCycles, error;
   };
-
-  static rtl::DeviceOptions deviceOptions(const BackendOptions &options) {
-    rtl::DeviceOptions o = rtl::DeviceOptions::fromEnvironment();
-    if (!options.waveformPath.empty()) {
-      o.waveformPath = options.waveformPath;
-      o.waveformStart = options.waveformStart;
-      o.waveformStop = options.waveformStop;
-    }
-    return o;
-  }
 
   static std::string describeOutcome(const std::optional<mem::Fault> &fault, bool halted) {
     if (fault)

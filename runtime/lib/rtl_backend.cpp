@@ -21,7 +21,7 @@ namespace {
 class RtlBackend final : public Backend {
 public:
   explicit RtlBackend(const BackendOptions &options)
-      : memory_(options.addressMap), device_(memory_, deviceOptions(options)) {}
+      : memory_(options.addressMap), device_(memory_, rtlDeviceOptions(options)) {}
 
   std::string_view name() const override { return "rtl"; }
 
@@ -129,16 +129,6 @@ private:
            ")";
   }
 
-  static rtl::DeviceOptions deviceOptions(const BackendOptions &options) {
-    rtl::DeviceOptions o = rtl::DeviceOptions::fromEnvironment();
-    if (!options.waveformPath.empty()) {
-      o.waveformPath = options.waveformPath;
-      o.waveformStart = options.waveformStart;
-      o.waveformStop = options.waveformStop;
-    }
-    return o;
-  }
-
   mem::PhysicalMemory memory_;
   rtl::Device device_;
   std::optional<mem::Fault> hang_;
@@ -146,6 +136,16 @@ private:
 };
 
 } // namespace
+
+rtl::DeviceOptions rtlDeviceOptions(const BackendOptions &options) {
+  rtl::DeviceOptions o = rtl::DeviceOptions::fromEnvironment();
+  if (!options.waveformPath.empty()) {
+    o.waveformPath = options.waveformPath;
+    o.waveformStart = options.waveformStart;
+    o.waveformStop = options.waveformStop;
+  }
+  return o;
+}
 
 std::unique_ptr<Backend> makeRtlBackend(const BackendOptions &options) {
   return std::make_unique<RtlBackend>(options);

@@ -206,6 +206,15 @@ TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
   EXPECT_THAT(fault->fault.detail, HasSubstr("ulp"));
 }
 
+// Puts `packet` into a ring of 4 at 0x2000'0000 and rings the doorbell.
+void ringOne(rtl::Device &device, mem::PhysicalMemory &memory, const isa::Packet &packet) {
+  memory.write(0x2000'0000, packet.data(), packet.size());
+  using namespace isa::csr;
+  device.writeCsr(RING_BASE_LO, 0x2000'0000);
+  device.writeCsr(RING_ENTRIES, 4);
+  device.writeCsr(RING_TAIL, 1);
+}
+
 // A memory that answers long after the hang budget: the device reports a
 // Timeout with the packet in flight and works again after the reset.
 TEST(RtlDevice, HangIsDetectedAndReported) {
@@ -219,11 +228,7 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
   copy.src = 0x1000'0000;
   copy.dst = 0x1000'1000;
   const isa::Packet p = packetOf(copy);
-  memory.write(0x2000'0000, p.data(), p.size());
-  using namespace isa::csr;
-  device.writeCsr(RING_BASE_LO, 0x2000'0000);
-  device.writeCsr(RING_ENTRIES, 4);
-  device.writeCsr(RING_TAIL, 1);
+  ringOne(device, memory, p);
   try {
     device.runUntilIdle();
     FAIL() << "no hang detected";
@@ -234,8 +239,8 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
     EXPECT_THAT(e.fault().detail, HasSubstr("fetching packet 0; states: command fetch (2)"));
   }
   // After the reset the ring registers are back to zero.
-  EXPECT_EQ(device.readCsr(RING_ENTRIES), 0u);
-  EXPECT_EQ(device.readCsr(STATUS), 0u);
+  EXPECT_EQ(device.readCsr(isa::csr::RING_ENTRIES), 0u);
+  EXPECT_EQ(device.readCsr(isa::csr::STATUS), 0u);
 }
 
 // A budget shorter than a matrix panel's compute steps (no memory traffic):
@@ -253,11 +258,7 @@ TEST(RtlDevice, HangReportNamesThePacketAndTheEngineStates) {
   mm.b = 0x1000'1000;
   mm.c = 0x1000'2000;
   const isa::Packet p = packetOf(mm);
-  memory.write(0x2000'0000, p.data(), p.size());
-  using namespace isa::csr;
-  device.writeCsr(RING_BASE_LO, 0x2000'0000);
-  device.writeCsr(RING_ENTRIES, 4);
-  device.writeCsr(RING_TAIL, 1);
+  ringOne(device, memory, p);
   try {
     device.runUntilIdle();
     FAIL() << "no hang detected";
@@ -283,11 +284,7 @@ TEST(RtlDevice, WaveformCoversItsCycleWindow) {
     fill.count = 1024;
     fill.dst = 0x1000'0000;
     const isa::Packet p = packetOf(fill);
-    memory.write(0x2000'0000, p.data(), p.size());
-    using namespace isa::csr;
-    device.writeCsr(RING_BASE_LO, 0x2000'0000);
-    device.writeCsr(RING_ENTRIES, 4);
-    device.writeCsr(RING_TAIL, 1);
+    ringOne(device, memory, p);
     device.runUntilIdle();
     ASSERT_GT(device.cycle(), 200u);
   }
