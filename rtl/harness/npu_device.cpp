@@ -6,6 +6,8 @@
 #include <verilated.h>
 #include <verilated_vcd_c.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -23,14 +25,21 @@ constexpr unsigned kBeatWords = kBeatBytes / 4;
 constexpr uint8_t kRespOkay = 0;
 constexpr uint8_t kRespSlaveError = 2;
 
-uint64_t envNumber(const char *name, uint64_t fallback) {
+// $name as a non-negative integer (decimal, 0x hex or 0 octal) up to
+// `max`, or `fallback` when unset or empty.
+uint64_t envNumber(const char *name, uint64_t fallback, uint64_t max = UINT64_MAX) {
   const char *text = std::getenv(name);
   if (!text || !*text)
     return fallback;
   char *end = nullptr;
+  errno = 0;
   const unsigned long long value = std::strtoull(text, &end, 0);
-  if (*end)
-    throw std::invalid_argument(std::string(name) + "='" + text + "' is not a number");
+  if (*end || *text == '-' || *text == '+' || std::isspace(static_cast<unsigned char>(*text)))
+    throw std::invalid_argument(std::string(name) + "='" + text +
+                                "' is not a non-negative integer");
+  if (errno == ERANGE || value > max)
+    throw std::invalid_argument(std::string(name) + "='" + text + "' is out of range (at most " +
+                                std::to_string(max) + ")");
   return value;
 }
 
@@ -151,9 +160,10 @@ void AxiMonitor::restart() {
 
 DeviceOptions DeviceOptions::fromEnvironment() {
   DeviceOptions o;
-  o.memoryLatency = static_cast<unsigned>(envNumber("NPU_RTL_LATENCY", isa::hw::kMemLatency));
-  o.memoryWidth = static_cast<unsigned>(envNumber("NPU_RTL_MEM_WIDTH", kBeatBytes));
-  o.stallPercent = static_cast<unsigned>(envNumber("NPU_RTL_STALL_PERCENT", 0));
+  o.memoryLatency =
+      static_cast<unsigned>(envNumber("NPU_RTL_LATENCY", isa::hw::kMemLatency, UINT32_MAX));
+  o.memoryWidth = static_cast<unsigned>(envNumber("NPU_RTL_MEM_WIDTH", kBeatBytes, UINT32_MAX));
+  o.stallPercent = static_cast<unsigned>(envNumber("NPU_RTL_STALL_PERCENT", 0, UINT32_MAX));
   o.stallSeed = envNumber("NPU_RTL_STALL_SEED", 1);
   o.hangCycles = envNumber("NPU_RTL_HANG_CYCLES", o.hangCycles);
   if (const char *path = std::getenv("NPU_RTL_VCD"))

@@ -653,8 +653,21 @@ TEST(RtlDeviceOptions, BadValuesAreRejectedWithTheReason) {
   o.waveformStart = 10;
   o.waveformStop = 5;
   rejected(o, "start after stop");
-  ::setenv("NPU_RTL_MEM_WIDTH", "wide", 1);
-  EXPECT_THROW(rtl::DeviceOptions::fromEnvironment(), std::invalid_argument);
+  auto badEnvironment = [](const char *name, const char *value, const std::string &reason) {
+    ::setenv(name, value, 1);
+    try {
+      rtl::DeviceOptions::fromEnvironment();
+      ADD_FAILURE() << name << "=" << value << " accepted";
+    } catch (const std::invalid_argument &e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+    ::unsetenv(name);
+  };
+  badEnvironment("NPU_RTL_MEM_WIDTH", "wide",
+                 "NPU_RTL_MEM_WIDTH='wide' is not a non-negative integer");
+  badEnvironment("NPU_RTL_LATENCY", "-5", "is not a non-negative integer");
+  badEnvironment("NPU_RTL_LATENCY", "5000000000", "is out of range (at most 4294967295)");
+  badEnvironment("NPU_RTL_HANG_CYCLES", "99999999999999999999", "is out of range");
   ::setenv("NPU_RTL_MEM_WIDTH", "8", 1);
   EXPECT_EQ(rtl::DeviceOptions::fromEnvironment().memoryWidth, 8u);
   ::unsetenv("NPU_RTL_MEM_WIDTH");
