@@ -219,6 +219,19 @@ at::Tensor contiguousOnDevice(const at::Tensor &t) {
   return out;
 }
 
+at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape) {
+  at::Tensor full = emptyNpu(shape, t.scalar_type());
+  emitGather(addressOf(full), t.expand(shape));
+  return full;
+}
+
+at::Tensor denseOperand(const at::Tensor &tensor, const at::Tensor &dst) {
+  if (tensor.sizes() == dst.sizes() && tensor.is_contiguous() &&
+      (!mayOverlap(tensor, dst) || addressOf(tensor) == addressOf(dst)))
+    return tensor;
+  return materialize(tensor, dst.sizes());
+}
+
 bool mayOverlap(const at::Tensor &a, const at::Tensor &b) {
   if (a.numel() == 0 || b.numel() == 0)
     return false;
