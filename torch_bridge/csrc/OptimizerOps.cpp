@@ -27,6 +27,7 @@
 
 #include <array>
 #include <cmath>
+#include <vector>
 
 namespace npu::bridge {
 
@@ -46,6 +47,28 @@ double scalarValue(const at::Tensor &t, const char *what) {
   TORCH_CHECK(t.numel() == 1, "fused Adam: ", what, " must have one element, got shape ",
               t.sizes());
   return (isNpu(t) ? download(t) : t).item<double>();
+}
+
+// The values of the one-element tensors `steps`: those that are float32 on
+// the NPU are collected on the device and read with one wait.
+std::vector<double> stepValues(at::TensorList steps) {
+  std::vector<double> values(steps.size());
+  std::vector<size_t> collected;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (isFloatNpu(steps[i]) && steps[i].numel() == 1)
+      collected.push_back(i);
+    else
+      values[i] = scalarValue(steps[i], "state_step");
+  }
+  if (collected.empty())
+    return values;
+  const at::Tensor staged = emptyNpu({static_cast<int64_t>(collected.size())}, at::kFloat);
+  for (size_t k = 0; k < collected.size(); ++k)
+    emitGather(addressOf(staged) + 4 * k, steps[collected[k]]);
+  const at::Tensor host = download(staged);
+  for (size_t k = 0; k < collected.size(); ++k)
+    values[collected[k]] = host[static_cast<int64_t>(k)].item<double>();
+  return values;
 }
 
 // Why the call cannot become ADAMW packets, or "" when it can.
@@ -101,8 +124,9 @@ void emitAdamSteps(const AdamArguments &a) {
   // Every parameter's block in one buffer (32-byte aligned: the allocator
   // aligns blocks to 64 bytes and each block is 32 bytes).
   at::Tensor hostBlocks = at::empty({count, 8}, at::kFloat);
+  const std::vector<double> steps = stepValues(a.steps);
   for (int64_t i = 0; i < count; ++i) {
-    const std::array<float, 8> block = hyperBlock(a, scalarValue(a.steps[i], "state_step"));
+    const std::array<float, 8> block = hyperBlock(a, steps[i]);
     std::copy(block.begin(), block.end(), hostBlocks[i].data_ptr<float>());
   }
   at::Tensor blocks = emptyNpu({count, 8}, at::kFloat);
