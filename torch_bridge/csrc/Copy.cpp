@@ -118,15 +118,7 @@ void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, floa
   const int64_t widenSizes[] = {n, 4};
   const int64_t widenStrides[] = {1, padded};
   emitGather(addressOf(indices), bytes, widenSizes, widenStrides, 1);
-  isa::inst::Embedding lookup;
-  lookup.dst = dst;
-  lookup.table = table;
-  lookup.indices = addressOf(indices);
-  lookup.count = u32(n, "element count");
-  lookup.dim = 1;
-  lookup.rows = 2;
-  lookup.itype = isa::IndexType::i32;
-  emit(lookup);
+  emitEmbedding(dst, table, indices, 1, 2);
 }
 
 at::Tensor selectByFlag(const at::Tensor &flags, float ifFalse, float ifTrue) {

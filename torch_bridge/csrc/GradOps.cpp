@@ -101,19 +101,25 @@ void emitThresholdGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Te
   emitBinary(BinaryOp::Mul, dst, step, dy);
 }
 
-at::Tensor siluBackward(const at::Tensor &dy, const at::Tensor &x) {
-  static OpCounter counter("silu_backward");
-  if (!lowerable(dy, x))
-    return fallbackTo<NPU_ATEN_OP(silu_backward)>(dy, x);
-  return gradFunctional(counter, dy, x, emitPointwiseGrad<isa::inst::SiluBwd>);
-}
+// The functional and .grad_input forms of a gradient op `name`(dy, x)
+// that emitInto computes.
+#define NPU_GRAD_OP(name, function, emitInto)                                                      \
+  at::Tensor function(const at::Tensor &dy, const at::Tensor &x) {                                 \
+    static OpCounter counter(#name);                                                               \
+    if (!lowerable(dy, x))                                                                         \
+      return fallbackTo<NPU_ATEN_OP(name)>(dy, x);                                                 \
+    return gradFunctional(counter, dy, x, emitInto);                                               \
+  }                                                                                                \
+  at::Tensor &function##Out(const at::Tensor &dy, const at::Tensor &x, at::Tensor &out) {          \
+    static OpCounter counter(#name ".grad_input");                                                 \
+    if (!lowerable(dy, x) || !isFloatNpu(out))                                                     \
+      return fallbackTo<NPU_ATEN_OP2(name, grad_input)>(dy, x, out);                               \
+    return gradOut(counter, dy, x, out, emitInto);                                                 \
+  }
 
-at::Tensor &siluBackwardOut(const at::Tensor &dy, const at::Tensor &x, at::Tensor &out) {
-  static OpCounter counter("silu_backward.grad_input");
-  if (!lowerable(dy, x) || !isFloatNpu(out))
-    return fallbackTo<NPU_ATEN_OP2(silu_backward, grad_input)>(dy, x, out);
-  return gradOut(counter, dy, x, out, emitPointwiseGrad<isa::inst::SiluBwd>);
-}
+NPU_GRAD_OP(silu_backward, siluBackward, emitPointwiseGrad<isa::inst::SiluBwd>)
+NPU_GRAD_OP(sigmoid_backward, sigmoidBackward, emitSigmoidGrad)
+NPU_GRAD_OP(tanh_backward, tanhBackward, emitTanhGrad)
 
 // GELU_BWD is the gradient of the tanh approximation; the exact (erf) GELU's
 // gradient falls back.
@@ -130,34 +136,6 @@ at::Tensor &geluBackwardOut(const at::Tensor &dy, const at::Tensor &x, c10::stri
   if (!lowerable(dy, x) || !isFloatNpu(out) || approximate != "tanh")
     return fallbackTo<NPU_ATEN_OP2(gelu_backward, grad_input)>(dy, x, approximate, out);
   return gradOut(counter, dy, x, out, emitPointwiseGrad<isa::inst::GeluBwd>);
-}
-
-at::Tensor sigmoidBackward(const at::Tensor &dy, const at::Tensor &y) {
-  static OpCounter counter("sigmoid_backward");
-  if (!lowerable(dy, y))
-    return fallbackTo<NPU_ATEN_OP(sigmoid_backward)>(dy, y);
-  return gradFunctional(counter, dy, y, emitSigmoidGrad);
-}
-
-at::Tensor &sigmoidBackwardOut(const at::Tensor &dy, const at::Tensor &y, at::Tensor &out) {
-  static OpCounter counter("sigmoid_backward.grad_input");
-  if (!lowerable(dy, y) || !isFloatNpu(out))
-    return fallbackTo<NPU_ATEN_OP2(sigmoid_backward, grad_input)>(dy, y, out);
-  return gradOut(counter, dy, y, out, emitSigmoidGrad);
-}
-
-at::Tensor tanhBackward(const at::Tensor &dy, const at::Tensor &y) {
-  static OpCounter counter("tanh_backward");
-  if (!lowerable(dy, y))
-    return fallbackTo<NPU_ATEN_OP(tanh_backward)>(dy, y);
-  return gradFunctional(counter, dy, y, emitTanhGrad);
-}
-
-at::Tensor &tanhBackwardOut(const at::Tensor &dy, const at::Tensor &y, at::Tensor &out) {
-  static OpCounter counter("tanh_backward.grad_input");
-  if (!lowerable(dy, y) || !isFloatNpu(out))
-    return fallbackTo<NPU_ATEN_OP2(tanh_backward, grad_input)>(dy, y, out);
-  return gradOut(counter, dy, y, out, emitTanhGrad);
 }
 
 bool thresholdLowerable(const at::Tensor &dy, const at::Tensor &x, const at::Scalar &threshold) {

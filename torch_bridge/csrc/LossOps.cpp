@@ -95,33 +95,6 @@ Selection selectTargets(const at::Tensor &target, const Problem &problem, int64_
   return selection;
 }
 
-// dst[k] = table[indices[k]] for a table of `rows` floats (rows x 1).
-void emitGatherFloats(uint64_t dst, uint64_t table, int64_t rows, const at::Tensor &indices) {
-  isa::inst::Embedding lookup;
-  lookup.dst = dst;
-  lookup.table = table;
-  lookup.indices = addressOf(indices);
-  lookup.count = u32(indices.numel(), "index count");
-  lookup.dim = 1;
-  lookup.rows = u32(rows, "table rows");
-  lookup.itype = isa::IndexType::i64;
-  emit(lookup);
-}
-
-// table[indices[k]] += values[k] (rows x 1 table).
-void emitScatterFloats(uint64_t table, int64_t rows, const at::Tensor &values,
-                       const at::Tensor &indices) {
-  isa::inst::EmbeddingBwd scatter;
-  scatter.dtable = table;
-  scatter.dy = addressOf(values);
-  scatter.indices = addressOf(indices);
-  scatter.count = u32(indices.numel(), "index count");
-  scatter.dim = 1;
-  scatter.rows = u32(rows, "table rows");
-  scatter.itype = isa::IndexType::i64;
-  emit(scatter);
-}
-
 // dst[0] = the sum of the `count` floats at src (count > 0).
 void emitSumOf(const at::Tensor &dst, const at::Tensor &src, int64_t count) {
   isa::inst::RowSum sum;
@@ -140,7 +113,7 @@ void emitFillFloat(const at::Tensor &t, float value) {
 at::Tensor keptWeights(const at::Tensor &weight, const Selection &selection, int64_t classes) {
   const at::Tensor w = contiguousOnDevice(weight);
   at::Tensor kept = emptyNpu({selection.count}, at::kFloat);
-  emitGatherFloats(addressOf(kept), addressOf(w), classes, selection.classes);
+  emitEmbedding(addressOf(kept), addressOf(w), selection.classes, 1, classes);
   return kept;
 }
 
@@ -162,7 +135,7 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
   at::Tensor picked = emptyNpu({count}, at::kFloat);
   at::Tensor weights;
   if (count > 0) {
-    emitGatherFloats(addressOf(picked), addressOf(input), input.numel(), kept.flat);
+    emitEmbedding(addressOf(picked), addressOf(input), kept.flat, 1, input.numel());
     if (hasWeight(weight)) {
       weights = keptWeights(*weight, kept, problem.classes);
       emitBinary(BinaryOp::Mul, picked, picked, weights);
@@ -180,7 +153,7 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
     emitFillFloat(output, 0.0f);
     if (count > 0) {
       emitUnary(UnaryOp::Neg, addressOf(picked), addressOf(picked), count);
-      emitScatterFloats(addressOf(output), problem.rows, picked, kept.rows);
+      emitEmbeddingBackward(addressOf(output), addressOf(picked), kept.rows, 1, problem.rows);
     }
     return {output, totalWeight};
   }
@@ -252,7 +225,7 @@ at::Tensor nllLossBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
   at::Tensor values = emptyNpu({kept.count}, at::kFloat);
   const at::Tensor go = contiguousOnDevice(gradOutput);
   if (problem.perSample) {
-    emitGatherFloats(addressOf(values), addressOf(go), problem.rows, kept.rows);
+    emitEmbedding(addressOf(values), addressOf(go), kept.rows, 1, problem.rows);
     emitUnary(UnaryOp::Neg, addressOf(values), addressOf(values), kept.count);
   } else {
     at::Tensor scale = emptyNpu({}, at::kFloat);
@@ -266,7 +239,7 @@ at::Tensor nllLossBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
   }
   if (hasWeight(weight))
     emitBinary(BinaryOp::Mul, values, keptWeights(*weight, kept, problem.classes), values);
-  emitScatterFloats(addressOf(gradInput), gradInput.numel(), values, kept.flat);
+  emitEmbeddingBackward(addressOf(gradInput), addressOf(values), kept.flat, 1, gradInput.numel());
   return gradInput;
 }
 

@@ -29,6 +29,43 @@ namespace npu::bridge {
 
 namespace {
 
+isa::IndexType indexType(const at::Tensor &indices) {
+  TORCH_CHECK(indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong,
+              "NPU: embedding indices must be int32 or int64, got ", indices.scalar_type());
+  return indices.scalar_type() == at::kInt ? isa::IndexType::i32 : isa::IndexType::i64;
+}
+
+} // namespace
+
+void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int64_t width,
+                   int64_t rows) {
+  isa::inst::Embedding lookup;
+  lookup.dst = dst;
+  lookup.table = table;
+  lookup.indices = addressOf(indices);
+  lookup.count = u32(indices.numel(), "index count");
+  lookup.dim = u32(width, "embedding width");
+  lookup.rows = u32(rows, "table rows");
+  lookup.itype = indexType(indices);
+  emit(lookup);
+}
+
+void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
+                           int64_t rows, int64_t paddingIdx) {
+  isa::inst::EmbeddingBwd scatter;
+  scatter.dtable = table;
+  scatter.dy = dy;
+  scatter.indices = addressOf(indices);
+  scatter.count = u32(indices.numel(), "index count");
+  scatter.dim = u32(width, "embedding width");
+  scatter.rows = u32(rows, "table rows");
+  scatter.itype = indexType(indices);
+  scatter.padding_idx = static_cast<int32_t>(paddingIdx);
+  emit(scatter);
+}
+
+namespace {
+
 // Runs `rowKernel(dst, src..., rows, cols)` over the rows of `dim` of the
 // inputs (all of out's shape): directly when dim is innermost and every input
 // contiguous, else on copies with dim moved innermost, the result moved back
@@ -338,15 +375,7 @@ at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::S
     return out;
   const at::Tensor table = contiguousOnDevice(weight);
   const at::Tensor index = contiguousOnDevice(indices);
-  isa::inst::Embedding lookup;
-  lookup.dst = addressOf(out);
-  lookup.table = addressOf(table);
-  lookup.indices = addressOf(index);
-  lookup.count = u32(indices.numel(), "index count");
-  lookup.dim = u32(weight.size(1), "embedding width");
-  lookup.rows = u32(weight.size(0), "table rows");
-  lookup.itype = indices.scalar_type() == at::kInt ? isa::IndexType::i32 : isa::IndexType::i64;
-  emit(lookup);
+  emitEmbedding(addressOf(out), addressOf(table), index, weight.size(1), weight.size(0));
   return out;
 }
 
@@ -373,16 +402,7 @@ void embeddingBackwardInto(const at::Tensor &table, const at::Tensor &gradOutput
     return;
   const at::Tensor dy = contiguousOnDevice(gradOutput);
   const at::Tensor index = contiguousOnDevice(indices);
-  isa::inst::EmbeddingBwd scatter;
-  scatter.dtable = addressOf(table);
-  scatter.dy = addressOf(dy);
-  scatter.indices = addressOf(index);
-  scatter.count = u32(indices.numel(), "index count");
-  scatter.dim = u32(width, "embedding width");
-  scatter.rows = u32(rows, "table rows");
-  scatter.itype = indices.scalar_type() == at::kInt ? isa::IndexType::i32 : isa::IndexType::i64;
-  scatter.padding_idx = static_cast<int32_t>(paddingIdx);
-  emit(scatter);
+  emitEmbeddingBackward(addressOf(table), addressOf(dy), index, width, rows, paddingIdx);
 }
 
 // out (num_weights x dim, any layout) = the gradient of the table.

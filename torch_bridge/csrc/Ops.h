@@ -40,6 +40,15 @@ void upload(const at::Tensor &dst, const at::Tensor &host);
 // Grows or shrinks a storage on the device, keeping its contents.
 void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes);
 
+// EMBEDDING: row t of the count x width output at dst = row indices[t] of
+// the rows x width table. EMBEDDING_BWD: row indices[t] of the table +=
+// row t of dy, in increasing t, skipping paddingIdx (-1: none). indices is
+// a contiguous npu int32 or int64 tensor of count elements (count > 0).
+void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int64_t width,
+                   int64_t rows);
+void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
+                           int64_t rows, int64_t paddingIdx = -1);
+
 // A float32 tensor shaped like `flags` (a bool npu tensor, any strides)
 // holding ifTrue where the flag is set and ifFalse elsewhere, built on the
 // device; emitSelectByFlag writes it to a contiguous buffer at dst.
