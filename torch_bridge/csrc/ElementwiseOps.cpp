@@ -282,11 +282,7 @@ void binaryStore(OpCounter &counter, BinaryOp op, const at::Tensor &out, const a
   OpScope scope(counter);
   if (logOps())
     scope.describe(binaryDescription(a, b));
-  const bool direct = out.is_contiguous();
-  const at::Tensor dst = direct ? out : emptyNpuLike(out);
-  binaryInto(op, dst, a, b, alpha);
-  if (!direct)
-    storeInto(out, addressOf(dst));
+  storeResult(out, [&](const at::Tensor &dst) { binaryInto(op, dst, a, b, alpha); });
 }
 
 at::Tensor binaryFunctional(OpCounter &counter, BinaryOp op, const at::Tensor &a,
