@@ -13,12 +13,15 @@
 #include "Layout.h"
 #include "Ops.h"
 
+#include <ATen/core/grad_mode.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/nll_loss_backward_ops.h>
 #include <ATen/ops/nll_loss_forward_ops.h>
 #include <torch/library.h>
 
 #include <bit>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 namespace npu::bridge {
@@ -60,7 +63,8 @@ bool hasWeight(const std::optional<at::Tensor> &weight) {
   return weight && weight->defined();
 }
 
-// The kept targets, as npu int64 vectors of `count` entries.
+// The kept targets, as npu int64 vectors of `count` entries (rows of one
+// uploaded 3 x count tensor).
 struct Selection {
   int64_t count = 0;
   at::Tensor flat;    // row * classes + target: the position in the input
@@ -68,31 +72,90 @@ struct Selection {
   at::Tensor rows;    // row: the position in a per-sample loss
 };
 
-at::Tensor indexVector(std::vector<int64_t> &values) {
-  at::Tensor out = emptyNpu({static_cast<int64_t>(values.size())}, at::kLong);
-  if (!values.empty())
-    upload(out, at::from_blob(values.data(), {out.numel()}, at::kLong));
-  return out;
-}
-
 Selection selectTargets(const at::Tensor &target, const Problem &problem, int64_t ignoreIndex) {
   const at::Tensor host = download(target).to(at::kLong).contiguous();
   const int64_t *t = host.const_data_ptr<int64_t>();
-  std::vector<int64_t> flat, classes, rows;
+  std::vector<int64_t> kept;
   for (int64_t row = 0; row < host.numel(); ++row) {
     if (t[row] == ignoreIndex)
       continue;
     TORCH_CHECK(t[row] >= 0 && t[row] < problem.classes, "Target ", t[row], " is out of bounds.");
-    flat.push_back(row * problem.classes + t[row]);
-    classes.push_back(t[row]);
-    rows.push_back(row);
+    kept.push_back(row);
   }
-  Selection selection;
-  selection.count = static_cast<int64_t>(flat.size());
-  selection.flat = indexVector(flat);
-  selection.classes = indexVector(classes);
-  selection.rows = indexVector(rows);
+  const int64_t count = static_cast<int64_t>(kept.size());
+  at::Tensor table = at::empty({3, count}, at::kLong);
+  int64_t *flat = table[0].data_ptr<int64_t>(), *classes = table[1].data_ptr<int64_t>(),
+          *rows = table[2].data_ptr<int64_t>();
+  for (int64_t k = 0; k < count; ++k) {
+    flat[k] = kept[k] * problem.classes + t[kept[k]];
+    classes[k] = t[kept[k]];
+    rows[k] = kept[k];
+  }
+  const at::Tensor onDevice = emptyNpu({3, count}, at::kLong);
+  if (count > 0)
+    upload(onDevice, table);
+  return {count, onDevice[0], onDevice[1], onDevice[2]};
+}
+
+// A loss's backward reads the same targets as its forward (autograd saved
+// the tensor): a forward that records a graph keeps its selection for it,
+// keyed by the target tensor and its version, so that the targets are read
+// once per step. The backward takes it. One entry, shared by all threads:
+// autograd runs the backward on its device thread.
+struct SelectionCache {
+  c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> target{
+      c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()};
+  uint32_t version = 0;
+  int64_t ignoreIndex = 0, classes = 0, rows = 0;
+  std::optional<Selection> selection;
+};
+
+std::mutex &selectionMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+SelectionCache &selectionCache() {
+  static SelectionCache cache;
+  return cache;
+}
+
+bool sameTargets(const SelectionCache &cache, const at::Tensor &target, const Problem &problem,
+                 int64_t ignoreIndex) {
+  return cache.selection && cache.target.lock().get() == target.unsafeGetTensorImpl() &&
+         cache.version == target._version() && cache.ignoreIndex == ignoreIndex &&
+         cache.classes == problem.classes && cache.rows == problem.rows;
+}
+
+Selection forwardSelection(const at::Tensor &self, const at::Tensor &target, const Problem &problem,
+                           int64_t ignoreIndex) {
+  Selection selection = selectTargets(target, problem, ignoreIndex);
+  std::lock_guard<std::mutex> lock(selectionMutex());
+  SelectionCache &cache = selectionCache();
+  cache.selection.reset();
+  if (c10::GradMode::is_enabled() && self.requires_grad()) {
+    cache.target = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(
+        target.getIntrusivePtr());
+    cache.version = target._version();
+    cache.ignoreIndex = ignoreIndex;
+    cache.classes = problem.classes;
+    cache.rows = problem.rows;
+    cache.selection = selection;
+  }
   return selection;
+}
+
+Selection backwardSelection(const at::Tensor &target, const Problem &problem, int64_t ignoreIndex) {
+  {
+    std::lock_guard<std::mutex> lock(selectionMutex());
+    SelectionCache &cache = selectionCache();
+    if (sameTargets(cache, target, problem, ignoreIndex)) {
+      Selection selection = std::move(*cache.selection);
+      cache.selection.reset();
+      return selection;
+    }
+  }
+  return selectTargets(target, problem, ignoreIndex);
 }
 
 // dst[0] = the sum of the `count` floats at src (count > 0).
@@ -128,7 +191,7 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
   at::Tensor output = emptyNpu(
       problem.perSample ? std::vector<int64_t>{problem.rows} : std::vector<int64_t>{}, at::kFloat);
   at::Tensor totalWeight = emptyNpu({}, at::kFloat);
-  const Selection kept = selectTargets(target, problem, ignoreIndex);
+  const Selection kept = forwardSelection(self, target, problem, ignoreIndex);
   const int64_t count = kept.count;
   // The selected log-probabilities, times their class weights.
   const at::Tensor input = contiguousOnDevice(self);
@@ -217,7 +280,7 @@ at::Tensor nllLossBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
     scope.describe(shapeString(self) + "[" + shapeString(target) + "]");
   at::Tensor gradInput = emptyNpuLike(self);
   emitFillFloat(gradInput, 0.0f);
-  const Selection kept = selectTargets(target, problem, ignoreIndex);
+  const Selection kept = backwardSelection(target, problem, ignoreIndex);
   if (kept.count == 0)
     return gradInput;
   // values[k] = -w[target] * g, g = grad_output[row] (per sample), or the

@@ -295,6 +295,30 @@ def test_nll_loss_backward_is_exact_and_has_an_out_form():
         check(out, expected, EXACT)
 
 
+def test_nll_loss_reads_the_targets_once_per_forward_and_backward(capfd):
+    x = npu(torch.randn(5, 7)).requires_grad_()
+    target = npu(torch.tensor([1, -100, 6, 0, 2]))
+    torch.npu.set_debug_level(2)
+    try:
+        capfd.readouterr()
+        loss = F.cross_entropy(x, target)
+        forward_log = capfd.readouterr().err
+        loss.backward()
+        torch.npu.synchronize()
+        backward_log = capfd.readouterr().err
+    finally:
+        torch.npu.set_debug_level(0)
+    # The forward reads the targets (one device-to-host copy); its backward
+    # reuses what the forward selected.
+    assert forward_log.count("D->H") == 1, forward_log
+    assert "D->H" not in backward_log, backward_log
+    expected = torch.randn(5, 7, requires_grad=True)
+    with torch.no_grad():
+        expected.copy_(x.detach().cpu())
+    F.cross_entropy(expected, target.cpu()).backward()
+    check(x.grad, expected.grad, SUMS)
+
+
 def test_nll_loss_target_out_of_bounds_is_the_cpu_error():
     x = npu(torch.randn(3, 4))
     with pytest.raises(RuntimeError, match="Target 4 is out of bounds"):
