@@ -146,6 +146,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     # Fallbacks are counted and reported below rather than warned about.
     warnings.filterwarnings("ignore", message="npu: ")
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing", category=FutureWarning)
 
     cpu_model, cpu_optimizer, npu_model, npu_optimizer = lora_pair(args.rank, args.optimizer, args.lr)
     batches = dataset(args.steps, args.batches, args.batch, args.length)
