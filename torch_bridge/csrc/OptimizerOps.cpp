@@ -88,6 +88,10 @@ std::string unsupported(const AdamArguments &a) {
       return "ADAMW updates contiguous parameters and moments in place, got a parameter of "
              "shape " +
              shapeString(p) + " with other strides";
+    if (mayOverlap(p, a.expAvgs[i]) || mayOverlap(p, a.expAvgSqs[i]) ||
+        mayOverlap(a.expAvgs[i], a.expAvgSqs[i]))
+      return "ADAMW updates a parameter and its moments in place and needs them in separate "
+             "memory";
   }
   return "";
 }
@@ -137,9 +141,12 @@ void emitAdamSteps(const AdamArguments &a) {
     if (n == 0)
       continue;
     at::Tensor grad = a.grads[i];
-    if (a.maximize || (!a.decoupled && a.weightDecay != 0.0) || !grad.is_contiguous()) {
-      // The gradient ADAMW sees: -g with maximize, plus wd * p for Adam's
-      // L2 decay (the CPU kernel's order), in a private buffer.
+    const bool shared = mayOverlap(grad, param) || mayOverlap(grad, a.expAvgs[i]) ||
+                        mayOverlap(grad, a.expAvgSqs[i]);
+    if (a.maximize || (!a.decoupled && a.weightDecay != 0.0) || !grad.is_contiguous() || shared) {
+      // The gradient ADAMW sees, in a private buffer (ADAMW reads it while
+      // it writes the parameter and moments): -g with maximize, plus wd * p
+      // for Adam's L2 decay (the CPU kernel's order).
       at::Tensor effective = emptyNpuLike(param);
       emitGather(addressOf(effective), grad);
       if (a.maximize)

@@ -120,6 +120,19 @@ def test_fused_adamw_bad_lists_are_an_error():
                             beta1=0.9, beta2=0.99, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
 
 
+def test_fused_adamw_takes_a_gradient_that_aliases_its_parameter():
+    # p.grad = p: ADAMW gets a private copy of the gradient.
+    values = torch.randn(6)
+    expected = torch.nn.Parameter(values.clone())
+    expected.grad = expected.detach()
+    torch.optim.AdamW([expected], lr=1e-2, fused=True).step()
+    param = torch.nn.Parameter(values.clone().to("npu"))
+    param.grad = param.detach()
+    with native("_fused_adamw_"):
+        torch.optim.AdamW([param], lr=1e-2, fused=True).step()
+    torch.testing.assert_close(param.detach().cpu(), expected.detach(), **optim_tolerance(1e-2, 1))
+
+
 def test_optimizer_state_dict_round_trips_through_the_npu():
     params = parameters()
     model_cpu = run(torch.optim.AdamW, params, 2, "cpu", lr=1e-2, fused=True)
