@@ -252,6 +252,21 @@ def test_cross_entropy_forward_and_backward(reduction, weighted):
     check_gradients(loss, [logits], g, SUMS, "nll_loss_backward", "_log_softmax_backward_data")
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_cross_entropy_random_shapes_on_strided_logits(seed):
+    rng = torch.Generator().manual_seed(seed)
+    rows, classes = (int(torch.randint(1, 9, (1,), generator=rng)) for _ in range(2))
+    logits = torch.randn(rows, classes, generator=rng)
+    target = torch.randint(0, classes, (rows,), generator=rng)
+    target[torch.rand(rows, generator=rng) < 0.3] = -100
+    expected = F.cross_entropy(logits, target)
+    with native("nll_loss_forward"):
+        result = F.cross_entropy(strided(logits), npu(target))
+    check(result, expected, SUMS)
+    fn = lambda x: F.cross_entropy(x, target.to(x.device), reduction="sum")  # noqa: E731
+    check_gradients(fn, [logits], torch.randn(()), SUMS, "nll_loss_backward")
+
+
 def test_nll_loss_without_a_batch_dim_and_with_byte_targets():
     x = torch.randn(6).log_softmax(0)
     for reduction in ("mean", "sum", "none"):
