@@ -33,7 +33,8 @@ std::vector<int64_t> memoryOrder(const at::Tensor &t) {
   return order;
 }
 
-// A CPU tensor with the values of the npu tensor src.
+} // namespace
+
 at::Tensor download(const at::Tensor &src) {
   const auto cpu = src.options().device(c10::kCPU);
   if (src.is_non_overlapping_and_dense()) {
@@ -54,7 +55,6 @@ at::Tensor download(const at::Tensor &src) {
   return host;
 }
 
-// dst (npu) <- host (CPU, dst's dtype and shape).
 void upload(const at::Tensor &dst, const at::Tensor &host) {
   if (dst.is_non_overlapping_and_dense()) {
     // Lay the values out in dst's memory order and copy them in one piece.
@@ -75,6 +75,8 @@ void upload(const at::Tensor &dst, const at::Tensor &host) {
   logCopy("H->D", contiguous.nbytes(), "then stored into a strided view");
   storeInto(dst, addressOf(staged));
 }
+
+namespace {
 
 // dst <- src, both npu, same dtype and shape.
 void copyOnDevice(const at::Tensor &dst, const at::Tensor &src) {
@@ -116,15 +118,7 @@ void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, floa
   const int64_t widenSizes[] = {n, 4};
   const int64_t widenStrides[] = {1, padded};
   emitGather(addressOf(indices), bytes, widenSizes, widenStrides, 1);
-  isa::inst::Embedding lookup;
-  lookup.dst = dst;
-  lookup.table = table;
-  lookup.indices = addressOf(indices);
-  lookup.count = u32(n, "element count");
-  lookup.dim = 1;
-  lookup.rows = 2;
-  lookup.itype = isa::IndexType::i32;
-  emit(lookup);
+  emitEmbedding(dst, table, indices, 1, 2);
 }
 
 at::Tensor selectByFlag(const at::Tensor &flags, float ifFalse, float ifTrue) {

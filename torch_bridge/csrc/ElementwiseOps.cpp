@@ -74,13 +74,6 @@ bool commutes(BinaryOp op, float alpha) {
          (op == BinaryOp::Add && alpha == 1.0f);
 }
 
-// A full-size contiguous copy of t expanded to `shape`.
-at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape) {
-  at::Tensor full = emptyNpu(shape, t.scalar_type());
-  emitGather(addressOf(full), t.expand(shape));
-  return full;
-}
-
 // One run of out dims over which b either varies (Full) or is broadcast.
 struct Segment {
   bool broadcast;
@@ -245,15 +238,6 @@ ScalarOp scalarForm(BinaryOp op) {
   TORCH_CHECK(false, "unknown binary op");
 }
 
-// `tensor` as a contiguous buffer of `out`'s shape that dst may overwrite
-// in place (dst identical to it, or disjoint).
-at::Tensor denseOperand(const at::Tensor &tensor, const at::Tensor &dst) {
-  if (tensor.sizes() == dst.sizes() && tensor.is_contiguous() &&
-      (!mayOverlap(tensor, dst) || addressOf(tensor) == addressOf(dst)))
-    return tensor;
-  return materialize(tensor, dst.sizes());
-}
-
 // dst (contiguous, the result shape) = a op alpha*b, where one side may be a
 // CPU scalar.
 void binaryInto(BinaryOp op, const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
@@ -298,11 +282,7 @@ void binaryStore(OpCounter &counter, BinaryOp op, const at::Tensor &out, const a
   OpScope scope(counter);
   if (logOps())
     scope.describe(binaryDescription(a, b));
-  const bool direct = out.is_contiguous();
-  const at::Tensor dst = direct ? out : emptyNpuLike(out);
-  binaryInto(op, dst, a, b, alpha);
-  if (!direct)
-    storeInto(out, addressOf(dst));
+  storeResult(out, [&](const at::Tensor &dst) { binaryInto(op, dst, a, b, alpha); });
 }
 
 at::Tensor binaryFunctional(OpCounter &counter, BinaryOp op, const at::Tensor &a,

@@ -21,11 +21,12 @@ std::string operatorName(const c10::OperatorHandle &op) {
   return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
 }
 
-bool firstFallbackOf(const std::string &name) {
+// Whether `key` is seen for the first time (warnings are given once each).
+bool firstTime(const std::string &key) {
   static std::mutex mutex;
   static std::unordered_set<std::string> warned;
   std::lock_guard<std::mutex> lock(mutex);
-  return warned.insert(name).second;
+  return warned.insert(key).second;
 }
 
 std::string describeArguments(const c10::OperatorHandle &op, const torch::jit::Stack &stack) {
@@ -43,12 +44,18 @@ std::string describeArguments(const c10::OperatorHandle &op, const torch::jit::S
 
 } // namespace
 
+void explainFallback(const std::string &op, const std::string &reason) {
+  TORCH_CHECK(!strictMode(), "NPU_STRICT=1: ", op, " would run on the CPU: ", reason);
+  if (firstTime(op + "\n" + reason))
+    TORCH_WARN("npu: ", op, " runs on the CPU: ", reason);
+}
+
 void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const std::string name = operatorName(op);
   TORCH_CHECK(!strictMode(), "NPU_STRICT=1: ", name,
               " has no NPU kernel for these arguments and would run on the CPU");
   countFallback(name);
-  if (firstFallbackOf(name))
+  if (firstTime(name))
     TORCH_WARN("npu: ", name,
                " has no NPU kernel for these arguments; it runs on the CPU "
                "(its tensors are copied to the host and back). Warned once per op; "

@@ -17,6 +17,9 @@ namespace {
 
 // More dense pieces than this and a store into a view goes through the host.
 constexpr int64_t kMaxStorePieces = 4096;
+// More pieces than this and a store into a slice of a dense box goes
+// through the box (three gathers) rather than a packet per piece.
+constexpr int64_t kMinBoxPieces = 4;
 // COPY moves at most this many bytes per packet (its byte count is a u32).
 constexpr uint64_t kCopyChunk = uint64_t(1) << 31;
 
@@ -69,6 +72,79 @@ void storeThroughHost(const at::Tensor &dst, uint64_t src) {
     logLine("COPY", "D->H->D " + std::to_string(extent * itemsize) +
                         " bytes: store into a view of " + std::to_string(dst.numel()) +
                         " elements with gaps");
+}
+
+// Stores into a view with gaps that is a slice along one dim of a dense box
+// of memory inside its storage (the common case: a half of the last dim),
+// without a packet per piece: the box is gathered into a staging buffer
+// with the sliced dim leading, where the view's elements form one block;
+// the source overwrites that block and the box is written back, gaps with
+// the values they had. Returns false (nothing emitted) for other views.
+// `order` lists dst's dims of size > 1 by decreasing stride.
+bool storeThroughBox(const at::Tensor &dst, uint64_t src, c10::ArrayRef<int64_t> order) {
+  if (order.empty() || dst.stride(order.back()) != 1)
+    return false;
+  std::vector<int64_t> boxSizes(dst.sizes().begin(), dst.sizes().end());
+  int64_t sliced = -1;
+  for (size_t i = 1; i < order.size(); ++i) {
+    const int64_t d = order[i], outer = dst.stride(order[i - 1]);
+    if (outer % dst.stride(d) != 0)
+      return false;
+    boxSizes[d] = outer / dst.stride(d);
+    if (boxSizes[d] != dst.size(d)) {
+      if (sliced >= 0 || boxSizes[d] < dst.size(d))
+        return false;
+      sliced = d;
+    }
+  }
+  if (sliced < 0)
+    return false;
+  // The view starts `first` positions into the box along the sliced dim:
+  // where a tensor dense from the start of the storage would have it (any
+  // position inside the storage is correct; this one is in bounds for the
+  // usual slices of a whole tensor).
+  const int64_t slicedStride = dst.stride(sliced);
+  const int64_t first = std::min((dst.storage_offset() / slicedStride) % boxSizes[sliced],
+                                 boxSizes[sliced] - dst.size(sliced));
+  const int64_t boxOffset = dst.storage_offset() - first * slicedStride;
+  const int64_t itemsize = dst.element_size();
+  const int64_t boxNumel = c10::multiply_integers(boxSizes);
+  const uint64_t boxBegin = addressOf(dst) - uint64_t(first * slicedStride * itemsize);
+  const uint64_t boxBytes = uint64_t(boxNumel) * itemsize;
+  const uint64_t srcBytes = uint64_t(dst.numel()) * itemsize;
+  if (boxOffset < 0 ||
+      (boxOffset + boxNumel) * itemsize > static_cast<int64_t>(dst.storage().nbytes()) ||
+      (src < boxBegin + boxBytes && boxBegin < src + srcBytes))
+    return false;
+  const at::Tensor box = dst.as_strided(boxSizes, dst.strides(), boxOffset);
+  // The source holds dst's elements in row-major order; read it with the
+  // sliced dim leading, as the staging buffer is laid out.
+  c10::SmallVector<int64_t, 6> logical(dst.dim());
+  for (int64_t d = dst.dim() - 1, stride = 1; d >= 0; --d) {
+    logical[d] = stride;
+    stride *= dst.size(d);
+  }
+  c10::SmallVector<int64_t, 6> blockSizes{dst.size(sliced)}, blockStrides{logical[sliced]};
+  for (int64_t d = 0; d < dst.dim(); ++d) {
+    if (d != sliced) {
+      blockSizes.push_back(dst.size(d));
+      blockStrides.push_back(logical[d]);
+    }
+  }
+  const at::Tensor staging = emptyNpu(box.movedim(sliced, 0).sizes(), dst.scalar_type());
+  emitGather(addressOf(staging), box.movedim(sliced, 0));
+  const int64_t rowElements = boxNumel / boxSizes[sliced]; // one position of the sliced dim
+  emitGather(addressOf(staging) + uint64_t(first * rowElements * itemsize), src, blockSizes,
+             blockStrides, itemsize);
+  // Back into the box in its memory order (in which it is contiguous).
+  std::vector<int64_t> memoryOrder(dst.dim());
+  std::iota(memoryOrder.begin(), memoryOrder.end(), 0);
+  std::stable_sort(memoryOrder.begin(), memoryOrder.end(),
+                   [&](int64_t a, int64_t b) { return box.stride(a) > box.stride(b); });
+  emitGather(boxBegin, staging.movedim(0, sliced).permute(memoryOrder));
+  if (debugLevel() >= 3)
+    logLine("VIEW", "store into " + shapeString(dst) + " through its box " + shapeString(box));
+  return true;
 }
 
 } // namespace
@@ -187,6 +263,8 @@ void storeInto(const at::Tensor &dst, uint64_t src) {
       pieceStrides.push_back(logical[order[i]]);
     }
   }
+  if (pieces > kMinBoxPieces && storeThroughBox(dst, src, order))
+    return;
   if (pieces > kMaxStorePieces) {
     storeThroughHost(dst, src);
     return;
@@ -217,6 +295,19 @@ at::Tensor contiguousOnDevice(const at::Tensor &t) {
   if (debugLevel() >= 3)
     logLine("VIEW", "gather " + shapeString(t) + " into a contiguous buffer");
   return out;
+}
+
+at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape) {
+  at::Tensor full = emptyNpu(shape, t.scalar_type());
+  emitGather(addressOf(full), t.expand(shape));
+  return full;
+}
+
+at::Tensor denseOperand(const at::Tensor &tensor, const at::Tensor &dst) {
+  if (tensor.sizes() == dst.sizes() && tensor.is_contiguous() &&
+      (!mayOverlap(tensor, dst) || addressOf(tensor) == addressOf(dst)))
+    return tensor;
+  return materialize(tensor, dst.sizes());
 }
 
 bool mayOverlap(const at::Tensor &a, const at::Tensor &b) {

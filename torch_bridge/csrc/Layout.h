@@ -54,11 +54,31 @@ inline void emitGather(uint64_t dst, const at::Tensor &src) {
 // read-modify-write of dst's span through the host.
 void storeInto(const at::Tensor &dst, uint64_t src);
 
+// Writes a result into out (any layout): emitInto(dst) fills a contiguous
+// dst of out's shape, which is out itself when out is contiguous, otherwise
+// a temporary stored into out afterwards.
+template <class Emit> void storeResult(const at::Tensor &out, Emit &&emitInto) {
+  if (out.is_contiguous()) {
+    emitInto(out);
+    return;
+  }
+  const at::Tensor dst = emptyNpuLike(out);
+  emitInto(dst);
+  storeInto(out, addressOf(dst));
+}
+
 // t when it is contiguous, otherwise a contiguous copy gathered on the device.
 at::Tensor contiguousOnDevice(const at::Tensor &t);
 
 // Whether the memory of a and b may intersect.
 bool mayOverlap(const at::Tensor &a, const at::Tensor &b);
+
+// A full-size contiguous copy of t expanded (broadcast) to `shape`.
+at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape);
+// `tensor` as a contiguous buffer of dst's shape that a packet writing dst
+// may read in place (dst identical to it, or disjoint): tensor itself when
+// it is one, else a materialised copy.
+at::Tensor denseOperand(const at::Tensor &tensor, const at::Tensor &dst);
 
 // Appends a FILL of `words` 32-bit words (in chunks the packet can hold).
 void emitFillWords(uint64_t dst, uint32_t pattern, uint64_t words);

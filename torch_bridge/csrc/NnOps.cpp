@@ -10,37 +10,86 @@
 #include <ATen/SDPBackend.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_log_softmax_backward_data_ops.h>
 #include <ATen/ops/_log_softmax_ops.h>
 #include <ATen/ops/_safe_softmax_ops.h>
+#include <ATen/ops/_softmax_backward_data_ops.h>
 #include <ATen/ops/_softmax_ops.h>
+#include <ATen/ops/embedding_dense_backward_ops.h>
 #include <ATen/ops/embedding_ops.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <limits>
+#include <tuple>
 
 namespace npu::bridge {
 
 namespace {
 
-// Runs `rowKernel(dst, src, rows, cols)` over the rows of `dim`: directly
-// when dim is innermost and self contiguous, else on a copy with dim moved
-// innermost, moved back into out afterwards. out is contiguous.
-template <class RowKernel>
-void alongDim(const at::Tensor &out, const at::Tensor &self, int64_t dim, RowKernel rowKernel) {
-  const int64_t cols = self.dim() == 0 ? 1 : self.size(dim);
-  if (self.numel() == 0)
+isa::IndexType indexType(const at::Tensor &indices) {
+  TORCH_CHECK(indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong,
+              "NPU: embedding indices must be int32 or int64, got ", indices.scalar_type());
+  return indices.scalar_type() == at::kInt ? isa::IndexType::i32 : isa::IndexType::i64;
+}
+
+} // namespace
+
+void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int64_t width,
+                   int64_t rows) {
+  isa::inst::Embedding lookup;
+  lookup.dst = dst;
+  lookup.table = table;
+  lookup.indices = addressOf(indices);
+  lookup.count = u32(indices.numel(), "index count");
+  lookup.dim = u32(width, "embedding width");
+  lookup.rows = u32(rows, "table rows");
+  lookup.itype = indexType(indices);
+  emit(lookup);
+}
+
+void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
+                           int64_t rows, int64_t paddingIdx) {
+  isa::inst::EmbeddingBwd scatter;
+  scatter.dtable = table;
+  scatter.dy = dy;
+  scatter.indices = addressOf(indices);
+  scatter.count = u32(indices.numel(), "index count");
+  scatter.dim = u32(width, "embedding width");
+  scatter.rows = u32(rows, "table rows");
+  scatter.itype = indexType(indices);
+  scatter.padding_idx = static_cast<int32_t>(paddingIdx);
+  emit(scatter);
+}
+
+namespace {
+
+// Runs `rowKernel(dst, src..., rows, cols)` over the rows of `dim` of the
+// inputs (all of out's shape): directly when dim is innermost and every input
+// contiguous, else on copies with dim moved innermost, the result moved back
+// into out afterwards. out is contiguous.
+template <class RowKernel, class... Inputs>
+void alongDim(const at::Tensor &out, int64_t dim, RowKernel rowKernel, const Inputs &...inputs) {
+  const int64_t cols = out.dim() == 0 ? 1 : out.size(dim);
+  if (out.numel() == 0)
     return;
-  const int64_t rows = self.numel() / cols;
-  if (self.dim() == 0 || (dim == self.dim() - 1 && self.is_contiguous())) {
-    rowKernel(addressOf(out), addressOf(self), rows, cols);
+  const int64_t rows = out.numel() / cols;
+  if (out.dim() == 0 || (dim == out.dim() - 1 && (inputs.is_contiguous() && ...))) {
+    rowKernel(addressOf(out), addressOf(inputs)..., rows, cols);
     return;
   }
-  at::Tensor moved = emptyNpu(self.movedim(dim, -1).sizes(), at::kFloat);
-  emitGather(addressOf(moved), self.movedim(dim, -1));
-  rowKernel(addressOf(moved), addressOf(moved), rows, cols);
-  emitGather(addressOf(out), moved.movedim(-1, dim));
+  auto innermost = [dim](const at::Tensor &t) {
+    at::Tensor moved = emptyNpu(t.movedim(dim, -1).sizes(), at::kFloat);
+    emitGather(addressOf(moved), t.movedim(dim, -1));
+    return moved;
+  };
+  const std::array moved{innermost(inputs)...};
+  const at::Tensor result = emptyNpuLike(moved[0]);
+  std::apply([&](const auto &...m) { rowKernel(addressOf(result), addressOf(m)..., rows, cols); },
+             moved);
+  emitGather(addressOf(out), result.movedim(-1, dim));
 }
 
 void emitSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols, bool log) {
@@ -59,9 +108,12 @@ at::Tensor softmaxImpl(OpCounter &counter, const at::Tensor &self, int64_t dim, 
     scope.describe(shapeString(self) + " dim " + std::to_string(dim));
   const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   at::Tensor out = emptyNpuLike(self);
-  alongDim(out, self, d, [log](uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
-    emitSoftmaxRows(dst, src, rows, cols, log);
-  });
+  alongDim(
+      out, d,
+      [log](uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+        emitSoftmaxRows(dst, src, rows, cols, log);
+      },
+      self);
   return out;
 }
 
@@ -94,6 +146,76 @@ at::Tensor &logSoftmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat,
   static OpCounter counter("_log_softmax.out");
   at::native::resize_output(out, self.sizes());
   out.copy_(softmaxImpl(counter, self, dim, true));
+  return out;
+}
+
+// The gradients of softmax and log-softmax (SOFTMAX_BWD, `log` for the
+// latter) from the forward output and the output's gradient.
+at::Tensor softmaxBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
+                               const at::Tensor &output, int64_t dim, bool log) {
+  TORCH_CHECK(gradOutput.sizes() == output.sizes(), "softmax backward: grad_output ",
+              gradOutput.sizes(), " and output ", output.sizes(), " must have the same shape");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(output) + " dim " + std::to_string(dim));
+  const int64_t d = c10::maybe_wrap_dim(dim, output.dim());
+  at::Tensor gradInput = emptyNpuLike(output);
+  alongDim(
+      gradInput, d,
+      [log](uint64_t dx, uint64_t y, uint64_t dy, int64_t rows, int64_t cols) {
+        isa::inst::SoftmaxBwd backward;
+        backward.dx = dx;
+        backward.y = y;
+        backward.dy = dy;
+        backward.rows = u32(rows, "rows");
+        backward.cols = u32(cols, "columns");
+        backward.log = log;
+        emit(backward);
+      },
+      output, gradOutput);
+  return gradInput;
+}
+
+bool softmaxBackwardLowerable(const at::Tensor &gradOutput, const at::Tensor &output,
+                              c10::ScalarType inputDtype) {
+  return isFloatNpu(gradOutput) && isFloatNpu(output) && inputDtype == at::kFloat;
+}
+
+at::Tensor softmaxBackward(const at::Tensor &gradOutput, const at::Tensor &output, int64_t dim,
+                           c10::ScalarType inputDtype) {
+  static OpCounter counter("_softmax_backward_data");
+  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype))
+    return fallbackTo<NPU_ATEN_OP(_softmax_backward_data)>(gradOutput, output, dim, inputDtype);
+  return softmaxBackwardImpl(counter, gradOutput, output, dim, false);
+}
+
+at::Tensor &softmaxBackwardOut(const at::Tensor &gradOutput, const at::Tensor &output, int64_t dim,
+                               c10::ScalarType inputDtype, at::Tensor &gradInput) {
+  static OpCounter counter("_softmax_backward_data.out");
+  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype) || !isFloatNpu(gradInput))
+    return fallbackTo<NPU_ATEN_OP2(_softmax_backward_data, out)>(gradOutput, output, dim,
+                                                                 inputDtype, gradInput);
+  at::native::resize_output(gradInput, output.sizes());
+  gradInput.copy_(softmaxBackwardImpl(counter, gradOutput, output, dim, false));
+  return gradInput;
+}
+
+at::Tensor logSoftmaxBackward(const at::Tensor &gradOutput, const at::Tensor &output, int64_t dim,
+                              c10::ScalarType inputDtype) {
+  static OpCounter counter("_log_softmax_backward_data");
+  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype))
+    return fallbackTo<NPU_ATEN_OP(_log_softmax_backward_data)>(gradOutput, output, dim, inputDtype);
+  return softmaxBackwardImpl(counter, gradOutput, output, dim, true);
+}
+
+at::Tensor &logSoftmaxBackwardOut(const at::Tensor &gradOutput, const at::Tensor &output,
+                                  int64_t dim, c10::ScalarType inputDtype, at::Tensor &out) {
+  static OpCounter counter("_log_softmax_backward_data.out");
+  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(_log_softmax_backward_data, out)>(gradOutput, output, dim,
+                                                                     inputDtype, out);
+  at::native::resize_output(out, output.sizes());
+  out.copy_(softmaxBackwardImpl(counter, gradOutput, output, dim, true));
   return out;
 }
 
@@ -139,7 +261,7 @@ at::Tensor safeSoftmax(const at::Tensor &self, int64_t dim, std::optional<c10::S
   if (logOps())
     scope.describe(shapeString(self) + " dim " + std::to_string(dim));
   at::Tensor out = emptyNpuLike(self);
-  alongDim(out, self, c10::maybe_wrap_dim(dim, self.dim()), emitSafeSoftmaxRows);
+  alongDim(out, c10::maybe_wrap_dim(dim, self.dim()), emitSafeSoftmaxRows, self);
   return out;
 }
 
@@ -253,15 +375,80 @@ at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::S
     return out;
   const at::Tensor table = contiguousOnDevice(weight);
   const at::Tensor index = contiguousOnDevice(indices);
-  isa::inst::Embedding lookup;
-  lookup.dst = addressOf(out);
-  lookup.table = addressOf(table);
-  lookup.indices = addressOf(index);
-  lookup.count = u32(indices.numel(), "index count");
-  lookup.dim = u32(weight.size(1), "embedding width");
-  lookup.rows = u32(weight.size(0), "table rows");
-  lookup.itype = indices.scalar_type() == at::kInt ? isa::IndexType::i32 : isa::IndexType::i64;
-  emit(lookup);
+  emitEmbedding(addressOf(out), addressOf(table), index, weight.size(1), weight.size(0));
+  return out;
+}
+
+// The gradient of embedding: the rows of grad_output scatter-added into a
+// zeroed num_weights x dim table by EMBEDDING_BWD, in index order (as the
+// CPU kernel adds them), skipping padding_idx. scale_grad_by_freq needs
+// per-index counts, which the ISA cannot compute: it falls back.
+bool embeddingBackwardLowerable(const at::Tensor &gradOutput, const at::Tensor &indices,
+                                bool scaleGradByFreq) {
+  return isFloatNpu(gradOutput) && isNpu(indices) && !scaleGradByFreq &&
+         (indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong);
+}
+
+void embeddingBackwardInto(const at::Tensor &table, const at::Tensor &gradOutput,
+                           const at::Tensor &indices, int64_t paddingIdx) {
+  const int64_t rows = table.size(0), width = table.size(1);
+  TORCH_CHECK(gradOutput.numel() == indices.numel() * width,
+              "embedding_dense_backward: grad_output ", gradOutput.sizes(),
+              " does not hold one row of ", width, " per index of ", indices.sizes());
+  TORCH_CHECK(paddingIdx >= -1 && paddingIdx < std::max<int64_t>(rows, 1),
+              "embedding_dense_backward: padding_idx ", paddingIdx, " is outside [-1, ", rows, ")");
+  emitFillWords(addressOf(table), 0, table.numel());
+  if (indices.numel() == 0 || width == 0)
+    return;
+  const at::Tensor dy = contiguousOnDevice(gradOutput);
+  const at::Tensor index = contiguousOnDevice(indices);
+  emitEmbeddingBackward(addressOf(table), addressOf(dy), index, width, rows, paddingIdx);
+}
+
+// out (num_weights x dim, any layout) = the gradient of the table.
+void embeddingBackwardStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &gradOutput,
+                            const at::Tensor &indices, int64_t paddingIdx) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(gradOutput) + " -> " + shapeString(out));
+  if (out.is_contiguous() && !mayOverlap(out, gradOutput) && !mayOverlap(out, indices)) {
+    embeddingBackwardInto(out, gradOutput, indices, paddingIdx);
+  } else {
+    const at::Tensor table = emptyNpuLike(out);
+    embeddingBackwardInto(table, gradOutput, indices, paddingIdx);
+    storeInto(out, addressOf(table));
+  }
+}
+
+std::vector<int64_t> embeddingGradShape(const at::Tensor &gradOutput, int64_t numWeights) {
+  TORCH_CHECK(gradOutput.dim() >= 1, "embedding_dense_backward: grad_output must have a dim");
+  TORCH_CHECK(numWeights >= 0, "embedding_dense_backward: num_weights ", numWeights,
+              " is negative");
+  return {numWeights, gradOutput.size(-1)};
+}
+
+at::Tensor embeddingDenseBackward(const at::Tensor &gradOutput, const at::Tensor &indices,
+                                  c10::SymInt numWeights, c10::SymInt paddingIdx,
+                                  bool scaleGradByFreq) {
+  static OpCounter counter("embedding_dense_backward");
+  if (!embeddingBackwardLowerable(gradOutput, indices, scaleGradByFreq))
+    return fallbackTo<NPU_ATEN_OP(embedding_dense_backward)>(
+        gradOutput, indices, numWeights.expect_int(), paddingIdx.expect_int(), scaleGradByFreq);
+  at::Tensor out = emptyNpu(embeddingGradShape(gradOutput, numWeights.expect_int()), at::kFloat);
+  embeddingBackwardStore(counter, out, gradOutput, indices, paddingIdx.expect_int());
+  return out;
+}
+
+at::Tensor &embeddingDenseBackwardOut(const at::Tensor &gradOutput, const at::Tensor &indices,
+                                      c10::SymInt numWeights, c10::SymInt paddingIdx,
+                                      bool scaleGradByFreq, at::Tensor &out) {
+  static OpCounter counter("embedding_dense_backward.out");
+  if (!embeddingBackwardLowerable(gradOutput, indices, scaleGradByFreq) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(embedding_dense_backward, out)>(
+        gradOutput, indices, numWeights.expect_int(), paddingIdx.expect_int(), scaleGradByFreq,
+        out);
+  at::native::resize_output(out, embeddingGradShape(gradOutput, numWeights.expect_int()));
+  embeddingBackwardStore(counter, out, gradOutput, indices, paddingIdx.expect_int());
   return out;
 }
 
@@ -280,10 +467,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_softmax.out", softmaxOut);
   m.impl("_log_softmax", logSoftmax);
   m.impl("_log_softmax.out", logSoftmaxOut);
+  m.impl("_softmax_backward_data", softmaxBackward);
+  m.impl("_softmax_backward_data.out", softmaxBackwardOut);
+  m.impl("_log_softmax_backward_data", logSoftmaxBackward);
+  m.impl("_log_softmax_backward_data.out", logSoftmaxBackwardOut);
   m.impl("_safe_softmax", safeSoftmax);
   m.impl("_fused_rms_norm", fusedRmsNorm);
   m.impl("_fused_rms_norm_backward", fusedRmsNormBackward);
   m.impl("embedding", embedding);
+  m.impl("embedding_dense_backward", embeddingDenseBackward);
+  m.impl("embedding_dense_backward.out", embeddingDenseBackwardOut);
   m.impl("_fused_sdp_choice", fusedSdpChoice);
 }
 

@@ -18,6 +18,11 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack);
 #define NPU_ATEN_OP(name) at::_ops::name
 #define NPU_ATEN_OP2(name, overload) at::_ops::name##_##overload
 
+// Says why a native kernel sends a call to the CPU fallback (an argument it
+// cannot lower): with NPU_STRICT=1 an error naming the op and the reason,
+// otherwise a warning once per op and reason. The fallback itself follows.
+void explainFallback(const std::string &op, const std::string &reason);
+
 // Runs the CPU fallback of the op `Op` (an NPU_ATEN_OP...) from a native kernel.
 template <class Op, class... Args> decltype(auto) fallbackTo(Args &&...args) {
   return at::native::call_fallback_fn<&cpuFallback, Op>::call(std::forward<Args>(args)...);
@@ -27,8 +32,22 @@ template <class Op, class... Args> decltype(auto) fallbackTo(Args &&...args) {
 // at least one npu side (the body of _copy_from).
 void copyInto(const at::Tensor &dst, const at::Tensor &src);
 
+// A CPU tensor with the values of the npu tensor src (waits for the device).
+at::Tensor download(const at::Tensor &src);
+// dst (npu) <- host (a CPU tensor of dst's dtype and shape).
+void upload(const at::Tensor &dst, const at::Tensor &host);
+
 // Grows or shrinks a storage on the device, keeping its contents.
 void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes);
+
+// EMBEDDING: row t of the count x width output at dst = row indices[t] of
+// the rows x width table. EMBEDDING_BWD: row indices[t] of the table +=
+// row t of dy, in increasing t, skipping paddingIdx (-1: none). indices is
+// a contiguous npu int32 or int64 tensor of count elements (count > 0).
+void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int64_t width,
+                   int64_t rows);
+void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
+                           int64_t rows, int64_t paddingIdx = -1);
 
 // A float32 tensor shaped like `flags` (a bool npu tensor, any strides)
 // holding ifTrue where the flag is set and ifFalse elsewhere, built on the

@@ -73,11 +73,7 @@ void whereStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &con
     return;
   // emitWhere reads cond, a and b completely before it writes dst, so dst
   // may alias any of them.
-  const bool direct = out.is_contiguous();
-  const at::Tensor dst = direct ? out : emptyNpuLike(out);
-  emitWhere(dst, cond, a, b);
-  if (!direct)
-    storeInto(out, addressOf(dst));
+  storeResult(out, [&](const at::Tensor &dst) { emitWhere(dst, cond, a, b); });
 }
 
 std::vector<int64_t> whereShape(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b) {

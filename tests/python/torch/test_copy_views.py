@@ -126,3 +126,37 @@ def test_views_share_storage_and_log(capfd):
     finally:
         torch.npu.set_debug_level(0)
     assert "[VIEW]" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8], ids=str)
+@pytest.mark.parametrize("shape,index,through_box", [
+    ((4, 3, 6, 16), (Ellipsis, slice(0, 8)), True),  # the halves of rotate_half's gradient
+    ((4, 3, 6, 16), (Ellipsis, slice(8, 16)), True),
+    ((6, 10), (slice(None), slice(2, 7)), True),  # a middle slice of the last dim
+    ((3, 8, 5), (slice(None), slice(1, 6)), True),  # of a middle dim
+    ((2, 3, 4, 5), (slice(None), slice(None), slice(3, 4)), True),
+    ((5, 12), (slice(None), slice(0, 12, 2)), False),  # every other element: a packet per piece
+    ((3, 4, 6), (slice(None), slice(1, 3), slice(0, 4)), False),  # sliced along two dims
+], ids=str)
+def test_stores_into_slices(dtype, shape, index, through_box):
+    base, src = sample(shape, dtype), sample(torch.empty(shape)[index].shape, dtype)
+    on_npu, src_npu = base.to("npu"), src.to("npu")
+    with native("_copy_from"):
+        on_npu[index].copy_(src_npu)
+    base[index].copy_(src)
+    assert torch.equal(on_npu.cpu(), base)
+    # Through the box: three gathers (box, source, back), not one per piece.
+    assert (op_packets("_copy_from") <= 4) == through_box
+
+
+def test_a_store_whose_box_would_leave_the_storage_copies_per_piece():
+    # Rows of 5 at a pitch of 8 in a storage that ends right after the last
+    # row: the 4 x 8 box around them would pass the storage's end.
+    full = torch.arange(30, dtype=torch.float32)
+    src = -torch.arange(20, dtype=torch.float32).view(4, 5)
+    on_npu, src_npu = full.to("npu"), src.to("npu")
+    with native("_copy_from"):
+        on_npu.as_strided((4, 5), (8, 1), 1).copy_(src_npu)
+    full.as_strided((4, 5), (8, 1), 1).copy_(src)
+    assert torch.equal(on_npu.cpu(), full)
+    assert op_packets("_copy_from") == 4  # one per row

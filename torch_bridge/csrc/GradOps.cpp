@@ -1,0 +1,184 @@
+// Gradients of the activations, which autograd calls from the backward pass:
+// silu_backward (SILU_BWD), gelu_backward with the tanh approximation
+// (GELU_BWD), and those that the elementwise instructions express exactly:
+// sigmoid_backward, tanh_backward and threshold_backward (relu's).
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/gelu_backward_ops.h>
+#include <ATen/ops/sigmoid_backward_ops.h>
+#include <ATen/ops/silu_backward_ops.h>
+#include <ATen/ops/tanh_backward_ops.h>
+#include <ATen/ops/threshold_backward_ops.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+namespace npu::bridge {
+
+namespace {
+
+// out (any layout, the broadcast shape of dy and x) = the gradient that
+// emitInto(dst, dy, x) writes into a contiguous dst.
+template <class Emit>
+void gradStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &dy, const at::Tensor &x,
+               Emit emitInto) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(dy) + ", " + shapeString(x));
+  if (out.numel() > 0)
+    storeResult(out, [&](const at::Tensor &dst) { emitInto(dst, dy, x); });
+}
+
+template <class Emit>
+at::Tensor gradFunctional(OpCounter &counter, const at::Tensor &dy, const at::Tensor &x,
+                          Emit emitInto) {
+  at::Tensor out = emptyNpu(at::infer_size(dy.sizes(), x.sizes()), at::kFloat);
+  gradStore(counter, out, dy, x, emitInto);
+  return out;
+}
+
+template <class Emit>
+at::Tensor &gradOut(OpCounter &counter, const at::Tensor &dy, const at::Tensor &x, at::Tensor &out,
+                    Emit emitInto) {
+  at::native::resize_output(out, at::infer_size(dy.sizes(), x.sizes()));
+  gradStore(counter, out, dy, x, emitInto);
+  return out;
+}
+
+bool lowerable(const at::Tensor &dy, const at::Tensor &x) {
+  return isFloatNpu(dy) && isFloatNpu(x);
+}
+
+// dst = dy * f'(x) by the backward instruction Inst (SILU_BWD, GELU_BWD).
+template <class Inst>
+void emitPointwiseGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &x) {
+  const at::Tensor xs = denseOperand(x, dst), dys = denseOperand(dy, dst);
+  Inst inst;
+  inst.dx = addressOf(dst);
+  inst.x = addressOf(xs);
+  inst.dy = addressOf(dys);
+  inst.n = u32(dst.numel(), "element count");
+  emit(inst);
+}
+
+// sigmoid_backward(dy, y) = (dy * (1 - y)) * y, in the CPU kernel's order.
+void emitSigmoidGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &y) {
+  const at::Tensor ys = denseOperand(y, dst);
+  const at::Tensor oneMinusY = emptyNpuLike(dst);
+  emitScalar(ScalarOp::ReverseSub, addressOf(oneMinusY), addressOf(ys), 1.0f, dst.numel());
+  emitBinary(BinaryOp::Mul, oneMinusY, oneMinusY, dy);
+  emitBinary(BinaryOp::Mul, dst, oneMinusY, ys);
+}
+
+// tanh_backward(dy, y) = dy * (1 - y*y).
+void emitTanhGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &y) {
+  const at::Tensor ys = denseOperand(y, dst);
+  const at::Tensor factor = emptyNpuLike(dst);
+  emitBinary(BinaryOp::Mul, factor, ys, ys);
+  emitScalar(ScalarOp::ReverseSub, addressOf(factor), addressOf(factor), 1.0f, dst.numel());
+  emitBinary(BinaryOp::Mul, dst, factor, dy);
+}
+
+// threshold_backward(dy, x, t) = x <= t ? 0 : dy. With no compare
+// instruction, the step function of d = x - t is built from scalar ops:
+// min(max(d * 2^127, 0), 1) is 1 for every d >= 2^-126 (the least normal
+// float; smaller differences are flushed to zero by the NPU's arithmetic)
+// and 0 for d <= 0; dy times it is dy or 0.
+void emitThresholdGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &x,
+                       float threshold) {
+  const at::Tensor xs = denseOperand(x, dst);
+  const at::Tensor step = emptyNpuLike(dst);
+  const uint64_t s = addressOf(step);
+  const int64_t n = dst.numel();
+  emitScalar(ScalarOp::Sub, s, addressOf(xs), threshold, n);
+  emitScalar(ScalarOp::Mul, s, s, std::ldexp(1.0f, 127), n);
+  emitScalar(ScalarOp::Max, s, s, 0.0f, n);
+  emitScalar(ScalarOp::Min, s, s, 1.0f, n);
+  emitBinary(BinaryOp::Mul, dst, step, dy);
+}
+
+// The functional and .grad_input forms of a gradient op `name`(dy, x)
+// that emitInto computes.
+#define NPU_GRAD_OP(name, function, emitInto)                                                      \
+  at::Tensor function(const at::Tensor &dy, const at::Tensor &x) {                                 \
+    static OpCounter counter(#name);                                                               \
+    if (!lowerable(dy, x))                                                                         \
+      return fallbackTo<NPU_ATEN_OP(name)>(dy, x);                                                 \
+    return gradFunctional(counter, dy, x, emitInto);                                               \
+  }                                                                                                \
+  at::Tensor &function##Out(const at::Tensor &dy, const at::Tensor &x, at::Tensor &out) {          \
+    static OpCounter counter(#name ".grad_input");                                                 \
+    if (!lowerable(dy, x) || !isFloatNpu(out))                                                     \
+      return fallbackTo<NPU_ATEN_OP2(name, grad_input)>(dy, x, out);                               \
+    return gradOut(counter, dy, x, out, emitInto);                                                 \
+  }
+
+NPU_GRAD_OP(silu_backward, siluBackward, emitPointwiseGrad<isa::inst::SiluBwd>)
+NPU_GRAD_OP(sigmoid_backward, sigmoidBackward, emitSigmoidGrad)
+NPU_GRAD_OP(tanh_backward, tanhBackward, emitTanhGrad)
+
+// GELU_BWD is the gradient of the tanh approximation; the exact (erf) GELU's
+// gradient falls back.
+at::Tensor geluBackward(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate) {
+  static OpCounter counter("gelu_backward");
+  if (!lowerable(dy, x) || approximate != "tanh")
+    return fallbackTo<NPU_ATEN_OP(gelu_backward)>(dy, x, approximate);
+  return gradFunctional(counter, dy, x, emitPointwiseGrad<isa::inst::GeluBwd>);
+}
+
+at::Tensor &geluBackwardOut(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate,
+                            at::Tensor &out) {
+  static OpCounter counter("gelu_backward.grad_input");
+  if (!lowerable(dy, x) || !isFloatNpu(out) || approximate != "tanh")
+    return fallbackTo<NPU_ATEN_OP2(gelu_backward, grad_input)>(dy, x, approximate, out);
+  return gradOut(counter, dy, x, out, emitPointwiseGrad<isa::inst::GeluBwd>);
+}
+
+bool thresholdLowerable(const at::Tensor &dy, const at::Tensor &x, const at::Scalar &threshold) {
+  return lowerable(dy, x) && !threshold.isComplex();
+}
+
+at::Tensor thresholdBackward(const at::Tensor &dy, const at::Tensor &x,
+                             const at::Scalar &threshold) {
+  static OpCounter counter("threshold_backward");
+  if (!thresholdLowerable(dy, x, threshold))
+    return fallbackTo<NPU_ATEN_OP(threshold_backward)>(dy, x, threshold);
+  const float t = threshold.toFloat();
+  return gradFunctional(counter, dy, x,
+                        [t](const at::Tensor &dst, const at::Tensor &g, const at::Tensor &in) {
+                          emitThresholdGrad(dst, g, in, t);
+                        });
+}
+
+at::Tensor &thresholdBackwardOut(const at::Tensor &dy, const at::Tensor &x,
+                                 const at::Scalar &threshold, at::Tensor &out) {
+  static OpCounter counter("threshold_backward.grad_input");
+  if (!thresholdLowerable(dy, x, threshold) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(threshold_backward, grad_input)>(dy, x, threshold, out);
+  const float t = threshold.toFloat();
+  return gradOut(counter, dy, x, out,
+                 [t](const at::Tensor &dst, const at::Tensor &g, const at::Tensor &in) {
+                   emitThresholdGrad(dst, g, in, t);
+                 });
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("silu_backward", siluBackward);
+  m.impl("silu_backward.grad_input", siluBackwardOut);
+  m.impl("gelu_backward", geluBackward);
+  m.impl("gelu_backward.grad_input", geluBackwardOut);
+  m.impl("sigmoid_backward", sigmoidBackward);
+  m.impl("sigmoid_backward.grad_input", sigmoidBackwardOut);
+  m.impl("tanh_backward", tanhBackward);
+  m.impl("tanh_backward.grad_input", tanhBackwardOut);
+  m.impl("threshold_backward", thresholdBackward);
+  m.impl("threshold_backward.grad_input", thresholdBackwardOut);
+}
+
+} // namespace npu::bridge
