@@ -16,12 +16,6 @@ using namespace npu;
 
 constexpr uint64_t kActivations = 0x1000'0000, kWeights = 0x0000'1000;
 
-template <class T> isa::Packet packetOf(const T &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
-  return p;
-}
-
 void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -39,8 +33,8 @@ double best(mem::PhysicalMemory &memory, const isa::Packet &packet, int repeats)
   for (int r = 0; r < repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
     iss.step(packet, 0);
-    fastest = std::min(fastest,
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    fastest = std::min(
+        fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return fastest;
 }
@@ -58,7 +52,7 @@ int main() {
     mm.c = kActivations;
     fillRandom(memory, mm.a, uint64_t(n) * n);
     fillRandom(memory, mm.b, uint64_t(n) * n);
-    const double seconds = best(memory, packetOf(mm), n == 512 ? 10 : 4);
+    const double seconds = best(memory, isa::packetOf(mm), n == 512 ? 10 : 4);
     std::printf("  \"matmul_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n", n, seconds,
                 2.0 * n * n * n / seconds / 1e9);
   }
@@ -83,11 +77,12 @@ int main() {
   exp.src = a;
   exp.n = kElements;
   const std::pair<const char *, isa::Packet> vectorOps[] = {
-      {"add", packetOf(add)}, {"mul", packetOf(mul)}, {"exp", packetOf(exp)}};
+      {"add", isa::packetOf(add)}, {"mul", isa::packetOf(mul)}, {"exp", isa::packetOf(exp)}};
   for (size_t i = 0; i < std::size(vectorOps); ++i) {
     const double seconds = best(memory, vectorOps[i].second, 5);
-    std::printf("  \"%s_2^24\": {\"seconds\": %.6g, \"gelements_per_s\": %.4g}%s\n", vectorOps[i].first,
-                seconds, kElements / seconds / 1e9, i + 1 < std::size(vectorOps) ? "," : "");
+    std::printf("  \"%s_2^24\": {\"seconds\": %.6g, \"gelements_per_s\": %.4g}%s\n",
+                vectorOps[i].first, seconds, kElements / seconds / 1e9,
+                i + 1 < std::size(vectorOps) ? "," : "");
   }
   std::printf("}\n");
 }

@@ -18,12 +18,6 @@ using namespace npu;
 
 constexpr uint64_t kData = 0x1000'0000, kRing = 0x2000'0000;
 
-template <class T> isa::Packet packetOf(const T &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
-  return p;
-}
-
 void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
@@ -72,7 +66,7 @@ int main(int argc, char **argv) {
     mm.a = kData;
     mm.b = kData + 64 * 128 * 4;
     mm.c = kData + 2 * 64 * 128 * 4;
-    std::vector<isa::Packet> stream(scale, packetOf(mm));
+    std::vector<isa::Packet> stream(scale, isa::packetOf(mm));
     measure("gemm 64x128x64", stream, 3 * 64 * 128);
   }
   // Softmax over 64 rows of 512 columns, repeated.
@@ -84,7 +78,7 @@ int main(int argc, char **argv) {
     sm.causal = true;
     sm.src = kData;
     sm.dst = kData + 64 * 512 * 4;
-    std::vector<isa::Packet> stream(scale, packetOf(sm));
+    std::vector<isa::Packet> stream(scale, isa::packetOf(sm));
     measure("softmax 64x512", stream, 64 * 512);
   }
   return 0;

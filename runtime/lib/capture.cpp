@@ -56,9 +56,7 @@ void TraceRecorder::hostFill(uint64_t address, uint8_t value, uint64_t bytes) {
     fill.dst = address;
     fill.value = 0x01010101u * value;
     fill.count = static_cast<uint32_t>(bytes / 4);
-    isa::Packet p;
-    fill.toPacket(p.data());
-    object_.text.push_back(p);
+    object_.text.push_back(isa::packetOf(fill));
     return;
   }
   hostWrite(address, std::vector<uint8_t>(bytes, value).data(), bytes);
@@ -85,9 +83,7 @@ void TraceRecorder::hostRead(uint64_t address, uint64_t bytes) {
 }
 
 void TraceRecorder::finish(Backend &backend) {
-  isa::Packet halt;
-  isa::inst::Halt{}.toPacket(halt.data());
-  object_.text.push_back(halt);
+  object_.text.push_back(isa::packetOf(isa::inst::Halt{}));
   for (const auto &[start, end] : readBack_) {
     bin::CheckRegion check;
     check.address = start;

@@ -19,12 +19,6 @@ namespace {
 using namespace npu;
 using ::testing::HasSubstr;
 
-isa::Packet packetOf(const auto &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
-  return p;
-}
-
 rt::RuntimeOptions on(const char *backend) {
   rt::RuntimeOptions o;
   o.backend = backend;
@@ -50,7 +44,7 @@ std::vector<float> softmaxSilu(rt::Runtime &runtime) {
   isa::inst::Silu silu;
   silu.n = rows * cols;
   silu.src = silu.dst = buffer;
-  const isa::Packet stream[] = {packetOf(sm), packetOf(silu)};
+  const isa::Packet stream[] = {isa::packetOf(sm), isa::packetOf(silu)};
   runtime.submit(stream);
   runtime.synchronize();
   runtime.memcpyDeviceToHost(x.data(), buffer, x.size() * 4);
@@ -97,7 +91,8 @@ TEST(RtlBackend, FaultNamesTheStreamIndexAndRecoversAfterReset) {
   bad.n = 16;
   bad.src = buffer;
   bad.dst = 0x4000'0000; // unmapped
-  const isa::Packet stream[] = {packetOf(fill), packetOf(fill), packetOf(bad), packetOf(fill)};
+  const isa::Packet stream[] = {isa::packetOf(fill), isa::packetOf(fill), isa::packetOf(bad),
+                                isa::packetOf(fill)};
   runtime.submit(stream);
   EXPECT_THROW(runtime.synchronize(), rt::Error);
   const auto fault = runtime.lastFault();
@@ -107,7 +102,7 @@ TEST(RtlBackend, FaultNamesTheStreamIndexAndRecoversAfterReset) {
   EXPECT_EQ(fault->streamIndex, 2u);
   EXPECT_THAT(fault->disassembly, HasSubstr("exp"));
   runtime.reset();
-  const isa::Packet again[] = {packetOf(fill)};
+  const isa::Packet again[] = {isa::packetOf(fill)};
   runtime.submit(again);
   EXPECT_NO_THROW(runtime.synchronize());
 }
@@ -128,7 +123,7 @@ TEST(RtlBackend, IndexFaultNamesTheIndexAndTheRows) {
   e.dim = 6;
   e.rows = 11;
   e.itype = isa::IndexType::i64;
-  const isa::Packet forward[] = {packetOf(e)};
+  const isa::Packet forward[] = {isa::packetOf(e)};
   runtime.submit(forward);
   try {
     runtime.synchronize();
@@ -146,7 +141,7 @@ TEST(RtlBackend, IndexFaultNamesTheIndexAndTheRows) {
   b.count = 3;
   b.dim = 6;
   b.rows = 11;
-  const isa::Packet backward[] = {packetOf(b)};
+  const isa::Packet backward[] = {isa::packetOf(b)};
   runtime.submit(backward);
   try {
     runtime.synchronize();
@@ -194,7 +189,7 @@ TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
   op.weight = bw;
   op.dweight = bw;
   op.rstd = br;
-  const isa::Packet stream[] = {packetOf(op)};
+  const isa::Packet stream[] = {isa::packetOf(op)};
   cosim.submit(stream);
   EXPECT_THROW(cosim.synchronize(), rt::Error);
   const auto fault = cosim.lastFault();
@@ -227,7 +222,7 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
   copy.bytes = 64;
   copy.src = 0x1000'0000;
   copy.dst = 0x1000'1000;
-  const isa::Packet p = packetOf(copy);
+  const isa::Packet p = isa::packetOf(copy);
   ringOne(device, memory, p);
   try {
     device.runUntilIdle();
@@ -257,7 +252,7 @@ TEST(RtlDevice, HangReportNamesThePacketAndTheEngineStates) {
   mm.a = 0x1000'0000;
   mm.b = 0x1000'1000;
   mm.c = 0x1000'2000;
-  const isa::Packet p = packetOf(mm);
+  const isa::Packet p = isa::packetOf(mm);
   ringOne(device, memory, p);
   try {
     device.runUntilIdle();
@@ -283,7 +278,7 @@ TEST(RtlDevice, WaveformCoversItsCycleWindow) {
     isa::inst::Fill fill;
     fill.count = 1024;
     fill.dst = 0x1000'0000;
-    const isa::Packet p = packetOf(fill);
+    const isa::Packet p = isa::packetOf(fill);
     ringOne(device, memory, p);
     device.runUntilIdle();
     ASSERT_GT(device.cycle(), 200u);

@@ -152,9 +152,10 @@ private:
   uint64_t next = kArenaBase;
 };
 
-template <class T> isa::Packet packetOf(const T &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
+// The packet of a typed instruction, checked to decode (a test's own
+// packets must be valid for the comparison to mean anything).
+template <class T> isa::Packet validPacketOf(const T &typed) {
+  const isa::Packet p = isa::packetOf(typed);
   std::string error;
   isa::Instruction decoded;
   EXPECT_TRUE(isa::decode(p, decoded, &error)) << error;
@@ -188,13 +189,13 @@ TEST(RtlOps, DataMovement) {
     copy.bytes = t == 0 ? 2000 : dim(rng, 300);
     copy.src = twin.bytes(copy.bytes) + rng() % 7;
     copy.dst = twin.bytes(copy.bytes + 8) + rng() % 5;
-    twin.runAndCompare(packetOf(copy), "copy");
+    twin.runAndCompare(validPacketOf(copy), "copy");
 
     isa::inst::Fill fill;
     fill.count = dim(rng, 100);
     fill.value = static_cast<uint32_t>(rng());
     fill.dst = twin.floats(fill.count);
-    twin.runAndCompare(packetOf(fill), "fill");
+    twin.runAndCompare(validPacketOf(fill), "fill");
 
     isa::inst::CopyStrided cs;
     cs.esize = static_cast<isa::ElemSize>(rng() % 4);
@@ -214,7 +215,7 @@ TEST(RtlOps, DataMovement) {
     std::tie(cs.stride0, cs.stride1, cs.stride2, cs.stride3) =
         std::tuple(strides[0], strides[1], strides[2], strides[3]);
     cs.dst = twin.bytes(uint64_t(sizes[0]) * sizes[1] * sizes[2] * sizes[3] * es);
-    twin.runAndCompare(packetOf(cs), "copy_strided");
+    twin.runAndCompare(validPacketOf(cs), "copy_strided");
   }
 }
 
@@ -238,7 +239,7 @@ TEST(RtlOps, Matmul) {
     mm.a = twin.floats(uint64_t(aRows) * (mm.lda ? mm.lda : aCols), special);
     mm.b = twin.floats(uint64_t(bRows) * (mm.ldb ? mm.ldb : bCols), special);
     mm.c = twin.floats(uint64_t(mm.m) * (mm.ldc ? mm.ldc : mm.n), special);
-    twin.runAndCompare(packetOf(mm), "matmul " + std::to_string(mm.m) + "x" + std::to_string(mm.k) +
+    twin.runAndCompare(validPacketOf(mm), "matmul " + std::to_string(mm.m) + "x" + std::to_string(mm.k) +
                                          "x" + std::to_string(mm.n));
   }
 }
@@ -262,7 +263,7 @@ TEST(RtlOps, BatchedMatmul) {
     bmm.a = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_a + aSize, 3);
     bmm.b = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_b + bSize, 3);
     bmm.c = twin.floats(uint64_t(bmm.batch - 1) * bmm.stride_c + cSize, 3);
-    twin.runAndCompare(packetOf(bmm), "bmm");
+    twin.runAndCompare(validPacketOf(bmm), "bmm");
   }
 }
 
@@ -341,7 +342,7 @@ TEST(RtlOps, UnaryFunctions) {
     op.p = t % 3 ? exponents[twin.rng() % std::size(exponents)] : p;
     op.src = twin.floats(op.n, 25);
     op.dst = twin.floats(op.n);
-    twin.runAndCompare(packetOf(op), "pows " + std::to_string(op.p));
+    twin.runAndCompare(validPacketOf(op), "pows " + std::to_string(op.p));
   }
 }
 
@@ -373,7 +374,7 @@ TEST(RtlOps, SoftmaxAndRmsnorm) {
     sm.log = rng() & 1;
     sm.src = twin.floats(uint64_t(sm.rows) * sm.cols, t % 3 ? 0 : 10);
     sm.dst = rng() % 3 == 0 ? sm.src : twin.floats(uint64_t(sm.rows) * sm.cols);
-    twin.runAndCompare(packetOf(sm), "softmax");
+    twin.runAndCompare(validPacketOf(sm), "softmax");
 
     isa::inst::Rmsnorm rn;
     rn.rows = dim(rng, 6);
@@ -385,7 +386,7 @@ TEST(RtlOps, SoftmaxAndRmsnorm) {
     rn.weight = twin.floats(rn.cols);
     rn.rstd = twin.floats(rn.rows);
     rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
-    twin.runAndCompare(packetOf(rn), "rmsnorm");
+    twin.runAndCompare(validPacketOf(rn), "rmsnorm");
   }
 }
 
@@ -401,7 +402,7 @@ TEST(RtlOps, BackwardOps) {
     sb.y = twin.floats(n, 5);
     sb.dy = twin.floats(n, 5);
     sb.dx = rng() % 4 == 0 ? sb.dy : twin.floats(n);
-    twin.runAndCompare(packetOf(sb), "softmax_bwd");
+    twin.runAndCompare(validPacketOf(sb), "softmax_bwd");
 
     isa::inst::RmsnormBwd rb;
     rb.rows = dim(rng, 6);
@@ -415,7 +416,7 @@ TEST(RtlOps, BackwardOps) {
     rb.rstd = twin.floats(rb.rows);
     rb.dweight = twin.floats(rb.cols);
     rb.dx = rng() % 4 == 0 ? rb.x : twin.floats(m);
-    twin.runAndCompare(packetOf(rb), "rmsnorm_bwd");
+    twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
 
     for (isa::Opcode opcode : {isa::Opcode::SILU_BWD, isa::Opcode::GELU_BWD}) {
       isa::inst::SiluBwd pb;
@@ -446,7 +447,7 @@ TEST(RtlOps, AdamW) {
     for (uint32_t &x : v)
       x = bitsOf(std::abs(std::uniform_real_distribution<float>(0, 1)(twin.rng)));
     op.exp_avg_sq = twin.values(v);
-    twin.runAndCompare(packetOf(op), "adamw");
+    twin.runAndCompare(validPacketOf(op), "adamw");
   }
 }
 
@@ -470,7 +471,7 @@ TEST(RtlOps, EmbeddingAndItsBackward) {
     e.table = twin.floats(uint64_t(rows) * dimension);
     e.indices = twin.values(indices);
     e.dst = twin.floats(uint64_t(count) * dimension);
-    twin.runAndCompare(packetOf(e), "embedding");
+    twin.runAndCompare(validPacketOf(e), "embedding");
 
     isa::inst::EmbeddingBwd b;
     b.itype = e.itype;
@@ -481,7 +482,7 @@ TEST(RtlOps, EmbeddingAndItsBackward) {
     b.indices = e.indices;
     b.dy = twin.floats(uint64_t(count) * dimension, 5);
     b.dtable = twin.floats(uint64_t(rows) * dimension, 5);
-    twin.runAndCompare(packetOf(b), "embedding_bwd");
+    twin.runAndCompare(validPacketOf(b), "embedding_bwd");
   }
 }
 
@@ -506,7 +507,7 @@ TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
     copy.bytes = 700 + static_cast<uint32_t>(rng() % 300);
     copy.src = twin.bytes(copy.bytes) + 3;
     copy.dst = twin.bytes(copy.bytes + 8) + 1;
-    twin.runAndCompare(packetOf(copy), "copy, " + what);
+    twin.runAndCompare(validPacketOf(copy), "copy, " + what);
     isa::inst::Matmul mm;
     mm.m = 11;
     mm.k = 40;
@@ -515,13 +516,13 @@ TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
     mm.a = twin.floats(11 * 40);
     mm.b = twin.floats(40 * 9);
     mm.c = twin.floats(11 * 9);
-    twin.runAndCompare(packetOf(mm), "matmul, " + what);
+    twin.runAndCompare(validPacketOf(mm), "matmul, " + what);
     isa::inst::Softmax sm;
     sm.rows = 3;
     sm.cols = 77;
     sm.src = twin.floats(3 * 77);
     sm.dst = twin.floats(3 * 77);
-    twin.runAndCompare(packetOf(sm), "softmax, " + what);
+    twin.runAndCompare(validPacketOf(sm), "softmax, " + what);
     const rtl::AxiCounts &axi = twin.device.axiCounts();
     EXPECT_GT(axi.arWaits, 0u) << what;
     EXPECT_GT(axi.awWaits, 0u) << what;
@@ -546,7 +547,7 @@ TEST(RtlOps, MemoryLatencyAndWidthCostCycles) {
     mm.a = twin.floats(16 * 24);
     mm.b = twin.floats(24 * 16);
     mm.c = twin.floats(16 * 16);
-    twin.runAndCompare(packetOf(mm),
+    twin.runAndCompare(validPacketOf(mm),
                        "latency " + std::to_string(latency) + ", width " + std::to_string(width));
     const uint64_t cycles = twin.device.stats().cycles;
     EXPECT_GT(cycles, previous) << "latency " << latency << ", width " << width;
@@ -694,7 +695,7 @@ TEST(RtlFaults, DecodeFaultsNameTheCodeAndPacket) {
   copy.bytes = 4;
   copy.src = 0x1000'0000;
   copy.dst = 0x1000'1000;
-  isa::Packet reserved = packetOf(copy);
+  isa::Packet reserved = validPacketOf(copy);
   reserved[60] = 1; // param7 is not a COPY operand
   isa::inst::Fill fill;
   fill.count = 4;
@@ -712,7 +713,7 @@ TEST(RtlFaults, DecodeFaultsNameTheCodeAndPacket) {
   mm.a = 0x1000'0000;
   mm.b = 0x1000'0100;
   mm.c = 0x1000'0200;
-  isa::Packet badDtype = packetOf(mm);
+  isa::Packet badDtype = validPacketOf(mm);
   badDtype[4] |= 3; // dtype 3 is not a DType
   const Case cases[] = {
       {"unknown opcode", rawPacket({{0, 0x7777}}), mem::FaultCode::UnknownOpcode},
@@ -736,7 +737,7 @@ TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
   unmapped.bytes = 64;
   unmapped.src = 0x4000'0000; // in no region
   unmapped.dst = buffer;
-  Outcome out = twin.run(packetOf(unmapped), "copy from an unmapped address");
+  Outcome out = twin.run(validPacketOf(unmapped), "copy from an unmapped address");
   ASSERT_TRUE(out.fault);
   EXPECT_EQ(out.fault->code, mem::FaultCode::Unmapped);
   EXPECT_EQ(out.fault->address, 0x4000'0000u);
@@ -745,7 +746,7 @@ TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
   csr.n = 8;
   csr.src = buffer;
   csr.dst = 0x3000'0000; // the CSR window
-  out = twin.run(packetOf(csr), "write into the CSR window");
+  out = twin.run(validPacketOf(csr), "write into the CSR window");
   ASSERT_TRUE(out.fault);
   EXPECT_EQ(out.fault->code, mem::FaultCode::Permission);
 
@@ -753,7 +754,7 @@ TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
   overlap.bytes = 64;
   overlap.src = buffer;
   overlap.dst = buffer + 32;
-  out = twin.run(packetOf(overlap), "overlapping copy");
+  out = twin.run(validPacketOf(overlap), "overlapping copy");
   ASSERT_TRUE(out.fault);
   EXPECT_EQ(out.fault->code, mem::FaultCode::Overlap);
   EXPECT_EQ(out.fault->address, buffer + 32);
@@ -765,7 +766,7 @@ TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
   e.table = twin.floats(12);
   e.indices = twin.values({1, 4, 0}); // 4 is out of range
   e.dst = twin.floats(9);
-  out = twin.run(packetOf(e), "embedding index out of range");
+  out = twin.run(validPacketOf(e), "embedding index out of range");
   ASSERT_TRUE(out.fault);
   EXPECT_EQ(out.fault->code, mem::FaultCode::IndexOutOfRange);
   EXPECT_EQ(out.fault->address, e.indices + 4);
@@ -776,7 +777,7 @@ TEST(RtlFaults, BadAddressesIndicesAndOverlaps) {
   mm.a = twin.floats(16);
   mm.b = twin.floats(16);
   mm.c = twin.floats(16);
-  out = twin.run(packetOf(mm), "matmul pitch below the row");
+  out = twin.run(validPacketOf(mm), "matmul pitch below the row");
   ASSERT_TRUE(out.fault);
   EXPECT_EQ(out.fault->code, mem::FaultCode::InvalidOperand);
 }
@@ -803,7 +804,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.a = at();
       op.b = at();
       op.dst = rng() % 3 ? at() : op.a;
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "add";
       break;
     }
@@ -812,7 +813,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.n = small() * 4;
       op.src = at();
       op.dst = rng() % 3 ? at() : op.src;
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "exp";
       break;
     }
@@ -832,7 +833,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.cols = small();
       op.src = at();
       op.dst = rng() % 3 ? at() : op.src;
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "softmax";
       break;
     }
@@ -847,7 +848,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.dst = rng() % 3 ? at() : op.src;
       op.weight = at();
       op.rstd = at();
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "rmsnorm";
       break;
     }
@@ -858,7 +859,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.y = at();
       op.dy = at();
       op.dx = rng() % 3 ? at() : op.y;
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "softmax_bwd";
       break;
     }
@@ -874,7 +875,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.rstd = at();
       op.dweight = at();
       op.dx = rng() % 3 ? at() : op.x;
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "rmsnorm_bwd";
       break;
     }
@@ -886,7 +887,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.exp_avg = at();
       op.exp_avg_sq = at();
       op.hyper = (window + 4 * (rng() % 96)) & ~uint64_t(31);
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "adamw";
       break;
     }
@@ -909,7 +910,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.a = at();
       op.b = at();
       op.c = at();
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "matmul";
       break;
     }
@@ -927,7 +928,7 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.bytes = small() * 7;
       op.src = at() + rng() % 4;
       op.dst = at();
-      p = packetOf(op);
+      p = validPacketOf(op);
       what = "copy";
       break;
     }
@@ -946,8 +947,8 @@ TEST(RtlFaults, FaultStopsTheRingAtItsPacketAndResetRecovers) {
   good.bytes = 64;
   good.src = a;
   good.dst = b;
-  const isa::Packet stream[] = {packetOf(good), packetOf(good), rawPacket({{0, 0x5555}}),
-                                packetOf(good)};
+  const isa::Packet stream[] = {validPacketOf(good), validPacketOf(good), rawPacket({{0, 0x5555}}),
+                                validPacketOf(good)};
   using namespace isa::csr;
   rtl::Device &d = twin.device;
   d.writeCsr(CONTROL, CONTROL_RESET);

@@ -18,15 +18,9 @@ namespace {
 
 using namespace npu;
 
-isa::Packet packetOf(const auto &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
-  return p;
-}
-
 TEST(CaptureTest, CapturedProgramReplaysOnNpuSim) {
-  const std::filesystem::path trace =
-      std::filesystem::temp_directory_path() / ("capture_test_" + std::to_string(getpid()) + ".npubin");
+  const std::filesystem::path trace = std::filesystem::temp_directory_path() /
+                                      ("capture_test_" + std::to_string(getpid()) + ".npubin");
   ASSERT_EQ(npuInit("iss"), npuSuccess) << npuGetLastErrorMessage();
   // Memory written before the capture begins must end up in the trace too.
   npuDevicePtr weights;
@@ -63,7 +57,7 @@ TEST(CaptureTest, CapturedProgramReplaysOnNpuSim) {
   bias.a = z;
   bias.s = 0.5f;
   bias.n = m * n;
-  const isa::Packet program[] = {packetOf(mm), packetOf(relu), packetOf(bias)};
+  const isa::Packet program[] = {isa::packetOf(mm), isa::packetOf(relu), isa::packetOf(bias)};
   ASSERT_EQ(npuSubmit(program, 3), npuSuccess);
   std::vector<float> out(m * n);
   ASSERT_EQ(npuMemcpyDtoH(out.data(), z, out.size() * 4), npuSuccess);
@@ -73,15 +67,15 @@ TEST(CaptureTest, CapturedProgramReplaysOnNpuSim) {
 
   bin::Object object = bin::readFile(trace.string());
   EXPECT_FALSE(object.checks.empty()); // y and z, merged if adjacent
-  EXPECT_GE(object.text.size(), 5u); // staged copies, fill, the program, halt
+  EXPECT_GE(object.text.size(), 5u);   // staged copies, fill, the program, halt
   const std::string command = std::string(NPU_SIM_PATH) + " --quiet " + trace.string();
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   std::filesystem::remove(trace);
 }
 
 TEST(CaptureTest, NpuTraceEnvironmentVariableCapturesAWholeRuntimeLifetime) {
-  const std::filesystem::path trace =
-      std::filesystem::temp_directory_path() / ("env_trace_" + std::to_string(getpid()) + ".npubin");
+  const std::filesystem::path trace = std::filesystem::temp_directory_path() /
+                                      ("env_trace_" + std::to_string(getpid()) + ".npubin");
   ::setenv("NPU_TRACE", trace.c_str(), 1);
   {
     rt::Runtime runtime;
@@ -94,7 +88,7 @@ TEST(CaptureTest, NpuTraceEnvironmentVariableCapturesAWholeRuntimeLifetime) {
     square.a = a;
     square.s = 3.0f;
     square.n = 64;
-    const isa::Packet p[] = {packetOf(square)};
+    const isa::Packet p[] = {isa::packetOf(square)};
     runtime.submit(p);
     runtime.memcpyDeviceToHost(y.data(), a, 256);
     EXPECT_EQ(y[0], 6.0f);

@@ -15,12 +15,6 @@ namespace {
 using namespace npu;
 using ::testing::HasSubstr;
 
-isa::Packet packetOf(const auto &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
-  return p;
-}
-
 rt::ErrorCode codeOf(auto f) {
   try {
     f();
@@ -144,7 +138,7 @@ TEST(RuntimeTest, PacketsExecuteInOrderAndEventsTrackThem) {
   twice.a = c;
   twice.s = 2.0f;
   twice.n = n;
-  const isa::Packet packets[] = {packetOf(add), packetOf(twice)};
+  const isa::Packet packets[] = {isa::packetOf(add), isa::packetOf(twice)};
   runtime.submit(packets);
   const uint64_t event = runtime.recordEvent();
   runtime.waitEvent(event);
@@ -167,7 +161,8 @@ TEST(RuntimeTest, FaultNamesThePacketAndResetRecovers) {
   bad.dst = a;
   bad.src = 0x7fff'0000'0000; // unmapped
   bad.bytes = 16;
-  const isa::Packet packets[] = {packetOf(fill), packetOf(fill), packetOf(bad), packetOf(fill)};
+  const isa::Packet packets[] = {isa::packetOf(fill), isa::packetOf(fill), isa::packetOf(bad),
+                                 isa::packetOf(fill)};
   runtime.submit(packets);
   try {
     runtime.synchronize();
@@ -186,7 +181,7 @@ TEST(RuntimeTest, FaultNamesThePacketAndResetRecovers) {
       << "a faulted stream refuses work until reset";
   runtime.reset();
   EXPECT_FALSE(runtime.lastFault());
-  const isa::Packet good[] = {packetOf(fill)};
+  const isa::Packet good[] = {isa::packetOf(fill)};
   runtime.submit(good);
   runtime.synchronize();
   uint32_t out = 0;
@@ -226,7 +221,7 @@ TEST(RuntimeCApiTest, FullCycleAndErrors) {
   adds.a = p;
   adds.s = 0.25f;
   adds.n = 64;
-  isa::Packet packet = packetOf(adds);
+  isa::Packet packet = isa::packetOf(adds);
   ASSERT_EQ(npuSubmit(packet.data(), 1), npuSuccess);
   npuEvent_t event;
   ASSERT_EQ(npuEventRecord(&event), npuSuccess);

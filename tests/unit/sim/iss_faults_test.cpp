@@ -10,12 +10,6 @@ namespace {
 using namespace npu;
 using ::testing::HasSubstr;
 
-template <class T> isa::Packet packetOf(const T &typed) {
-  isa::Packet p;
-  typed.toPacket(p.data());
-  return p;
-}
-
 struct Outcome {
   sim::RunResult result;
   std::string description;
@@ -25,7 +19,7 @@ struct Outcome {
 Outcome runWith(const isa::Packet &bad) {
   mem::PhysicalMemory memory;
   sim::Iss iss(memory, sim::Mode::Both);
-  const isa::Packet nop = packetOf(isa::inst::Nop{});
+  const isa::Packet nop = isa::packetOf(isa::inst::Nop{});
   const std::vector<isa::Packet> stream = {nop, nop, bad, nop};
   Outcome o{iss.run(stream), ""};
   if (o.result.fault)
@@ -49,14 +43,14 @@ TEST(IssFaults, UnmappedAddress) {
   copy.dst = 0x1000'0000;
   copy.src = 0x7fff'0000'0000;
   copy.bytes = 16;
-  expectFault(runWith(packetOf(copy)), mem::FaultCode::Unmapped, "0x7fff00000000");
+  expectFault(runWith(isa::packetOf(copy)), mem::FaultCode::Unmapped, "0x7fff00000000");
 }
 
 TEST(IssFaults, WriteToTheCsrWindowIsAPermissionFault) {
   isa::inst::Fill fill;
   fill.dst = 0x3000'0000;
   fill.count = 4;
-  expectFault(runWith(packetOf(fill)), mem::FaultCode::Permission, "fill");
+  expectFault(runWith(isa::packetOf(fill)), mem::FaultCode::Permission, "fill");
 }
 
 TEST(IssFaults, AccessRunningPastItsRegion) {
@@ -64,7 +58,7 @@ TEST(IssFaults, AccessRunningPastItsRegion) {
   copy.dst = 0x1000'1000;
   copy.src = 0x0fff'fff0;
   copy.bytes = 32;
-  expectFault(runWith(packetOf(copy)), mem::FaultCode::OutOfRegion, "copy");
+  expectFault(runWith(isa::packetOf(copy)), mem::FaultCode::OutOfRegion, "copy");
 }
 
 TEST(IssFaults, MisalignedOperand) {
@@ -82,7 +76,8 @@ TEST(IssFaults, ZeroSizeIsAnInvalidOperand) {
   exp.dst = 0x1000'0000;
   exp.src = 0x1000'1000;
   exp.n = 0;
-  expectFault(runWith(packetOf(exp)), mem::FaultCode::InvalidOperand, "'n' = 0 is outside [1,");
+  expectFault(runWith(isa::packetOf(exp)), mem::FaultCode::InvalidOperand,
+              "'n' = 0 is outside [1,");
 }
 
 TEST(IssFaults, PitchShorterThanTheRow) {
@@ -92,7 +87,7 @@ TEST(IssFaults, PitchShorterThanTheRow) {
   mm.b = 0x1002'0000;
   mm.m = mm.k = mm.n = 8;
   mm.lda = 4;
-  expectFault(runWith(packetOf(mm)), mem::FaultCode::InvalidOperand,
+  expectFault(runWith(isa::packetOf(mm)), mem::FaultCode::InvalidOperand,
               "lda = 4 is less than the stored row length 8");
 }
 
@@ -103,7 +98,7 @@ TEST(IssFaults, UnknownOpcode) {
 }
 
 TEST(IssFaults, ReservedBitSet) {
-  isa::Packet p = packetOf(isa::inst::Nop{});
+  isa::Packet p = isa::packetOf(isa::inst::Nop{});
   p[20] = 1; // a byte of src0, which NOP does not use
   expectFault(runWith(p), mem::FaultCode::ReservedBits, "reserved bit");
 }
@@ -113,14 +108,14 @@ TEST(IssFaults, OverlappingOperands) {
   copy.dst = 0x1000'0010;
   copy.src = 0x1000'0000;
   copy.bytes = 64;
-  expectFault(runWith(packetOf(copy)), mem::FaultCode::Overlap, "dst and src overlap");
+  expectFault(runWith(isa::packetOf(copy)), mem::FaultCode::Overlap, "dst and src overlap");
 
   isa::inst::Matmul mm;
   mm.a = 0x1000'0000;
   mm.c = 0x1000'0100; // inside A's 16x16 floats
   mm.b = 0x1002'0000;
   mm.m = mm.k = mm.n = 16;
-  expectFault(runWith(packetOf(mm)), mem::FaultCode::Overlap, "c and a overlap");
+  expectFault(runWith(isa::packetOf(mm)), mem::FaultCode::Overlap, "c and a overlap");
 }
 
 TEST(IssFaults, EmbeddingIndexOutOfRange) {
@@ -135,7 +130,7 @@ TEST(IssFaults, EmbeddingIndexOutOfRange) {
   e.dim = 4;
   e.rows = 8;
   sim::Iss iss(memory);
-  const std::vector<isa::Packet> stream = {packetOf(e)};
+  const std::vector<isa::Packet> stream = {isa::packetOf(e)};
   const sim::RunResult r = iss.run(stream);
   ASSERT_TRUE(r.fault);
   EXPECT_EQ(r.fault->code, mem::FaultCode::IndexOutOfRange);
@@ -146,8 +141,8 @@ TEST(IssFaults, EmbeddingIndexOutOfRange) {
 TEST(IssFaults, HaltStopsTheStream) {
   mem::PhysicalMemory memory;
   sim::Iss iss(memory);
-  const std::vector<isa::Packet> stream = {packetOf(isa::inst::Nop{}), packetOf(isa::inst::Halt{}),
-                                           isa::Packet{0xee}};
+  const std::vector<isa::Packet> stream = {isa::packetOf(isa::inst::Nop{}),
+                                           isa::packetOf(isa::inst::Halt{}), isa::Packet{0xee}};
   const sim::RunResult r = iss.run(stream);
   EXPECT_EQ(r.reason, sim::StopReason::Halt);
   EXPECT_EQ(r.packetsExecuted, 2u);

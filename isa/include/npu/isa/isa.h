@@ -15,6 +15,13 @@ namespace npu::isa {
 inline constexpr size_t kPacketBytes = 64;
 using Packet = std::array<uint8_t, kPacketBytes>;
 
+// The packet of a typed instruction (an isa::inst:: struct of npu_isa_gen.h).
+template <class Instruction> Packet packetOf(const Instruction &typed) {
+  Packet packet;
+  typed.toPacket(packet.data());
+  return packet;
+}
+
 enum class OperandKind : uint8_t { Addr, U32, I32, F32, Bits32, Flag, Enum };
 enum class Engine : uint8_t { Control, Dma, Matrix, Vector };
 
