@@ -327,6 +327,8 @@ int run(const po::variables_map &vm) {
         backend == "iss" ? std::string(sim::modeName(*mode)) + " mode" : "RTL clock cycles";
     std::printf("%s: %" PRIu64 " packets on %s, stopped at %s, %" PRIu64 " cycles (%s)\n",
                 input.c_str(), stats.packets, backend.c_str(), stop, stats.cycles, cycles.c_str());
+    if (stats.saturated)
+      std::printf("note: a cycle or byte counter exceeded 64 bits; it stopped at 2^64-1\n");
     std::fputs(runtime.backendSummary().c_str(), stdout);
   }
   if (fault) {

@@ -60,6 +60,8 @@ npuError_t npuMemset(npuDevicePtr dst, int value, uint64_t bytes);
 /* Queues count 64-byte packets for asynchronous execution. */
 npuError_t npuSubmit(const void *packets, uint64_t count);
 npuError_t npuSynchronize(void);
+/* Events are non-zero handles from npuEventRecord; synchronizing on or
+ * querying any other value is npuErrorInvalidValue (never a wait). */
 npuError_t npuEventRecord(npuEvent_t *event);
 npuError_t npuEventSynchronize(npuEvent_t event);
 /* Sets *done to 1 if every packet before the event has executed, else 0. */

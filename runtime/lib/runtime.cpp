@@ -170,9 +170,20 @@ struct Runtime::Impl {
     }
   }
 
-  void waitFor(uint64_t event) {
+  // The packet count an event handle stands for; InvalidValue for a handle
+  // recordEvent() never returned. Call with queueMutex held.
+  uint64_t packetsBefore(uint64_t event) const {
+    if (event == 0 || event - 1 > submitted)
+      throw Error(ErrorCode::InvalidValue,
+                  "event " + std::to_string(event) +
+                      " was never recorded (events are handles returned by recordEvent; " +
+                      std::to_string(submitted) + " packets submitted so far)");
+    return event - 1;
+  }
+
+  void waitFor(uint64_t packets) {
     std::unique_lock<std::mutex> lock(queueMutex);
-    progress.wait(lock, [&] { return completed >= event || fault; });
+    progress.wait(lock, [&] { return completed >= packets || fault; });
     if (fault)
       throw Error(ErrorCode::DeviceFault, fault->describe());
   }
@@ -284,7 +295,7 @@ uint64_t Runtime::malloc(uint64_t bytes) {
 }
 
 void Runtime::free(uint64_t address) {
-  impl_->waitFor(recordEvent());
+  synchronize();
   for (const auto &heap : impl_->heaps)
     if (heap->free(address) == mem::DeviceAllocator::FreeResult::Ok)
       return;
@@ -343,19 +354,35 @@ void Runtime::submit(std::span<const isa::Packet> packets) {
   impl_->workAvailable.notify_one();
 }
 
+// An event is the number of packets submitted before it plus one, so that 0
+// (a zero-initialised handle) and values past the stream are never valid.
 uint64_t Runtime::recordEvent() {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);
-  return impl_->submitted;
+  return impl_->submitted + 1;
 }
 
 bool Runtime::eventDone(uint64_t event) {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);
-  return impl_->completed >= event;
+  return impl_->completed >= impl_->packetsBefore(event);
 }
 
-void Runtime::waitEvent(uint64_t event) { impl_->waitFor(event); }
+void Runtime::waitEvent(uint64_t event) {
+  uint64_t packets;
+  {
+    std::lock_guard<std::mutex> lock(impl_->queueMutex);
+    packets = impl_->packetsBefore(event);
+  }
+  impl_->waitFor(packets);
+}
 
-void Runtime::synchronize() { impl_->waitFor(recordEvent()); }
+void Runtime::synchronize() {
+  uint64_t packets;
+  {
+    std::lock_guard<std::mutex> lock(impl_->queueMutex);
+    packets = impl_->submitted;
+  }
+  impl_->waitFor(packets);
+}
 
 std::optional<FaultInfo> Runtime::lastFault() const {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);

@@ -1,5 +1,6 @@
 #include "npu/sim/iss.h"
 
+#include "arith_util.h"
 #include "context.h"
 #include "npu/arith/float_env.h"
 #include "timing.h"
@@ -85,8 +86,9 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   }
 
   const uint64_t cycles = mode_ == Mode::Func ? 0 : packetCycles(info, work);
-  const PacketRecord record{index,           decoded.opcode,           info.engine,
-                            stats_.cycles,   stats_.cycles + cycles,   work.bytesRead,
+  const PacketRecord record{index,         decoded.opcode,
+                            info.engine,   stats_.cycles,
+                            satAdd(stats_.cycles, cycles), work.bytesRead,
                             work.bytesWritten};
   account(stats_, record);
   if (recording_)

@@ -11,17 +11,24 @@ const char *engineNameAt(size_t i) { return isa::engineName(static_cast<isa::Eng
 } // namespace
 
 void account(Stats &stats, const PacketRecord &record) {
+  const auto add = [&stats](uint64_t &counter, uint64_t amount) {
+    if (__builtin_add_overflow(counter, amount, &counter)) {
+      counter = UINT64_MAX;
+      stats.saturated = true;
+    }
+  };
   const uint64_t cycles = record.endCycle - record.startCycle;
-  stats.packets++;
+  add(stats.packets, 1);
   stats.cycles = std::max(stats.cycles, record.endCycle);
-  stats.bytesRead += record.bytesRead;
-  stats.bytesWritten += record.bytesWritten;
+  stats.saturated |= stats.cycles == UINT64_MAX;
+  add(stats.bytesRead, record.bytesRead);
+  add(stats.bytesWritten, record.bytesWritten);
   Stats::Engine &engine = stats.engines[static_cast<size_t>(record.engine)];
-  engine.packets++;
-  engine.busyCycles += cycles;
+  add(engine.packets, 1);
+  add(engine.busyCycles, cycles);
   Stats::Op &op = stats.ops[static_cast<size_t>(&isa::info(record.opcode) - isa::instructions().data())];
-  op.packets++;
-  op.cycles += cycles;
+  add(op.packets, 1);
+  add(op.cycles, cycles);
 }
 
 std::string statsJson(const Stats &stats,
@@ -31,6 +38,7 @@ std::string statsJson(const Stats &stats,
   j["cycles"] = stats.cycles;
   j["bytes_read"] = stats.bytesRead;
   j["bytes_written"] = stats.bytesWritten;
+  j["saturated"] = stats.saturated;
   for (size_t e = 0; e < kNumEngines; ++e) {
     const Stats::Engine &engine = stats.engines[e];
     j["engines"][engineNameAt(e)] = {

@@ -4,6 +4,9 @@ import subprocess
 
 import pytest
 
+# Skips fail under NPU_REQUIRE_FULL_COVERAGE=1 (see full_coverage.py).
+pytest_plugins = ["full_coverage"]
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
@@ -24,3 +27,4 @@ def tool(name: str, build: pathlib.Path | None = None) -> pathlib.Path:
 
 def run(args, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=600, **kwargs)
+

@@ -5,6 +5,8 @@
 #include "npu/arith/softfloat.h"
 #include "operands.h"
 
+#include "../full_coverage.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -84,7 +86,7 @@ class MicrocodeTest : public ::testing::TestWithParam<Program> {};
 
 TEST_P(MicrocodeTest, ImplementationsAgreeBitForBit) {
   if (!hostHasAvx2Fma())
-    GTEST_SKIP() << "the host implementations need AVX2 and FMA";
+    NPU_SKIP_OR_REQUIRE("the host implementations need AVX2 and FMA");
   const Program program = GetParam();
   auto columns = inputsFor(program, 200'000, 10 + static_cast<uint64_t>(program));
   std::vector<uint32_t> reference = run(program, columns, Implementation::Reference);

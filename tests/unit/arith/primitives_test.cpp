@@ -9,6 +9,8 @@
 #include "npu/arith/softfloat.h"
 #include "operands.h"
 
+#include "../full_coverage.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -48,7 +50,7 @@ class PrimitivesTest : public ::testing::Test {
 protected:
   void SetUp() override {
     if (!hostHasAvx2Fma())
-      GTEST_SKIP() << "the host providers need AVX2 and FMA";
+      NPU_SKIP_OR_REQUIRE("the host providers need AVX2 and FMA");
   }
   FloatEnvGuard env_;
 };

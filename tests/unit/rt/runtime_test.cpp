@@ -143,6 +143,10 @@ TEST(RuntimeTest, PacketsExecuteInOrderAndEventsTrackThem) {
   const uint64_t event = runtime.recordEvent();
   runtime.waitEvent(event);
   EXPECT_TRUE(runtime.eventDone(event));
+  for (uint64_t never : {uint64_t{0}, event + 1}) {
+    EXPECT_THROW(runtime.waitEvent(never), rt::Error) << never;
+    EXPECT_THROW(runtime.eventDone(never), rt::Error) << never;
+  }
   std::vector<float> out(n);
   runtime.memcpyDeviceToHost(out.data(), c, n * 4);
   for (uint64_t i = 0; i < n; ++i)
@@ -229,6 +233,12 @@ TEST(RuntimeCApiTest, FullCycleAndErrors) {
   int done = 0;
   ASSERT_EQ(npuEventQuery(event, &done), npuSuccess);
   EXPECT_EQ(done, 1);
+  // A handle npuEventRecord never returned is an error, not a wait forever.
+  for (npuEvent_t never : {npuEvent_t{0}, event + 1, ~npuEvent_t{0}}) {
+    EXPECT_EQ(npuEventSynchronize(never), npuErrorInvalidValue) << never;
+    EXPECT_THAT(npuGetLastErrorMessage(), HasSubstr("was never recorded"));
+    EXPECT_EQ(npuEventQuery(never, &done), npuErrorInvalidValue) << never;
+  }
   ASSERT_EQ(npuMemcpyDtoH(out.data(), p, 256), npuSuccess);
   EXPECT_EQ(out[63], 1.75f);
   EXPECT_EQ(npuMemcpyDtoH(out.data(), p, 512), npuErrorInvalidValue);

@@ -471,4 +471,33 @@ TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
     EXPECT_EQ(perf.stats().ops[i].cycles, both.stats().ops[i].cycles);
 }
 
+// Cycle and byte counters stop at 2^64-1 and say so, instead of wrapping to
+// a small count: perf mode times packets no host could execute.
+TEST(IssModes, CountersSaturateInsteadOfWrapping) {
+  isa::inst::Matmul huge;
+  huge.m = huge.k = huge.n = 0xffff'ffffu;
+  isa::inst::Add add;
+  add.rows = add.cols = 0xffff'ffffu;
+  const std::vector<isa::Packet> stream = {validPacketOf(huge), validPacketOf(huge),
+                                           validPacketOf(add)};
+  mem::PhysicalMemory memory;
+  sim::Iss perf(memory, sim::Mode::Perf);
+  perf.setRecording(true);
+  perf.run(stream);
+  const sim::Stats &stats = perf.stats();
+  EXPECT_EQ(stats.packets, 3u);
+  EXPECT_EQ(stats.cycles, UINT64_MAX);
+  EXPECT_TRUE(stats.saturated);
+  const size_t matmul = static_cast<size_t>(&isa::info(isa::Opcode::MATMUL) - isa::instructions().data());
+  EXPECT_EQ(stats.ops[matmul].cycles, UINT64_MAX);
+  for (const sim::PacketRecord &record : perf.records())
+    EXPECT_LE(record.startCycle, record.endCycle) << record.index;
+  EXPECT_NE(sim::statsJson(stats, {}).find("\"saturated\": true"), std::string::npos);
+
+  sim::Iss small(memory, sim::Mode::Perf);
+  small.run(std::vector<isa::Packet>{validPacketOf(add)});
+  EXPECT_FALSE(small.stats().saturated);
+  EXPECT_NE(sim::statsJson(small.stats(), {}).find("\"saturated\": false"), std::string::npos);
+}
+
 } // namespace

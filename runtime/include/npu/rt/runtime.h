@@ -90,7 +90,9 @@ public:
 
   // Queues packets for asynchronous execution; throws the pending fault, if any.
   void submit(std::span<const isa::Packet> packets);
-  // A point in the stream: all packets submitted so far.
+  // A point in the stream: all packets submitted so far. The handle is never
+  // 0; eventDone and waitEvent throw Error(InvalidValue) for a value that
+  // recordEvent did not return (it would otherwise wait forever).
   uint64_t recordEvent();
   bool eventDone(uint64_t event);
   void waitEvent(uint64_t event); // throws Error(DeviceFault) if the stream faulted

@@ -39,11 +39,14 @@ struct Stats {
   uint64_t cycles = 0;
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
+  // Counters stop at 2^64-1 instead of wrapping; this says one did (the
+  // stats JSON and npu-sim's summary report it).
+  bool saturated = false;
   std::array<Engine, kNumEngines> engines{};
   std::array<Op, isa::kNumOpcodes> ops{}; // indexed like isa::instructions()
 };
 
-// Adds one executed packet to the statistics.
+// Adds one executed packet to the statistics, saturating every counter.
 void account(Stats &stats, const PacketRecord &record);
 
 // Statistics as JSON: cycles per engine and op class, utilisation, bytes
