@@ -39,5 +39,5 @@ int main(int argc, char **argv) {
     return npu::cli::kExitInput;
   }
   std::fputs(npu::as::formatObject(object, dump).c_str(), stdout);
-  return std::fflush(stdout) == 0 ? npu::cli::kExitOk : npu::cli::kExitFailure;
+  return npu::cli::closeStdout(tool, npu::cli::kExitOk);
 }
