@@ -149,7 +149,8 @@ std::vector<uint8_t> npyPayload(const std::string &path, std::vector<uint8_t> by
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
       throw InputError(path + ": truncated .npy header");
-    headerLength = bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
+    headerLength =
+        bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
     start = 12;
   } else {
     throw InputError(path + ": unsupported .npy version " + std::to_string(major));
@@ -291,9 +292,8 @@ bin::Object loadProgram(const std::string &path, const std::vector<std::string> 
   }
   as::Options options;
   options.includeDirs = includeDirs;
-  as::AssembleResult result =
-      as::assembleString(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
-                         path, options);
+  as::AssembleResult result = as::assembleString(
+      std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()), path, options);
   for (const as::Diagnostic &d : result.diagnostics)
     std::cerr << as::formatDiagnostic(d);
   if (!result.ok())
@@ -348,7 +348,8 @@ size_t verifyChecks(const bin::Object &object, rt::Runtime &runtime, bool quiet)
       if (++mismatches <= 10) {
         if (f32)
           std::fprintf(stderr,
-                       "  mismatch at 0x%08" PRIx64 ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
+                       "  mismatch at 0x%08" PRIx64
+                       ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
                        "%s ulp (tolerance %u)\n",
                        check.address + i, want, asFloat(want), got, asFloat(got),
                        ulp == UINT64_MAX ? "inf" : std::to_string(ulp).c_str(), check.ulpTolerance);
@@ -525,14 +526,16 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     dumps.push_back(parseDump(spec));
   const std::optional<uint64_t> maxPackets = numberOption(vm, "max-packets");
   const std::optional<uint64_t> maxCycles = numberOption(vm, "max-cycles");
+  const std::optional<uint64_t> vcdStart = numberOption(vm, "vcd-start");
+  const std::optional<uint64_t> vcdStop = numberOption(vm, "vcd-stop");
 
   rt::RuntimeOptions options;
   options.backend = vm["backend"].as<std::string>();
   options.backendOptions.issMode = *mode;
   if (vm.count("vcd")) {
     options.backendOptions.waveformPath = vm["vcd"].as<std::string>();
-    options.backendOptions.waveformStart = numberOption(vm, "vcd-start").value_or(0);
-    options.backendOptions.waveformStop = numberOption(vm, "vcd-stop").value_or(UINT64_MAX);
+    options.backendOptions.waveformStart = vcdStart.value_or(0);
+    options.backendOptions.waveformStop = vcdStop.value_or(UINT64_MAX);
   }
   mem::AddressMap &map = options.backendOptions.addressMap;
   if (vm.count("memory-config"))
@@ -728,9 +731,8 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     std::fprintf(stderr,
                  "npu-sim: error: packet %" PRIu64 " (%s) would take %" PRIu64
                  " cycles, beyond the --max-cycles budget of %" PRIu64 " (%" PRIu64
-                 " predicted for the %" PRIu64 " packets before it); it was not started\n",
-                 index, as::formatPacket(text[index]).c_str(), cycles, *maxCycles, predicted,
-                 index);
+                 " used by the packets before it); it was not started\n",
+                 index, as::formatPacket(text[index]).c_str(), cycles, *maxCycles, predicted);
     return cli::kExitFailure;
   }
   if (stop == Stop::Interrupt) {
