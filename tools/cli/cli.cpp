@@ -35,8 +35,8 @@ std::optional<int> parse(const Tool &tool, int argc, char **argv, po::options_de
 }
 
 int closeStdout(const Tool &tool, int code) {
-  std::cout.flush();
   errno = 0;
+  std::cout.flush();
   bool failed = std::ferror(stdout) != 0;
   failed |= std::fflush(stdout) != 0;
   failed |= std::fclose(stdout) != 0;
