@@ -98,6 +98,7 @@ struct SymbolEntry {
 struct MacroDefinition {
   std::string name;
   std::vector<std::string> params;
+  NameTable<uint32_t> paramIndex; // position of each name in params
   std::vector<std::optional<std::string>> defaults;
   std::string body;
   const std::string *file = nullptr;
@@ -119,6 +120,7 @@ struct Frame {
   uint32_t lineIndex = 0; // lines consumed in this iteration
   uint64_t iterationsLeft = 0;
   bool carriageReturns = false; // File frames: some lines may end in "\r"
+  std::string canonical;        // File frames: the path, for include loops
   std::string note;             // Macro frames: "in expansion of macro ..."
   size_t conditionDepth = 0;
   std::optional<Notes> notes; // context of lines of this frame, built on first use
@@ -434,6 +436,13 @@ std::string excerpt(std::string_view line, size_t column, size_t &caret) {
   return out;
 }
 
+// The absolute path with symbolic links and "." and ".." resolved as far as
+// it exists: two names of one file compare equal.
+std::string canonicalPath(const std::string &path) {
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(path, ec).string();
+}
+
 // Asks the kernel to back a large buffer with transparent huge pages: the
 // packet and forward-reference arrays of a large input otherwise cost a
 // page fault per 4 KiB.
@@ -570,6 +579,8 @@ private:
   int current_ = -1; // index into segments_, or -1 for the text section
   std::vector<bin::Packet> text_packets_;
   std::vector<std::pair<std::string, std::string>> metadata_;
+  NameTable<bool> metadataKeys_;
+  NameTable<bool> filesRead_; // each once in result_.filesRead
   std::vector<ListingEntry> listing_;
 };
 
@@ -621,12 +632,17 @@ public:
   FinalResolver(Assembler &as, const DeferredExpression &e, std::vector<SymbolEntry *> *needs)
       : as_(as), e_(e), needs_(needs) {}
   Lookup lookup(std::string_view name, uint64_t hash, Value &out) override {
-    if (e_.captures >= 0)
-      for (const auto &[captured, value] : as_.captures_[size_t(e_.captures)])
-        if (captured == name) {
-          out = value;
-          return Lookup::Found;
-        }
+    if (e_.captures >= 0) {
+      const auto &list = as_.captures_[size_t(e_.captures)];
+      const auto it = std::lower_bound(list.begin(), list.end(), name,
+                                       [](const auto &entry, std::string_view key) {
+                                         return std::string_view(entry.first) < key;
+                                       });
+      if (it != list.end() && it->first == name) {
+        out = it->second;
+        return Lookup::Found;
+      }
+    }
     SymbolEntry *symbol = as_.symbols_.find(name, hash);
     if (!symbol || symbol->state == SymbolEntry::State::Forward)
       return Lookup::Undefined;
@@ -749,6 +765,7 @@ void Assembler::pushFile(const std::string *path, const std::string *dir, std::s
   f.file = path;
   f.dir = dir;
   f.carriageReturns = std::memchr(text.data(), '\r', text.size()) != nullptr;
+  f.canonical = canonicalPath(*path);
   f.conditionDepth = conditions_.size();
   frames_.push_back(std::move(f));
 }
@@ -1003,7 +1020,6 @@ void Assembler::collectLine(std::string_view line) {
 // Reports \name references to names that are not parameters of the macro
 // being defined, where they are written.
 void Assembler::checkParameters(std::string_view line) {
-  const auto &params = collecting_.macro.params;
   for (size_t i = 0; i < line.size(); ++i) {
     if (line[i] == '"') {
       for (++i; i < line.size() && line[i] != '"'; ++i)
@@ -1018,7 +1034,7 @@ void Assembler::checkParameters(std::string_view line) {
     while (e < line.size() && isIdentChar(line[e]))
       ++e;
     const std::string_view param = line.substr(i + 1, e - i - 1);
-    if (std::find(params.begin(), params.end(), param) == params.end())
+    if (!collecting_.macro.paramIndex.find(param))
       error(uint32_t(i), "unknown macro parameter '\\" + std::string(param) + "' in macro " +
                              inQuotes(collecting_.macro.name));
     i = e - 1;
@@ -1264,6 +1280,14 @@ bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpress
     ExpressionEvaluator ev2(again, capture);
     Value ignored;
     ev2.evaluate(ignored);
+    // Sorted by name, each once, for FinalResolver's binary search: an
+    // expression may name thousands of .set symbols.
+    auto &list = captures_.back();
+    const auto byName = [](const auto &a, const auto &b) { return a.first < b.first; };
+    std::stable_sort(list.begin(), list.end(), byName);
+    list.erase(std::unique(list.begin(), list.end(),
+                           [](const auto &a, const auto &b) { return a.first == b.first; }),
+               list.end());
   }
   deferred = std::move(e);
   return true;
@@ -1616,12 +1640,12 @@ void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Toke
       argStartToken = t.begin;
       keyword = false;
       if (t.kind == TokenKind::Ident) {
-        auto p = std::find(macro.params.begin(), macro.params.end(), lex.text(t));
+        const uint32_t *p = macro.paramIndex.find(lex.text(t), t.intValue);
         const uint32_t after = t.end;
-        if (p != macro.params.end() && after < lex.line().size() && lex.line()[after] == '=' &&
+        if (p && after < lex.line().size() && lex.line()[after] == '=' &&
             (after + 1 >= lex.line().size() || lex.line()[after + 1] != '=')) {
           keyword = true;
-          keywordIndex = size_t(p - macro.params.begin());
+          keywordIndex = *p;
           lex.next();
           lex.next();
           argBegin = argEnd = lex.position();
@@ -1683,10 +1707,11 @@ void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Toke
         size_t e = i + 1;
         while (e < src.size() && isIdentChar(src[e]))
           ++e;
-        auto p = std::find(macro.params.begin(), macro.params.end(), src.substr(i + 1, e - i - 1));
-        if (e == i + 1 || p == macro.params.end())
+        const uint32_t *p =
+            e > i + 1 ? macro.paramIndex.find(src.substr(i + 1, e - i - 1)) : nullptr;
+        if (!p)
           continue;
-        replacement = *args[size_t(p - macro.params.begin())];
+        replacement = *args[*p];
         skip = e - i;
       }
       emit(src.substr(copied, i - copied));
@@ -1987,7 +2012,10 @@ bool Assembler::openInclude(std::string_view name, uint32_t offset, uint64_t max
       return false;
     }
     path = candidate;
-    result_.filesRead.push_back(candidate);
+    if (filesRead_.emplace(candidate).second) {
+      chargeMemory(2 * (candidate.size() + kAllocationOverhead));
+      result_.filesRead.push_back(candidate);
+    }
     return true;
   }
   error(offset, "file " + inQuotes(name) + " not found" +
@@ -2022,7 +2050,7 @@ bool Assembler::macroHeader(Lexer &lex, MacroDefinition &macro) {
       return false;
     }
     const std::string_view p = lex.text(param);
-    if (std::find(macro.params.begin(), macro.params.end(), p) != macro.params.end()) {
+    if (macro.paramIndex.find(p)) {
       error(param.begin, "duplicate macro parameter " + inQuotes(p));
       return false;
     }
@@ -2039,6 +2067,7 @@ bool Assembler::macroHeader(Lexer &lex, MacroDefinition &macro) {
       }
       def = std::string(lex.line().substr(from, to - from));
     }
+    macro.paramIndex.emplace(p).first->second = static_cast<uint32_t>(macro.params.size());
     macro.params.emplace_back(p);
     macro.defaults.push_back(std::move(def));
   }
@@ -2135,14 +2164,13 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
       error(at, inQuotes(path) + " is " + why);
       return;
     }
-    std::error_code ec;
-    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    const std::string canonical = canonicalPath(path);
     size_t files = 0;
     for (const Frame &f : frames_) {
       if (f.kind != Frame::Kind::File)
         continue;
       ++files;
-      if (std::filesystem::weakly_canonical(*f.file, ec).string() == canonical) {
+      if (f.canonical == canonical) {
         error(at, "include loop: " + inQuotes(path) + " is already being included");
         return;
       }
@@ -2151,7 +2179,8 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
       error(at, format("includes nested more than %u deep", kMaxNesting));
       return;
     }
-    if (!chargeMemory(contents.size() + kAllocationOverhead))
+    if (!chargeMemory(contents.size() + 2 * (path.size() + kAllocationOverhead) +
+                      kAllocationOverhead))
       return;
     const std::string *pathName = &strings_.emplace_back(path);
     const std::string *dir =
@@ -2297,14 +2326,15 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
       error(key.begin, "empty metadata key");
       return;
     }
-    for (const auto &[k, v] : metadata_)
-      if (k == keyText) {
-        error(key.begin, "duplicate metadata key " + inQuotes(keyText));
-        return;
-      }
-    if (chargeMemory(sizeof(metadata_.front()) + keyText.size() + value.size() +
-                     2 * kAllocationOverhead))
+    if (metadataKeys_.find(keyText)) {
+      error(key.begin, "duplicate metadata key " + inQuotes(keyText));
+      return;
+    }
+    if (chargeMemory(sizeof(metadata_.front()) + 2 * keyText.size() + value.size() +
+                     3 * kAllocationOverhead)) {
+      metadataKeys_.emplace(keyText);
       metadata_.emplace_back(std::move(keyText), std::move(value));
+    }
     return;
   }
   case Directive::Packet: {

@@ -264,6 +264,29 @@ TEST(AsmHostile, HugeNamesAndLiteralsAreErrors) {
             std::string::npos);
 }
 
+// Lookups that grow with the input are hashed or sorted, not scanned: each
+// of these took minutes with a linear scan per use.
+TEST(AsmHostile, ManyNamesStayFast) {
+  constexpr int kCount = 30000;
+  const auto start = std::chrono::steady_clock::now();
+  std::string params, body, args, sets, sum, meta;
+  for (int i = 0; i < kCount; ++i) {
+    const std::string n = std::to_string(i);
+    params += (i ? ", p" : "p") + n;
+    body += "\\p" + n;
+    args += i ? ", 1" : "1";
+    sets += ".set s" + n + ", " + n + "\n";
+    sum += " + s" + n;
+    meta += ".meta k" + n + ", \"v\"\n";
+  }
+  assembleOk(".macro m " + params + "\n# " + body + "\n.endm\nm " + args + "\n");
+  const bin::Object o = assembleOk(sets + ".data 0\n.quad later" + sum + "\nlater:\n" + meta);
+  EXPECT_EQ(isa::detail::load64(o.data.at(0).bytes.data(), 0),
+            uint64_t(8) + uint64_t(kCount) * (kCount - 1) / 2);
+  EXPECT_EQ(o.metadata.size(), size_t(kCount));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST(AsmHostile, ReptNestingIsBounded) {
   const std::string source = repeat(".rept 1\n", 100) + "nop\n" + repeat(".endr\n", 100);
   EXPECT_NE(onlyError(assembleString(source, "nest.npuasm")).find(".rept nested more than 64 deep"),
