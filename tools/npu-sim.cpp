@@ -149,8 +149,7 @@ std::vector<uint8_t> npyPayload(const std::string &path, std::vector<uint8_t> by
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
       throw InputError(path + ": truncated .npy header");
-    headerLength =
-        bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
+    headerLength = bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
     start = 12;
   } else {
     throw InputError(path + ": unsupported .npy version " + std::to_string(major));
@@ -292,8 +291,9 @@ bin::Object loadProgram(const std::string &path, const std::vector<std::string> 
   }
   as::Options options;
   options.includeDirs = includeDirs;
-  as::AssembleResult result = as::assembleString(
-      std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()), path, options);
+  as::AssembleResult result =
+      as::assembleString(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
+                         path, options);
   for (const as::Diagnostic &d : result.diagnostics)
     std::cerr << as::formatDiagnostic(d);
   if (!result.ok())
@@ -348,8 +348,7 @@ size_t verifyChecks(const bin::Object &object, rt::Runtime &runtime, bool quiet)
       if (++mismatches <= 10) {
         if (f32)
           std::fprintf(stderr,
-                       "  mismatch at 0x%08" PRIx64
-                       ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
+                       "  mismatch at 0x%08" PRIx64 ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
                        "%s ulp (tolerance %u)\n",
                        check.address + i, want, asFloat(want), got, asFloat(got),
                        ulp == UINT64_MAX ? "inf" : std::to_string(ulp).c_str(), check.ulpTolerance);
