@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <set>
 #include <tuple>
 
@@ -372,7 +373,9 @@ std::vector<uint8_t> write(const Object &object) {
   return std::move(sink.out);
 }
 
-Object read(std::span<const uint8_t> bytes) {
+namespace {
+
+Object parse(std::span<const uint8_t> bytes) {
   // The magic first: a file that is something else entirely should say so,
   // whatever its size.
   if (bytes.empty())
@@ -559,6 +562,19 @@ Object read(std::span<const uint8_t> bytes) {
   }
   validateObject(object, offsets);
   return object;
+}
+
+} // namespace
+
+Object read(std::span<const uint8_t> bytes) {
+  // Allocations are bounded by the file's size, but a file of many small
+  // records takes a few times its size in memory.
+  try {
+    return parse(bytes);
+  } catch (const std::bad_alloc &) {
+    throw FormatError(
+        0, format("the records of this %zu-byte container do not fit in memory", bytes.size()));
+  }
 }
 
 Object readFile(const std::string &path) {
