@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -124,6 +125,13 @@ struct Frame {
   std::string note;             // Macro frames: "in expansion of macro ..."
   size_t conditionDepth = 0;
   std::optional<Notes> notes; // context of lines of this frame, built on first use
+
+  // Whether `line` is a view into this frame's own text.
+  bool holds(std::string_view line) const {
+    const std::less_equal<const char *> notAfter;
+    return owned && notAfter(owned->data(), line.data()) &&
+           notAfter(line.data(), owned->data() + owned->size());
+  }
 };
 
 struct Condition {
@@ -782,10 +790,13 @@ void Assembler::mainLoop() {
         continue;
       }
       finishFrame(f);
-      if (f.keep)
+      if (f.keep) {
         retired_.push_back(std::move(f.owned));
-      else
+      } else {
         memoryBytes_ -= f.charged; // freed with the frame
+        if (f.holds(text_))
+          text_ = {}; // a diagnostic until the next line has no source line
+      }
       frames_.pop_back();
       continue;
     }
@@ -879,10 +890,8 @@ SavedLocation Assembler::here(uint32_t offset) {
 SavedLocation Assembler::saveLocation(uint32_t offset) {
   // The expansion the line is in must outlive its frame.
   for (size_t i = frames_.size(); i-- > 0;) {
-    Frame &f = frames_[i];
-    if (f.owned && text_.data() >= f.owned->data() &&
-        text_.data() <= f.owned->data() + f.owned->size()) {
-      f.keep = true;
+    if (frames_[i].holds(text_)) {
+      frames_[i].keep = true;
       break;
     }
   }
