@@ -228,8 +228,12 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
                           "': " + errnoText(error));
         }
       }
-      if (exists)
+      if (exists) {
+        // The replacement keeps the file's owner (when allowed: we may be
+        // root writing a user's file) and its permissions.
+        (void)!::fchown(fd, st.st_uid, st.st_gid);
         (void)::fchmod(fd, st.st_mode & 07777);
+      }
     }
   }
   file_ = ::fdopen(fd, "wb");
