@@ -1,10 +1,10 @@
 // npu-as: assembles .npuasm source into an .npubin container.
 #include "cli.h"
 #include "npu/asm/assembler.h"
+#include "npu/support/file_io.h"
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
 
   const std::string input = vm["input"].as<std::string>();
   std::string output = vm.count("output") ? vm["output"].as<std::string>() : std::string();
-  if (output.empty()) {
+  if (!vm.count("output")) {
     const size_t dot = input.find_last_of('.');
     const size_t slash = input.find_last_of('/');
     output = (dot != std::string::npos && (slash == std::string::npos || dot > slash)
@@ -55,22 +55,35 @@ int main(int argc, char **argv) {
     std::fputs(npu::as::formatDiagnostic(d).c_str(), stderr);
   if (const size_t errors = result.errorCount()) {
     std::fprintf(stderr, "npu-as: %zu error%s; no output written\n", errors, errors > 1 ? "s" : "");
-    // An input that cannot be opened at all is an I/O failure.
-    return result.diagnostics.size() == 1 && result.diagnostics[0].line == 0
-               ? npu::cli::kExitInput
-               : npu::cli::kExitFailure;
+    return result.inputUnreadable ? npu::cli::kExitInput : npu::cli::kExitFailure;
+  }
+  std::vector<npu::io::NamedPath> outputs{
+      {output, vm.count("output") ? "the output (-o)" : "the output (the input with .npubin)"}};
+  if (asOptions.listing)
+    outputs.push_back({vm["listing"].as<std::string>(), "the listing (-l)"});
+  std::vector<npu::io::NamedPath> inputs{{input, "the input"}};
+  for (const std::string &path : result.filesRead)
+    inputs.push_back({path, "a file the source includes"});
+  try {
+    npu::io::checkOutputs(outputs, inputs);
+  } catch (const npu::io::FileError &e) {
+    std::fprintf(stderr, "npu-as: error: %s\n", e.what());
+    return npu::cli::kExitUsage;
   }
   try {
+    // Both files or neither: the listing is moved into place only after
+    // the container was.
+    std::optional<npu::io::OutputFile> listing;
     if (asOptions.listing) {
-      std::ofstream listing(vm["listing"].as<std::string>());
-      listing << result.listing;
-      if (!listing.flush())
-        throw std::runtime_error(vm["listing"].as<std::string>() + ": write error");
+      listing.emplace(vm["listing"].as<std::string>());
+      listing->write(result.listing);
     }
     npu::bin::writeFile(output, result.object);
+    if (listing)
+      listing->commit();
   } catch (const std::exception &e) {
     std::fprintf(stderr, "npu-as: error: %s\n", e.what());
-    return npu::cli::kExitFailure;
+    return npu::cli::kExitOutput;
   }
   return npu::cli::kExitOk;
 }

@@ -111,5 +111,5 @@ int main(int argc, char **argv) {
   } else {
     printSummary();
   }
-  return npu::cli::kExitOk;
+  return npu::cli::closeStdout(tool, npu::cli::kExitOk);
 }

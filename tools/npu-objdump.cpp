@@ -3,7 +3,9 @@
 #include "cli.h"
 #include "npu/asm/disassembler.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 int main(int argc, char **argv) {
@@ -38,6 +40,15 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "npu-objdump: error: %s\n", e.what());
     return npu::cli::kExitInput;
   }
-  std::fputs(npu::as::formatObject(object, dump).c_str(), stdout);
-  return std::fflush(stdout) == 0 ? npu::cli::kExitOk : npu::cli::kExitFailure;
+  try {
+    npu::as::printObject(object, dump, [](std::string_view text) {
+      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
+        throw std::runtime_error(std::string("cannot write the standard output: ") +
+                                 std::strerror(errno));
+    });
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "npu-objdump: error: %s\n", e.what());
+    return npu::cli::kExitOutput;
+  }
+  return npu::cli::closeStdout(tool, npu::cli::kExitOk);
 }

@@ -6,6 +6,7 @@
 #include "expression.h"
 #include "lexer.h"
 #include "name_table.h"
+#include "npu/support/file_io.h"
 
 #include <algorithm>
 #include <bit>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -31,6 +33,10 @@ using isa::OperandInfo;
 using isa::OperandKind;
 
 constexpr unsigned kMaxNesting = 64; // macro expansions, includes, .rept and .if
+constexpr size_t kMaxLineBytes = size_t(64) << 20;
+// What a heap allocation costs beyond its contents (the allocator's
+// header, the owning object), charged with each kept string or vector.
+constexpr uint64_t kAllocationOverhead = 64;
 constexpr std::string_view kReservedNames[] = {"inf", "nan", "f32bits"};
 
 std::string format(const char *fmt, auto... args) {
@@ -39,7 +45,13 @@ std::string format(const char *fmt, auto... args) {
   return buf;
 }
 
+// Names in messages are cut to a readable length: an identifier may be as
+// long as its line.
 std::string inQuotes(std::string_view s) {
+  constexpr size_t kShown = 256;
+  if (s.size() > kShown)
+    return "'" + std::string(s.substr(0, kShown)) + "...' (" + std::to_string(s.size()) +
+           " characters)";
   return "'" + std::string(s) + "'";
 }
 
@@ -47,8 +59,8 @@ std::string inQuotes(std::string_view s) {
 using Notes = uint32_t;
 
 // A source position kept for later diagnostics. The text views source
-// buffers that live until the assembly ends (expansions are retired, not
-// freed).
+// buffers that live until the assembly ends (an expansion in which a
+// location was saved is retired, not freed).
 struct SavedLocation {
   const std::string *file = nullptr;
   uint32_t line = 0;
@@ -87,6 +99,7 @@ struct SymbolEntry {
 struct MacroDefinition {
   std::string name;
   std::vector<std::string> params;
+  NameTable<uint32_t> paramIndex; // position of each name in params
   std::vector<std::optional<std::string>> defaults;
   std::string body;
   const std::string *file = nullptr;
@@ -99,15 +112,26 @@ struct Frame {
   Kind kind = Kind::File;
   std::string_view text;
   std::unique_ptr<std::string> owned; // expansion text of Macro and Rept frames
+  uint64_t charged = 0;               // memory charged for `owned`
+  bool keep = false;                  // a SavedLocation views `owned`
   size_t pos = 0;
   const std::string *file = nullptr;
   const std::string *dir = nullptr; // File frames: for relative includes
   uint32_t firstLine = 1;
   uint32_t lineIndex = 0; // lines consumed in this iteration
   uint64_t iterationsLeft = 0;
-  std::string note; // Macro frames: "in expansion of macro ..."
+  bool carriageReturns = false; // File frames: some lines may end in "\r"
+  std::string canonical;        // File frames: the path, for include loops
+  std::string note;             // Macro frames: "in expansion of macro ..."
   size_t conditionDepth = 0;
   std::optional<Notes> notes; // context of lines of this frame, built on first use
+
+  // Whether `line` is a view into this frame's own text.
+  bool holds(std::string_view line) const {
+    const std::less_equal<const char *> notAfter;
+    return owned && notAfter(owned->data(), line.data()) &&
+           notAfter(line.data(), owned->data() + owned->size());
+  }
 };
 
 struct Condition {
@@ -316,27 +340,9 @@ bool isReserved(std::string_view name) {
   return false;
 }
 
-bool readWholeFile(const std::string &path, std::string &out) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f)
-    return false;
-  out.clear();
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec)
-    out.reserve(size);
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-    out.append(buf, n);
-  const bool ok = !std::ferror(f);
-  std::fclose(f);
-  return ok;
-}
-
 // The whole of the source file, mapped read-only (no copy and no page
 // faults on a private buffer for a large input), or read when it cannot be
-// mapped.
+// mapped (a pipe, a device).
 class FileContents {
 public:
   FileContents() = default;
@@ -346,32 +352,104 @@ public:
     if (map_)
       munmap(map_, size_);
   }
-  bool load(const std::string &path) {
+  // Loads a file of at most maxBytes; throws io::FileError naming the path
+  // and the reason otherwise.
+  void load(const std::string &path, uint64_t maxBytes) {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-      return false;
+      throw io::FileError(path + ": cannot open: " + std::strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        uint64_t(st.st_size) <= maxBytes) {
       void *p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
       if (p != MAP_FAILED) {
         map_ = p;
         size_ = size_t(st.st_size);
         close(fd);
-        return true;
+        return;
       }
     }
     close(fd);
-    return readWholeFile(path, read_);
+    read_ = io::readFile(path, maxBytes, "the assembler's memory limit");
   }
   std::string_view view() const {
-    return map_ ? std::string_view(static_cast<const char *>(map_), size_) : read_;
+    return map_ ? std::string_view(static_cast<const char *>(map_), size_)
+                : std::string_view(reinterpret_cast<const char *>(read_.data()), read_.size());
   }
 
 private:
   void *map_ = nullptr;
   size_t size_ = 0;
-  std::string read_;
+  std::vector<uint8_t> read_;
 };
+
+// Why a file's contents are not assembly source (a container, a binary
+// file), or nullptr; `at` is then the byte offset of the evidence.
+const char *notSource(std::string_view text, size_t &at) {
+  at = 0;
+  if (bin::hasMagic({reinterpret_cast<const uint8_t *>(text.data()), text.size()}))
+    return "an .npubin container, not assembly source (npu-objdump disassembles it)";
+  if (const void *nul = std::memchr(text.data(), '\0', text.size())) {
+    at = size_t(static_cast<const char *>(nul) - text.data());
+    return "a binary file, not assembly source (it has a NUL byte)";
+  }
+  return nullptr;
+}
+
+// A line ends at "\n", "\r\n" or a lone "\r". Returns the length of the
+// line at the start of `text` and sets `next` to where the following one
+// starts (text.size() at the end).
+size_t lineLength(std::string_view text, bool carriageReturns, size_t &next) {
+  const char *begin = text.data();
+  const char *end = begin;
+  if (!carriageReturns) {
+    end = static_cast<const char *>(std::memchr(begin, '\n', text.size()));
+    if (!end) {
+      next = text.size();
+      return text.size();
+    }
+    next = size_t(end - begin) + 1;
+    return size_t(end - begin);
+  }
+  const char *stop = begin + text.size();
+  while (end < stop && *end != '\n' && *end != '\r')
+    ++end;
+  next = size_t(end - begin);
+  if (end < stop)
+    next += *end == '\r' && end + 1 < stop && end[1] == '\n' ? 2 : 1;
+  return size_t(end - begin);
+}
+
+// The line's text shown under a diagnostic: control characters become '?'
+// (a NUL or an escape sequence must not reach the terminal), and a long
+// line is cut to a window around `column` (0-based); `caret` is the
+// column's 0-based position in the result.
+std::string excerpt(std::string_view line, size_t column, size_t &caret) {
+  constexpr size_t kBefore = 120, kAfter = 120;
+  size_t from = 0, to = line.size();
+  std::string out;
+  if (column > kBefore + 3) {
+    from = column - kBefore;
+    out = "...";
+  }
+  if (to > column + kAfter + 3)
+    to = column + kAfter;
+  caret = column - from + out.size();
+  for (size_t i = from; i < to && i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    out += c == '\t' || (c >= 0x20 && c != 0x7f) ? char(c) : '?';
+  }
+  if (to < line.size())
+    out += "...";
+  return out;
+}
+
+// The absolute path with symbolic links and "." and ".." resolved as far as
+// it exists: two names of one file compare equal.
+std::string canonicalPath(const std::string &path) {
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(path, ec).string();
+}
 
 // Asks the kernel to back a large buffer with transparent huge pages: the
 // packet and forward-reference arrays of a large input otherwise cost a
@@ -405,6 +483,9 @@ private:
   void finishFrame(Frame &frame);
   void processLine(std::string_view line);
   Notes notes();
+  // The current line at `offset`, for a diagnostic reported now.
+  SavedLocation here(uint32_t offset);
+  // The same, kept for later: the line's text stays alive.
   SavedLocation saveLocation(uint32_t offset);
   void report(Diagnostic::Severity severity, const SavedLocation &loc, std::string message);
   void error(uint32_t offset, std::string message);
@@ -436,8 +517,13 @@ private:
   // Evaluates an expression that may name later symbols; *deferred is
   // filled instead when it does.
   bool deferrable(Lexer &lex, Value &out, std::optional<DeferredExpression> &deferred);
-  bool resolveDeferred(const DeferredExpression &e, Value &out);
+  // The value of a deferred expression. Pending: it names symbols that are
+  // not resolved yet; they were added to *needs (when given).
+  enum class Resolution { Done, Failed, Pending };
+  Resolution resolveDeferred(const DeferredExpression &e, Value &out,
+                             std::vector<SymbolEntry *> *needs);
   bool resolveSymbol(SymbolEntry &symbol);
+  void reportCircular(SymbolEntry &symbol);
   bool operandBits(const InstrInfo &ins, const OperandInfo &op, const Value &v, uint64_t &out,
                    std::string &why) const;
 
@@ -447,11 +533,18 @@ private:
   uint64_t location() const;
   bool needData(const Token &name);
   bool reserveOutput(uint64_t bytes);
+  // Counts memory the assembly is about to hold against maxMemoryBytes;
+  // false (an error, and assembly stops) when it would exceed it.
+  bool chargeMemory(uint64_t bytes);
+  uint64_t memoryLeft() const {
+    return memoryBytes_ < options_.maxMemoryBytes ? options_.maxMemoryBytes - memoryBytes_ : 0;
+  }
   void emitValue(uint32_t offset, Value v, uint8_t size, bool isFloat,
                  std::optional<DeferredExpression> deferred);
   void dataValues(Lexer &lex, uint8_t size, bool isFloat, const Token &name);
   void startSegment(Lexer &lex, bool isCheck, const Token &name);
-  bool openInclude(std::string_view name, uint32_t offset, std::string &path, std::string &text);
+  bool openInclude(std::string_view name, uint32_t offset, uint64_t maxBytes, const char *limit,
+                   std::string &path, std::vector<uint8_t> &contents);
 
   // --- end of input
   void resolveAll();
@@ -463,12 +556,15 @@ private:
   size_t errors_ = 0;
   bool stopped_ = false;
   uint64_t linesProcessed_ = 0;
+  uint64_t bytesProcessed_ = 0;
   uint64_t outputBytes_ = 0;
+  uint64_t memoryBytes_ = 0;
+  bool reportingMemoryLimit_ = false;
   unsigned macroCounter_ = 0;
 
   std::deque<std::string> strings_; // file names and directories, stable addresses
   FileContents rootFile_;
-  std::deque<std::string> sources_; // included files, stable addresses
+  std::deque<std::vector<uint8_t>> sources_; // included files, stable addresses
   std::vector<Frame> frames_;
   std::vector<std::unique_ptr<std::string>> retired_; // expansion texts of finished frames
   std::vector<Condition> conditions_;
@@ -491,6 +587,8 @@ private:
   int current_ = -1; // index into segments_, or -1 for the text section
   std::vector<bin::Packet> text_packets_;
   std::vector<std::pair<std::string, std::string>> metadata_;
+  NameTable<bool> metadataKeys_;
+  NameTable<bool> filesRead_; // each once in result_.filesRead
   std::vector<ListingEntry> listing_;
 };
 
@@ -510,6 +608,7 @@ public:
         symbol = &entry->second;
         symbol->name = &entry->first;
         symbol->state = SymbolEntry::State::Forward;
+        as_.chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
       }
       out.symbol = symbol;
       return Lookup::Unresolved;
@@ -517,8 +616,10 @@ public:
     out = symbol->value;
     if (symbol->kind == SymbolEntry::Kind::Set) {
       sawSet_ = true;
-      if (capture_)
+      if (capture_) {
         capture_->emplace_back(std::string(name), out);
+        as_.chargeMemory(sizeof(capture_->back()) + name.size() + kAllocationOverhead);
+      }
     }
     return Lookup::Found;
   }
@@ -531,20 +632,35 @@ private:
   bool sawSet_ = false;
 };
 
-// Symbol lookup after the whole source was read.
+// Symbol lookup after the whole source was read. A symbol that is still
+// Deferred is added to `needs` (the caller resolves it and evaluates again)
+// or, without `needs`, resolved here.
 class FinalResolver final : public SymbolResolver {
 public:
-  FinalResolver(Assembler &as, const DeferredExpression &e) : as_(as), e_(e) {}
+  FinalResolver(Assembler &as, const DeferredExpression &e, std::vector<SymbolEntry *> *needs)
+      : as_(as), e_(e), needs_(needs) {}
   Lookup lookup(std::string_view name, uint64_t hash, Value &out) override {
-    if (e_.captures >= 0)
-      for (const auto &[captured, value] : as_.captures_[size_t(e_.captures)])
-        if (captured == name) {
-          out = value;
-          return Lookup::Found;
-        }
+    if (e_.captures >= 0) {
+      const auto &list = as_.captures_[size_t(e_.captures)];
+      const auto it = std::lower_bound(list.begin(), list.end(), name,
+                                       [](const auto &entry, std::string_view key) {
+                                         return std::string_view(entry.first) < key;
+                                       });
+      if (it != list.end() && it->first == name) {
+        out = it->second;
+        return Lookup::Found;
+      }
+    }
     SymbolEntry *symbol = as_.symbols_.find(name, hash);
     if (!symbol || symbol->state == SymbolEntry::State::Forward)
       return Lookup::Undefined;
+    if (symbol->state == SymbolEntry::State::Deferred && needs_) {
+      needs_->push_back(symbol);
+      out.symbol = nullptr;
+      return Lookup::Unresolved;
+    }
+    if (symbol->state == SymbolEntry::State::Resolving)
+      as_.reportCircular(*symbol);
     if (!as_.resolveSymbol(*symbol)) {
       // Already reported where that symbol is defined.
       poisoned_ = true;
@@ -559,6 +675,7 @@ public:
 private:
   Assembler &as_;
   const DeferredExpression &e_;
+  std::vector<SymbolEntry *> *needs_;
   bool poisoned_ = false;
 };
 
@@ -568,40 +685,84 @@ AssembleResult Assembler::run(std::string_view rootName, std::optional<std::stri
   const std::string *name = &strings_.emplace_back(rootName);
   const std::string *dir =
       &strings_.emplace_back(std::filesystem::path(*name).parent_path().string());
-  if (text) {
-    pushFile(name, dir, *text);
-  } else {
-    if (!rootFile_.load(*name)) {
-      Diagnostic d;
-      d.file = *name;
-      d.message = std::string("cannot read file: ") + std::strerror(errno);
-      result_.diagnostics.push_back(std::move(d));
-      return std::move(result_);
+  auto unreadable = [&](uint32_t line, uint32_t column, std::string_view lineText,
+                        std::string message) {
+    Diagnostic d;
+    d.file = *name;
+    d.line = line;
+    d.column = column;
+    d.message = std::move(message);
+    size_t caret = 0;
+    d.sourceLine = excerpt(lineText, column ? column - 1 : 0, caret);
+    d.sourceColumn = static_cast<uint32_t>(caret + 1);
+    result_.diagnostics.push_back(std::move(d));
+    result_.inputUnreadable = true;
+    return std::move(result_);
+  };
+  if (!text) {
+    try {
+      rootFile_.load(*name, options_.maxMemoryBytes);
+    } catch (const io::FileError &e) {
+      std::string why = e.what();
+      // The message names the path first; the diagnostic already does.
+      if (why.starts_with(*name + ": "))
+        why.erase(0, name->size() + 2);
+      return unreadable(0, 0, {}, "cannot read the file: " + why);
     }
-    pushFile(name, dir, rootFile_.view());
+    text = rootFile_.view();
+    chargeMemory(text->size());
   }
+  size_t at;
+  if (const char *why = notSource(*text, at)) {
+    if (at == 0)
+      return unreadable(0, 0, {}, why);
+    uint32_t line = 1;
+    size_t begin = 0, next = 0;
+    const bool carriageReturns = std::memchr(text->data(), '\r', text->size()) != nullptr;
+    for (;; begin = next, ++line) {
+      const size_t length = lineLength(text->substr(begin), carriageReturns, next);
+      next += begin;
+      if (at < begin + length || next >= text->size())
+        return unreadable(line, static_cast<uint32_t>(at - begin + 1), text->substr(begin, length),
+                          why);
+    }
+  }
+  pushFile(name, dir, *text);
   // Most lines of a large source are instructions: reserving one packet
-  // per line saves the copies of a growing vector (untouched pages of an
-  // over-estimate cost nothing).
-  const std::string_view root = frames_.back().text;
+  // per line saves the copies of a growing vector. Untouched pages of an
+  // over-estimate cost no memory, but they do count against an address
+  // space limit (ulimit -v): each reservation stays within a share of the
+  // memory limit.
+  const std::string_view root = *text;
   size_t lines = 1;
   for (const char *p = root.data(), *end = p + root.size();
        (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))); ++p)
     ++lines;
-  text_packets_.reserve(std::min<uint64_t>(lines, options_.maxOutputBytes / isa::kPacketBytes));
+  const uint64_t share = options_.maxMemoryBytes / 8;
+  text_packets_.reserve(std::min<uint64_t>(
+      {lines, options_.maxOutputBytes / isa::kPacketBytes, 2 * share / isa::kPacketBytes}));
   // Likewise for forward references (to data labels defined after the
   // code, typically): a few per line at most.
-  lines_.reserve(std::min<size_t>(lines, size_t(1) << 24));
-  pendingOperands_.reserve(std::min<size_t>(lines * 4, size_t(1) << 26));
+  lines_.reserve(std::min<uint64_t>({lines, size_t(1) << 24, share / 2 / sizeof(SavedLocation)}));
+  pendingOperands_.reserve(
+      std::min<uint64_t>({uint64_t(lines) * 4, size_t(1) << 26, share / sizeof(PendingOperand)}));
   adviseHugePages(text_packets_.data(), text_packets_.capacity() * sizeof(bin::Packet));
   adviseHugePages(lines_.data(), lines_.capacity() * sizeof(SavedLocation));
   adviseHugePages(pendingOperands_.data(), pendingOperands_.capacity() * sizeof(PendingOperand));
-  mainLoop();
-  if (!stopped_)
-    resolveAll();
-  if (options_.listing)
-    result_.listing = renderListing();
-  buildObject();
+  try {
+    mainLoop();
+    if (!stopped_)
+      resolveAll();
+    if (options_.listing)
+      result_.listing = renderListing();
+    buildObject();
+  } catch (const std::bad_alloc &) {
+    // The limits keep an input within maxMemoryBytes; this host has less.
+    stopped_ = false;
+    error(0, "out of memory: the host cannot provide the memory this input needs (see the "
+             "assembler's limits in docs/assembly.md)");
+    stopped_ = true;
+  }
   return std::move(result_);
 }
 
@@ -611,6 +772,8 @@ void Assembler::pushFile(const std::string *path, const std::string *dir, std::s
   f.text = text;
   f.file = path;
   f.dir = dir;
+  f.carriageReturns = std::memchr(text.data(), '\r', text.size()) != nullptr;
+  f.canonical = canonicalPath(*path);
   f.conditionDepth = conditions_.size();
   frames_.push_back(std::move(f));
 }
@@ -627,16 +790,20 @@ void Assembler::mainLoop() {
         continue;
       }
       finishFrame(f);
-      if (f.owned)
+      if (f.keep) {
         retired_.push_back(std::move(f.owned));
+      } else {
+        memoryBytes_ -= f.charged; // freed with the frame
+        if (f.holds(text_))
+          text_ = {}; // a diagnostic until the next line has no source line
+      }
       frames_.pop_back();
       continue;
     }
     const char *begin = f.text.data() + f.pos;
-    const size_t left = f.text.size() - f.pos;
-    const char *nl = static_cast<const char *>(std::memchr(begin, '\n', left));
-    const size_t length = nl ? size_t(nl - begin) : left;
-    f.pos += length + (nl ? 1 : 0);
+    size_t next;
+    const size_t length = lineLength(f.text.substr(f.pos), f.carriageReturns, next);
+    f.pos += next;
     file_ = f.file;
     line_ = f.firstLine + f.lineIndex++;
     text_ = std::string_view(begin, length);
@@ -645,6 +812,18 @@ void Assembler::mainLoop() {
                       options_.maxSourceLines));
       stopped_ = true;
       break;
+    }
+    bytesProcessed_ += length + 1;
+    if (bytesProcessed_ > options_.maxSourceBytes) {
+      error(0, "more than " + io::byteSize(options_.maxSourceBytes) +
+                   " of source processed (runaway .rept or macro?)");
+      stopped_ = true;
+      break;
+    }
+    if (length > kMaxLineBytes) {
+      // Token offsets are 32-bit; no real source comes near this.
+      error(0, format("line of %zu bytes is longer than the limit of %zu", length, kMaxLineBytes));
+      continue;
     }
     processLine(text_);
   }
@@ -693,6 +872,10 @@ Notes Assembler::notes() {
   }
   Notes index = 0;
   if (!list.empty()) {
+    uint64_t bytes = sizeof(list) + kAllocationOverhead;
+    for (const std::string &note : list)
+      bytes += sizeof(note) + note.size() + kAllocationOverhead;
+    chargeMemory(bytes);
     index = static_cast<Notes>(notes_.size());
     notes_.push_back(std::move(list));
   }
@@ -700,8 +883,19 @@ Notes Assembler::notes() {
   return index;
 }
 
-SavedLocation Assembler::saveLocation(uint32_t offset) {
+SavedLocation Assembler::here(uint32_t offset) {
   return SavedLocation{file_, line_, offset + 1, text_, notes()};
+}
+
+SavedLocation Assembler::saveLocation(uint32_t offset) {
+  // The expansion the line is in must outlive its frame.
+  for (size_t i = frames_.size(); i-- > 0;) {
+    if (frames_[i].holds(text_)) {
+      frames_[i].keep = true;
+      break;
+    }
+  }
+  return here(offset);
 }
 
 void Assembler::report(Diagnostic::Severity severity, const SavedLocation &loc,
@@ -718,8 +912,19 @@ void Assembler::report(Diagnostic::Severity severity, const SavedLocation &loc,
   d.line = loc.line;
   d.column = loc.column;
   d.message = std::move(message);
-  d.sourceLine = std::string(loc.text);
+  size_t caret = 0;
+  d.sourceLine = excerpt(loc.text, loc.column ? loc.column - 1 : 0, caret);
+  d.sourceColumn = static_cast<uint32_t>(caret + 1);
   d.notes = notes_[loc.notes];
+  if (severity == Diagnostic::Severity::Warning) {
+    // Errors stop at maxErrors; warnings count against the memory limit.
+    uint64_t bytes = sizeof(d) + d.file.size() + d.message.size() + d.sourceLine.size() +
+                     4 * kAllocationOverhead;
+    for (const std::string &note : d.notes)
+      bytes += sizeof(note) + note.size() + kAllocationOverhead;
+    if (!chargeMemory(bytes))
+      return;
+  }
   result_.diagnostics.push_back(std::move(d));
   if (severity == Diagnostic::Severity::Error && ++errors_ >= options_.maxErrors) {
     Diagnostic stop;
@@ -731,11 +936,11 @@ void Assembler::report(Diagnostic::Severity severity, const SavedLocation &loc,
 }
 
 void Assembler::error(uint32_t offset, std::string message) {
-  report(Diagnostic::Severity::Error, saveLocation(offset), std::move(message));
+  report(Diagnostic::Severity::Error, here(offset), std::move(message));
 }
 
 void Assembler::warning(uint32_t offset, std::string message) {
-  report(Diagnostic::Severity::Warning, saveLocation(offset), std::move(message));
+  report(Diagnostic::Severity::Warning, here(offset), std::move(message));
 }
 
 void Assembler::errorAt(const SavedLocation &loc, uint32_t offset, std::string message) {
@@ -776,16 +981,23 @@ void Assembler::processLine(std::string_view line) {
   const uint32_t lineNumber = line_;
   statement(lex);
   ListingEntry entry{file, lineNumber, std::string(line)};
+  // The entry and, as an upper bound, the lines it will render to (a packet
+  // is two lines of at most 160 bytes, data at most four lines of 80).
+  uint64_t bytes = sizeof(entry) + kAllocationOverhead + 2 * line.size() + 32;
   if (text_packets_.size() > packetsBefore) {
     entry.kind = ListingEntry::Kind::Packets;
     entry.first = packetsBefore;
     entry.count = text_packets_.size() - packetsBefore;
+    bytes += entry.count * 2 * 160;
   } else if (segment() && current_ == segmentBefore && segment()->bytes.size() > bytesBefore) {
     entry.kind = ListingEntry::Kind::Bytes;
     entry.segment = size_t(current_);
     entry.first = bytesBefore;
     entry.count = segment()->bytes.size() - bytesBefore;
+    bytes += 5 * 80;
   }
+  if (!chargeMemory(bytes))
+    return;
   listing_.push_back(std::move(entry));
 }
 
@@ -808,6 +1020,8 @@ void Assembler::collectLine(std::string_view line) {
   }
   if (isMacro && collecting_.depth == 0 && !collecting_.discard)
     checkParameters(line);
+  if (!chargeMemory(line.size() + 1))
+    return;
   collecting_.body.append(line);
   collecting_.body += '\n';
 }
@@ -815,7 +1029,6 @@ void Assembler::collectLine(std::string_view line) {
 // Reports \name references to names that are not parameters of the macro
 // being defined, where they are written.
 void Assembler::checkParameters(std::string_view line) {
-  const auto &params = collecting_.macro.params;
   for (size_t i = 0; i < line.size(); ++i) {
     if (line[i] == '"') {
       for (++i; i < line.size() && line[i] != '"'; ++i)
@@ -830,7 +1043,7 @@ void Assembler::checkParameters(std::string_view line) {
     while (e < line.size() && isIdentChar(line[e]))
       ++e;
     const std::string_view param = line.substr(i + 1, e - i - 1);
-    if (std::find(params.begin(), params.end(), param) == params.end())
+    if (!collecting_.macro.paramIndex.find(param))
       error(uint32_t(i), "unknown macro parameter '\\" + std::string(param) + "' in macro " +
                              inQuotes(collecting_.macro.name));
     i = e - 1;
@@ -853,8 +1066,17 @@ void Assembler::endCollection(Lexer &lex) {
   }
   if (done.count == 0 || done.body.empty())
     return;
+  size_t repts = 0;
+  for (const Frame &frame : frames_)
+    repts += frame.kind == Frame::Kind::Rept;
+  if (repts >= kMaxNesting) {
+    errorAt(done.location, done.location.column - 1,
+            format(".rept nested more than %u deep", kMaxNesting));
+    return;
+  }
   Frame f;
   f.kind = Frame::Kind::Rept;
+  f.charged = done.body.size(); // by collectLine
   f.owned = std::make_unique<std::string>(std::move(done.body));
   f.text = *f.owned;
   f.file = done.location.file;
@@ -935,7 +1157,14 @@ void Assembler::defineLabel(const Token &t, std::string_view name) {
     error(t.begin, inQuotes(name) + " is a reserved name");
     return;
   }
+  if (name.size() > bin::kMaxSymbolNameBytes) {
+    error(t.begin, format("label of %zu characters is longer than the limit of %zu", name.size(),
+                          bin::kMaxSymbolNameBytes));
+    return;
+  }
   auto [entry, inserted] = symbols_.emplace(name);
+  if (inserted)
+    chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
   SymbolEntry &s = entry->second;
   s.name = &entry->first;
   if (!inserted && s.state != SymbolEntry::State::Forward) {
@@ -976,7 +1205,9 @@ void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry:
   }
   if (!endOfStatement(lex))
     return;
-  auto *entry = symbols_.emplace(name).first;
+  auto [entry, inserted] = symbols_.emplace(name);
+  if (inserted)
+    chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
   SymbolEntry &s = entry->second;
   s.name = &entry->first;
   s.kind = kind;
@@ -1041,66 +1272,107 @@ bool Assembler::deferrable(Lexer &lex, Value &out, std::optional<DeferredExpress
     return true;
   // Consecutive deferred operands of a line share its location.
   if (lines_.empty() || lines_.back().text.data() != text_.data() || lines_.back().line != line_ ||
-      lines_.back().file != file_)
+      lines_.back().file != file_) {
+    if (!chargeMemory(sizeof(SavedLocation)))
+      return false;
     lines_.push_back(saveLocation(0));
+  }
   DeferredExpression e{static_cast<uint32_t>(lines_.size() - 1), start, -1,
                        static_cast<SymbolEntry *>(const_cast<void *>(out.symbol)), out.bits};
   if (resolver.sawSet()) {
     // Evaluate once more to record the .set values in force here.
     Lexer again(lex.line(), start);
     e.captures = static_cast<int32_t>(captures_.size());
+    if (!chargeMemory(sizeof(captures_.front()) + kAllocationOverhead))
+      return false;
     LiveResolver capture(*this, true, &captures_.emplace_back());
     ExpressionEvaluator ev2(again, capture);
     Value ignored;
     ev2.evaluate(ignored);
+    // Sorted by name, each once, for FinalResolver's binary search: an
+    // expression may name thousands of .set symbols.
+    auto &list = captures_.back();
+    const auto byName = [](const auto &a, const auto &b) { return a.first < b.first; };
+    std::stable_sort(list.begin(), list.end(), byName);
+    list.erase(std::unique(list.begin(), list.end(),
+                           [](const auto &a, const auto &b) { return a.first == b.first; }),
+               list.end());
   }
   deferred = std::move(e);
   return true;
 }
 
-bool Assembler::resolveSymbol(SymbolEntry &symbol) {
-  switch (symbol.state) {
-  case SymbolEntry::State::Resolved: return true;
-  case SymbolEntry::State::Failed:
-  case SymbolEntry::State::Forward: return false;
-  case SymbolEntry::State::Resolving: {
-    const DeferredExpression &e = deferred_[size_t(symbol.deferred)];
-    errorAt(lines_[e.line], symbol.column - 1,
-            "circular definition of symbol " + inQuotes(*symbol.name));
-    symbol.state = SymbolEntry::State::Failed;
-    return false;
-  }
-  case SymbolEntry::State::Deferred: break;
-  }
-  symbol.state = SymbolEntry::State::Resolving;
-  Value v;
-  const bool ok = resolveDeferred(deferred_[size_t(symbol.deferred)], v);
-  if (symbol.state == SymbolEntry::State::Failed)
-    return false;
-  symbol.state = ok ? SymbolEntry::State::Resolved : SymbolEntry::State::Failed;
-  symbol.value = v;
-  return ok;
+void Assembler::reportCircular(SymbolEntry &symbol) {
+  const DeferredExpression &e = deferred_[size_t(symbol.deferred)];
+  errorAt(lines_[e.line], symbol.column - 1,
+          "circular definition of symbol " + inQuotes(*symbol.name));
+  symbol.state = SymbolEntry::State::Failed;
 }
 
-bool Assembler::resolveDeferred(const DeferredExpression &e, Value &out) {
+// Resolves a symbol whose definition names later symbols, depth first with
+// an explicit stack: a chain of forward references may be as long as the
+// input, so the input must not choose how deep the assembler recurses. A
+// symbol whose definition needs others that are still Deferred is marked
+// Resolving and evaluated again once they are done; meeting a Resolving
+// symbol as a dependency is a cycle (everything above it on the stack was
+// pushed while it waited, so it depends on the symbol being evaluated).
+bool Assembler::resolveSymbol(SymbolEntry &root) {
+  if (root.state != SymbolEntry::State::Deferred)
+    return root.state == SymbolEntry::State::Resolved;
+  std::vector<SymbolEntry *> stack{&root}, needs;
+  while (!stack.empty()) {
+    SymbolEntry &symbol = *stack.back();
+    if (symbol.state != SymbolEntry::State::Deferred &&
+        symbol.state != SymbolEntry::State::Resolving) {
+      stack.pop_back(); // resolved meanwhile (it was needed twice) or failed
+      continue;
+    }
+    needs.clear();
+    Value v;
+    const Resolution r = resolveDeferred(deferred_[size_t(symbol.deferred)], v, &needs);
+    if (symbol.state == SymbolEntry::State::Failed) {
+      stack.pop_back();
+      continue;
+    }
+    if (r == Resolution::Pending) {
+      symbol.state = SymbolEntry::State::Resolving;
+      stack.insert(stack.end(), needs.begin(), needs.end());
+      continue;
+    }
+    symbol.state =
+        r == Resolution::Done ? SymbolEntry::State::Resolved : SymbolEntry::State::Failed;
+    symbol.value = v;
+    stack.pop_back();
+  }
+  return root.state == SymbolEntry::State::Resolved;
+}
+
+Assembler::Resolution Assembler::resolveDeferred(const DeferredExpression &e, Value &out,
+                                                 std::vector<SymbolEntry *> *needs) {
   if (e.symbol && e.captures < 0) {
     // `symbol + addend`: no need to parse again, unless it fails (then the
     // parse reports where).
-    if (resolveSymbol(*e.symbol) && !e.symbol->value.isFloat) {
-      out = Value::integer(e.symbol->value.bits + e.addend);
-      return true;
+    SymbolEntry &symbol = *e.symbol;
+    if (symbol.state == SymbolEntry::State::Deferred && needs) {
+      needs->push_back(&symbol);
+      return Resolution::Pending;
+    }
+    if (symbol.state != SymbolEntry::State::Resolving && resolveSymbol(symbol) &&
+        !symbol.value.isFloat) {
+      out = Value::integer(symbol.value.bits + e.addend);
+      return Resolution::Done;
     }
   }
   const SavedLocation &location = lines_[e.line];
   Lexer lex(location.text, e.offset);
-  FinalResolver resolver(*this, e);
+  FinalResolver resolver(*this, e, needs);
   ExpressionEvaluator ev(lex, resolver);
-  if (!ev.evaluate(out)) {
-    if (!resolver.poisoned())
-      errorAt(location, ev.errorOffset(), ev.errorMessage());
-    return false;
-  }
-  return !resolver.poisoned();
+  const bool ok = ev.evaluate(out);
+  if (needs && !needs->empty())
+    return Resolution::Pending; // evaluated on placeholders: errors wait
+  if (!ok && !resolver.poisoned())
+    errorAt(location, ev.errorOffset(), ev.errorMessage());
+  return ok && !resolver.poisoned() ? Resolution::Done : Resolution::Failed;
 }
 
 // ---------------------------------------------------------------- instructions
@@ -1200,6 +1472,8 @@ bool Assembler::operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::I
   if (!deferrable(lex, v, deferred))
     return false;
   if (deferred) {
+    if (!chargeMemory(sizeof(PendingOperand)))
+      return false;
     pendingOperands_.push_back(PendingOperand{
         *deferred, static_cast<uint32_t>(text_packets_.size()),
         static_cast<uint16_t>(&ins - isa::instructions().data()), static_cast<uint8_t>(index)});
@@ -1375,12 +1649,12 @@ void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Toke
       argStartToken = t.begin;
       keyword = false;
       if (t.kind == TokenKind::Ident) {
-        auto p = std::find(macro.params.begin(), macro.params.end(), lex.text(t));
+        const uint32_t *p = macro.paramIndex.find(lex.text(t), t.intValue);
         const uint32_t after = t.end;
-        if (p != macro.params.end() && after < lex.line().size() && lex.line()[after] == '=' &&
+        if (p && after < lex.line().size() && lex.line()[after] == '=' &&
             (after + 1 >= lex.line().size() || lex.line()[after + 1] != '=')) {
           keyword = true;
-          keywordIndex = size_t(p - macro.params.begin());
+          keywordIndex = *p;
           lex.next();
           lex.next();
           argBegin = argEnd = lex.position();
@@ -1421,42 +1695,52 @@ void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Toke
       return;
     }
   }
-  // Substitute \param, \@ (expansion counter) and \() (separator).
+  // Substitute \param, \@ (expansion counter) and \() (separator). The
+  // size of the expansion is measured before it is built: arguments that
+  // double at each level of nesting must not allocate past the limit.
   const std::string counter = std::to_string(macroCounter_++);
-  auto body = std::make_unique<std::string>();
-  body->reserve(macro.body.size());
-  const std::string &src = macro.body;
-  for (size_t i = 0; i < src.size(); ++i) {
-    if (src[i] != '\\' || i + 1 >= src.size()) {
-      *body += src[i];
-      continue;
+  const std::string_view src = macro.body;
+  auto substitute = [&](auto &&emit) {
+    size_t copied = 0; // src[copied, i) is emitted as is
+    for (size_t i = 0; i + 1 < src.size(); ++i) {
+      if (src[i] != '\\')
+        continue;
+      std::string_view replacement;
+      size_t skip = 0;
+      if (src[i + 1] == '@') {
+        replacement = counter;
+        skip = 2;
+      } else if (src[i + 1] == '(' && i + 2 < src.size() && src[i + 2] == ')') {
+        skip = 3;
+      } else {
+        size_t e = i + 1;
+        while (e < src.size() && isIdentChar(src[e]))
+          ++e;
+        const uint32_t *p =
+            e > i + 1 ? macro.paramIndex.find(src.substr(i + 1, e - i - 1)) : nullptr;
+        if (!p)
+          continue;
+        replacement = *args[*p];
+        skip = e - i;
+      }
+      emit(src.substr(copied, i - copied));
+      emit(replacement);
+      copied = i + skip;
+      i = copied - 1;
     }
-    if (src[i + 1] == '@') {
-      *body += counter;
-      ++i;
-      continue;
-    }
-    if (src[i + 1] == '(' && i + 2 < src.size() && src[i + 2] == ')') {
-      i += 2;
-      continue;
-    }
-    size_t e = i + 1;
-    while (e < src.size() && isIdentChar(src[e]))
-      ++e;
-    auto p = std::find(macro.params.begin(), macro.params.end(),
-                       std::string_view(src).substr(i + 1, e - i - 1));
-    if (e > i + 1 && p != macro.params.end()) {
-      *body += *args[size_t(p - macro.params.begin())];
-      i = e - 1;
-    } else {
-      *body += src[i];
-    }
-  }
-  if (body->empty())
+    emit(src.substr(std::min(copied, src.size())));
+  };
+  uint64_t size = 0;
+  substitute([&](std::string_view piece) { size += piece.size(); });
+  if (size == 0 || !chargeMemory(size + kAllocationOverhead))
     return;
+  auto body = std::make_unique<std::string>();
+  body->reserve(size);
+  substitute([&](std::string_view piece) { body->append(piece); });
   Frame f;
   f.kind = Frame::Kind::Macro;
   f.owned = std::move(body);
+  f.charged = size + kAllocationOverhead;
   f.text = *f.owned;
   f.file = macro.file;
   f.firstLine = macro.firstLine;
@@ -1572,10 +1856,28 @@ bool Assembler::needData(const Token &name) {
 }
 
 bool Assembler::reserveOutput(uint64_t bytes) {
+  if (bytes > options_.maxOutputBytes - outputBytes_) {
+    error(0, "output exceeds the limit of " + io::byteSize(options_.maxOutputBytes));
+    stopped_ = true;
+    return false;
+  }
   outputBytes_ += bytes;
-  if (outputBytes_ <= options_.maxOutputBytes)
+  return chargeMemory(bytes);
+}
+
+bool Assembler::chargeMemory(uint64_t bytes) {
+  // The report itself needs a little memory (its notes), past the limit.
+  if (bytes <= memoryLeft() || reportingMemoryLimit_) {
+    memoryBytes_ += bytes;
     return true;
-  error(0, format("output exceeds the limit of %" PRIu64 " bytes", options_.maxOutputBytes));
+  }
+  if (!stopped_) {
+    reportingMemoryLimit_ = true;
+    error(0, "assembly needs more than the memory limit of " +
+                 io::byteSize(options_.maxMemoryBytes) +
+                 " (sources, output, macro expansions, symbols, forward references, listing)");
+    reportingMemoryLimit_ = false;
+  }
   stopped_ = true;
   return false;
 }
@@ -1615,7 +1917,8 @@ void Assembler::emitValue(uint32_t offset, Value v, uint8_t size, bool isFloat,
   const size_t at = seg.bytes.size();
   seg.bytes.resize(at + size);
   if (deferred) {
-    dataFixups_.push_back(DataFixup{size_t(current_), at, size, isFloat, std::move(*deferred)});
+    if (chargeMemory(sizeof(DataFixup)))
+      dataFixups_.push_back(DataFixup{size_t(current_), at, size, isFloat, std::move(*deferred)});
     return;
   }
   uint64_t bits;
@@ -1678,15 +1981,15 @@ void Assembler::startSegment(Lexer &lex, bool isCheck, const Token &name) {
     seg.kind = bin::CheckRegion::Kind::F32Ulp;
     seg.ulp = static_cast<uint32_t>(ulp);
   }
-  if (!endOfStatement(lex))
+  if (!endOfStatement(lex) || !chargeMemory(sizeof(Segment)))
     return;
   seg.location = saveLocation(name.begin);
   current_ = static_cast<int>(segments_.size());
   segments_.push_back(std::move(seg));
 }
 
-bool Assembler::openInclude(std::string_view name, uint32_t offset, std::string &path,
-                            std::string &text) {
+bool Assembler::openInclude(std::string_view name, uint32_t offset, uint64_t maxBytes,
+                            const char *limit, std::string &path, std::vector<uint8_t> &contents) {
   namespace fs = std::filesystem;
   std::vector<std::string> candidates;
   const fs::path requested(name);
@@ -1703,13 +2006,25 @@ bool Assembler::openInclude(std::string_view name, uint32_t offset, std::string 
   }
   for (const std::string &candidate : candidates) {
     std::error_code ec;
-    if (!fs::is_regular_file(candidate, ec))
+    const fs::file_status status = fs::status(candidate, ec);
+    if (!fs::exists(status))
       continue;
-    if (!readWholeFile(candidate, text)) {
-      error(offset, "cannot read " + inQuotes(candidate) + ": " + std::strerror(errno));
+    if (fs::is_directory(status)) {
+      error(offset, inQuotes(candidate) + " is a directory, not a file");
+      return false;
+    }
+    // Read with a bound: a device such as /dev/zero never ends.
+    try {
+      contents = io::readFile(candidate, maxBytes, limit);
+    } catch (const io::FileError &e) {
+      error(offset, e.what());
       return false;
     }
     path = candidate;
+    if (filesRead_.emplace(candidate).second) {
+      chargeMemory(2 * (candidate.size() + kAllocationOverhead));
+      result_.filesRead.push_back(candidate);
+    }
     return true;
   }
   error(offset, "file " + inQuotes(name) + " not found" +
@@ -1744,7 +2059,7 @@ bool Assembler::macroHeader(Lexer &lex, MacroDefinition &macro) {
       return false;
     }
     const std::string_view p = lex.text(param);
-    if (std::find(macro.params.begin(), macro.params.end(), p) != macro.params.end()) {
+    if (macro.paramIndex.find(p)) {
       error(param.begin, "duplicate macro parameter " + inQuotes(p));
       return false;
     }
@@ -1761,6 +2076,7 @@ bool Assembler::macroHeader(Lexer &lex, MacroDefinition &macro) {
       }
       def = std::string(lex.line().substr(from, to - from));
     }
+    macro.paramIndex.emplace(p).first->second = static_cast<uint32_t>(macro.params.size());
     macro.params.emplace_back(p);
     macro.defaults.push_back(std::move(def));
   }
@@ -1831,23 +2147,39 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
     }
     if (d == Directive::Incbin && !needData(name))
       return;
-    std::string path, contents;
-    if (!openInclude(fileName, at, path, contents))
+    std::string path;
+    std::vector<uint8_t> contents;
+    const bool incbin = d == Directive::Incbin;
+    if (!openInclude(fileName, at,
+                     incbin ? std::min(options_.maxOutputBytes - outputBytes_, memoryLeft())
+                            : memoryLeft(),
+                     incbin ? "what is left under the assembler's output and memory limits"
+                            : "what is left under the assembler's memory limit",
+                     path, contents))
       return;
-    if (d == Directive::Incbin) {
+    if (incbin) {
       if (!reserveOutput(contents.size()))
         return;
-      segment()->bytes.insert(segment()->bytes.end(), contents.begin(), contents.end());
+      std::vector<uint8_t> &bytes = segment()->bytes;
+      if (bytes.empty())
+        bytes = std::move(contents);
+      else
+        bytes.insert(bytes.end(), contents.begin(), contents.end());
       return;
     }
-    std::error_code ec;
-    const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+    const std::string_view source(reinterpret_cast<const char *>(contents.data()), contents.size());
+    size_t bad;
+    if (const char *why = notSource(source, bad)) {
+      error(at, inQuotes(path) + " is " + why);
+      return;
+    }
+    const std::string canonical = canonicalPath(path);
     size_t files = 0;
     for (const Frame &f : frames_) {
       if (f.kind != Frame::Kind::File)
         continue;
       ++files;
-      if (std::filesystem::weakly_canonical(*f.file, ec).string() == canonical) {
+      if (f.canonical == canonical) {
         error(at, "include loop: " + inQuotes(path) + " is already being included");
         return;
       }
@@ -1856,10 +2188,15 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
       error(at, format("includes nested more than %u deep", kMaxNesting));
       return;
     }
+    if (!chargeMemory(contents.size() + 2 * (path.size() + kAllocationOverhead) +
+                      kAllocationOverhead))
+      return;
     const std::string *pathName = &strings_.emplace_back(path);
     const std::string *dir =
         &strings_.emplace_back(std::filesystem::path(path).parent_path().string());
-    pushFile(pathName, dir, sources_.emplace_back(std::move(contents)));
+    const std::vector<uint8_t> &kept = sources_.emplace_back(std::move(contents));
+    pushFile(pathName, dir,
+             std::string_view(reinterpret_cast<const char *>(kept.data()), kept.size()));
     return;
   }
   case Directive::Macro:
@@ -1938,8 +2275,7 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
     if (uint64_t(count) > options_.maxOutputBytes / uint64_t(size) ||
         !reserveOutput(uint64_t(count) * uint64_t(size))) {
       if (!stopped_)
-        error(countAt,
-              format("output exceeds the limit of %" PRIu64 " bytes", options_.maxOutputBytes));
+        error(countAt, "output exceeds the limit of " + io::byteSize(options_.maxOutputBytes));
       stopped_ = true;
       return;
     }
@@ -1999,12 +2335,15 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
       error(key.begin, "empty metadata key");
       return;
     }
-    for (const auto &[k, v] : metadata_)
-      if (k == keyText) {
-        error(key.begin, "duplicate metadata key " + inQuotes(keyText));
-        return;
-      }
-    metadata_.emplace_back(std::move(keyText), std::move(value));
+    if (metadataKeys_.find(keyText)) {
+      error(key.begin, "duplicate metadata key " + inQuotes(keyText));
+      return;
+    }
+    if (chargeMemory(sizeof(metadata_.front()) + 2 * keyText.size() + value.size() +
+                     3 * kAllocationOverhead)) {
+      metadataKeys_.emplace(keyText);
+      metadata_.emplace_back(std::move(keyText), std::move(value));
+    }
     return;
   }
   case Directive::Packet: {
@@ -2073,7 +2412,7 @@ void Assembler::resolveAll() {
     resolveSymbol(symbol);
   for (const PendingOperand &p : pendingOperands_) {
     Value v;
-    if (!resolveDeferred(p.expression, v))
+    if (resolveDeferred(p.expression, v, nullptr) != Resolution::Done)
       continue;
     const InstrInfo &ins = isa::instructions()[p.instruction];
     const OperandInfo &op = ins.operands[p.operand];
@@ -2086,7 +2425,7 @@ void Assembler::resolveAll() {
   }
   for (const DataFixup &fix : dataFixups_) {
     Value v;
-    if (!resolveDeferred(fix.expression, v))
+    if (resolveDeferred(fix.expression, v, nullptr) != Resolution::Done)
       continue;
     uint64_t bits;
     std::string why, warn;

@@ -24,7 +24,8 @@ std::string formatDiagnostic(const Diagnostic &d) {
     out += d.sourceLine;
     out += '\n';
     // Tabs are kept so that the caret lines up under the same column.
-    for (size_t i = 0; i + 1 < d.column && i < d.sourceLine.size(); ++i)
+    const size_t caret = d.sourceColumn ? d.sourceColumn : d.column;
+    for (size_t i = 0; i + 1 < caret && i < d.sourceLine.size(); ++i)
       out += d.sourceLine[i] == '\t' ? '\t' : ' ';
     out += "^\n";
   }

@@ -61,6 +61,14 @@ bool ExpressionEvaluator::fail(uint32_t offset, std::string message) {
   return false;
 }
 
+bool ExpressionEvaluator::enter(uint32_t offset) {
+  if (++depth_ <= kMaxExpressionDepth)
+    return true;
+  --depth_;
+  return fail(offset, "expression nested more than " + std::to_string(kMaxExpressionDepth) +
+                          " deep (parentheses and unary operators)");
+}
+
 bool ExpressionEvaluator::evaluate(Value &out) {
   return binary(0, out);
 }
@@ -155,7 +163,11 @@ bool ExpressionEvaluator::unary(Value &out) {
   const Token &t = lex_.peek();
   if (t.is('-') || t.is('+') || t.is('~') || t.is('!')) {
     const Token op = lex_.next();
-    if (!unary(out))
+    if (!enter(op.begin))
+      return false;
+    const bool ok = unary(out);
+    leave();
+    if (!ok)
       return false;
     if (op.op == '+')
       return true;
@@ -193,10 +205,13 @@ bool ExpressionEvaluator::primary(Value &out) {
       return true;
     }
     if (name == "f32bits" && lex_.peek().is('(')) {
-      lex_.next();
+      if (!enter(lex_.next().begin))
+        return false;
       const uint32_t argAt = lex_.position();
       Value arg;
-      if (!binary(0, arg))
+      const bool ok = binary(0, arg);
+      leave();
+      if (!ok)
         return false;
       if (!lex_.peek().is(')'))
         return fail(lex_.position(), "expected ')' to close f32bits(");
@@ -223,7 +238,11 @@ bool ExpressionEvaluator::primary(Value &out) {
   }
   case TokenKind::Punct:
     if (t.op == '(') {
-      if (!binary(0, out))
+      if (!enter(t.begin))
+        return false;
+      const bool ok = binary(0, out);
+      leave();
+      if (!ok)
         return false;
       if (!lex_.peek().is(')'))
         return fail(lex_.position(), "expected ')'");

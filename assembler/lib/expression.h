@@ -40,6 +40,10 @@ protected:
   ~SymbolResolver() = default;
 };
 
+// Parentheses and unary operators nest at most this deep: the parser
+// recurses on them, and the input must not choose how deep.
+inline constexpr unsigned kMaxExpressionDepth = 256;
+
 // Parses and evaluates one expression from the lexer's current token,
 // stopping before a token that cannot continue it (',', ']', ...).
 class ExpressionEvaluator {
@@ -59,9 +63,14 @@ private:
   bool primary(Value &out);
   bool apply(const Token &op, Value &lhs, const Value &rhs);
   bool fail(uint32_t offset, std::string message);
+  // Counts one level of nesting at `offset`; false (an error) beyond
+  // kMaxExpressionDepth. leave() undoes it.
+  bool enter(uint32_t offset);
+  void leave() { --depth_; }
 
   Lexer &lex_;
   SymbolResolver &resolver_;
+  unsigned depth_ = 0;
   uint32_t errorOffset_ = 0;
   std::string errorMessage_;
 };

@@ -53,6 +53,10 @@ void Lexer::advance() {
       t.kind = TokenKind::String;
       t.end = pos_ = e + 1;
     }
+  } else if (uint8_t(c) < 0x20 || c == 0x7f) {
+    t.kind = TokenKind::Error;
+    t.error = "control character in the source (only spaces and tabs separate tokens)";
+    t.end = pos_ = pos_ + 1;
   } else {
     t.kind = TokenKind::Punct;
     const char d = pos_ + 1 < n ? s[pos_ + 1] : '\0';

@@ -134,6 +134,21 @@ std::string formatPacket(std::span<const uint8_t, isa::kPacketBytes> packet) {
 
 std::string formatObject(const bin::Object &object, const DumpOptions &options) {
   std::string out;
+  printObject(object, options, [&](std::string_view text) { out += text; });
+  return out;
+}
+
+void printObject(const bin::Object &object, const DumpOptions &options,
+                 const std::function<void(std::string_view)> &emit) {
+  // Pieces go out as they are made: a large container is never held as
+  // one string.
+  struct Output {
+    const std::function<void(std::string_view)> &emit;
+    Output &operator+=(std::string_view text) {
+      emit(text);
+      return *this;
+    }
+  } out{emit};
   uint64_t dataBytes = 0, checkBytes = 0;
   for (const auto &d : object.data)
     dataBytes += d.bytes.size();
@@ -247,7 +262,6 @@ std::string formatObject(const bin::Object &object, const DumpOptions &options) 
     out += format(".data 0x%" PRIx64 "\n", at);
     labelsAt(addressLabels, at);
   }
-  return out;
 }
 
 } // namespace npu::as

@@ -1,11 +1,12 @@
 #include "npu/bin/object.h"
 
+#include "npu/support/file_io.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <new>
 #include <set>
 #include <tuple>
 
@@ -185,8 +186,9 @@ void validateObject(const Object &object, const RecordOffsets &offsets) {
   for (size_t i = 0; i < object.symbols.size(); ++i) {
     const Symbol &sym = object.symbols[i];
     const uint64_t errorOffset = RecordOffsets::at(offsets.symbols, i);
-    if (sym.name.empty() || sym.name.size() > 4096)
-      throw FormatError(errorOffset, "symbol name must have 1 to 4096 characters");
+    if (sym.name.empty() || sym.name.size() > kMaxSymbolNameBytes)
+      throw FormatError(errorOffset,
+                        format("symbol name must have 1 to %zu characters", kMaxSymbolNameBytes));
     for (unsigned char c : sym.name)
       if (c < 0x21 || c > 0x7e)
         throw FormatError(errorOffset, format("symbol name '%s' contains a non-printable character",
@@ -345,21 +347,20 @@ struct VectorSink {
 
 // Small writes are gathered; large ones (the text) go straight to the file.
 struct FileSink {
-  FILE *file;
-  bool failed = false;
+  io::OutputFile &file;
   std::vector<uint8_t> buffer;
   void put(const void *p, size_t n) {
     if (buffer.size() + n > (1u << 16))
       flush();
     if (n > (1u << 16)) {
-      failed |= std::fwrite(p, 1, n, file) != n;
+      file.write(p, n);
       return;
     }
     const uint8_t *b = static_cast<const uint8_t *>(p);
     buffer.insert(buffer.end(), b, b + n);
   }
   void flush() {
-    failed |= std::fwrite(buffer.data(), 1, buffer.size(), file) != buffer.size();
+    file.write(buffer.data(), buffer.size());
     buffer.clear();
   }
 };
@@ -372,12 +373,18 @@ std::vector<uint8_t> write(const Object &object) {
   return std::move(sink.out);
 }
 
-Object read(std::span<const uint8_t> bytes) {
+namespace {
+
+Object parse(std::span<const uint8_t> bytes) {
+  // The magic first: a file that is something else entirely should say so,
+  // whatever its size.
+  if (bytes.empty())
+    throw FormatError(0, "empty file: not an .npubin file");
+  if (!std::equal(bytes.begin(), bytes.begin() + std::min(bytes.size(), sizeof kMagic), kMagic))
+    throw FormatError(0, "bad magic: not an .npubin file");
   if (bytes.size() < kHeaderBytes)
     throw FormatError(
         0, format("file has %zu bytes, less than the %u-byte header", bytes.size(), kHeaderBytes));
-  if (!hasMagic(bytes))
-    throw FormatError(0, "bad magic: not an .npubin file");
   Reader h(bytes.first(kHeaderBytes), 0, "header");
   h.bytes(sizeof kMagic, "magic");
   uint32_t major = h.u32("format version");
@@ -557,14 +564,22 @@ Object read(std::span<const uint8_t> bytes) {
   return object;
 }
 
+} // namespace
+
+Object read(std::span<const uint8_t> bytes) {
+  // Allocations are bounded by the file's size, but a file of many small
+  // records takes a few times its size in memory.
+  try {
+    return parse(bytes);
+  } catch (const std::bad_alloc &) {
+    throw FormatError(
+        0, format("the records of this %zu-byte container do not fit in memory", bytes.size()));
+  }
+}
+
 Object readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw std::runtime_error(path + ": read error");
+  const std::vector<uint8_t> bytes =
+      io::readFile(path, kMaxFileBytes, "the size limit of an .npubin container");
   try {
     return read(bytes);
   } catch (const FormatError &e) {
@@ -573,22 +588,11 @@ Object readFile(const std::string &path) {
 }
 
 void writeFile(const std::string &path, const Object &object) {
-  FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
-  FileSink sink{file, false, {}};
-  try {
-    serialize(object, sink);
-  } catch (...) {
-    std::fclose(file);
-    std::remove(path.c_str());
-    throw;
-  }
+  io::OutputFile file(path);
+  FileSink sink{file, {}};
+  serialize(object, sink);
   sink.flush();
-  if (std::fclose(file) != 0 || sink.failed) {
-    std::remove(path.c_str());
-    throw std::runtime_error(path + ": write error");
-  }
+  file.commit();
 }
 
 } // namespace npu::bin

@@ -1,16 +1,13 @@
 #include "npu/mem/address_map.h"
 
 #include "hex.h"
+#include "npu/support/file_io.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <numeric>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 namespace npu::mem {
@@ -43,6 +40,41 @@ unsigned suffixShift(char c) {
   case 'G':
   case 'g': return 30;
   default: return 0;
+  }
+}
+
+// A map is three levels deep; nesting is bounded before the JSON is
+// parsed, because the library's printing of a value (for messages)
+// recurses once per level.
+constexpr unsigned kMaxJsonDepth = 64;
+constexpr uint64_t kMaxJsonBytes = uint64_t(1) << 20;
+
+void checkJsonDepth(std::string_view text, const std::string &sourceName) {
+  unsigned depth = 0, line = 1;
+  size_t lineStart = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '\n') {
+      ++line;
+      lineStart = i + 1;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw std::invalid_argument(
+            sourceName + ":" + std::to_string(line) + ":" + std::to_string(i - lineStart + 1) +
+            ": invalid JSON: nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
   }
 }
 
@@ -179,6 +211,7 @@ AddressMap AddressMap::defaults() {
 }
 
 AddressMap AddressMap::fromJson(std::string_view text, const std::string &sourceName) {
+  checkJsonDepth(text, sourceName);
   json root;
   try {
     root = json::parse(text.begin(), text.end());
@@ -216,14 +249,13 @@ AddressMap AddressMap::fromJson(std::string_view text, const std::string &source
 }
 
 AddressMap AddressMap::fromJsonFile(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    throw std::invalid_argument(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    throw std::invalid_argument(path + ": read error: " + std::strerror(errno));
-  return fromJson(text.str(), path);
+  std::vector<uint8_t> text;
+  try {
+    text = io::readFile(path, kMaxJsonBytes, "the size limit of a memory configuration");
+  } catch (const io::FileError &e) {
+    throw std::invalid_argument(e.what());
+  }
+  return fromJson(std::string_view(reinterpret_cast<const char *>(text.data()), text.size()), path);
 }
 
 void AddressMap::applyOverride(std::string_view spec) {

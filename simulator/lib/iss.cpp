@@ -49,6 +49,20 @@ const char *stopReasonName(StopReason reason) {
   return "?";
 }
 
+std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet) {
+  isa::Instruction decoded;
+  if (!isa::decode(packet, decoded, nullptr, nullptr))
+    return std::nullopt;
+  Work work;
+  switch (decoded.opcode) {
+#define NPU_WORK(NAME, Type, family)                                                               \
+  case isa::Opcode::NAME: work = sim::work(isa::inst::Type::fromPacket(packet.data())); break;
+    NPU_FOR_EACH_INSTRUCTION(NPU_WORK)
+#undef NPU_WORK
+  }
+  return packetCycles(isa::info(decoded.opcode), work);
+}
+
 Iss::Iss(mem::PhysicalMemory &memory, Mode mode) : memory_(memory), mode_(mode) {}
 
 void Iss::resetStats() {

@@ -1,7 +1,8 @@
 // Fuzzes the assembler on arbitrary text. File access is off (.include and
-// .incbin are errors) and the output and line budgets are small, so that an
-// input can neither escape nor run for long. Whatever assembles must also
-// serialise, and its disassembly must assemble to the same text section.
+// .incbin are errors) and the output, memory, line and byte budgets are
+// small, so that an input can neither escape nor run for long. Whatever
+// assembles must also serialise, and its disassembly must assemble to the
+// same text section.
 #include "npu/asm/assembler.h"
 #include "npu/asm/disassembler.h"
 
@@ -13,7 +14,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   npu::as::Options options;
   options.allowFileAccess = false;
   options.maxOutputBytes = 1 << 20;
+  options.maxMemoryBytes = 64 << 20;
   options.maxSourceLines = 20000;
+  options.maxSourceBytes = 16 << 20;
   options.listing = size % 2 == 0;
   const std::string_view text(reinterpret_cast<const char *>(data), size);
   npu::as::AssembleResult result = npu::as::assembleString(text, "fuzz.npuasm", options);

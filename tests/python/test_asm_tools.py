@@ -187,3 +187,161 @@ def test_listing(bindir, tmp_path):
     text = listing.read_text()
     assert "[       0]" in text and "matmul C + " in text
     assert re.search(r"0x0000000000010000  [0-9a-f]{32}", text)
+
+
+# ------------------------------------------------------------ hostile inputs
+
+def test_output_to_a_full_device_is_an_error_and_the_device_stays(bindir):
+    source = ROOT / "examples" / "gemm.npuasm"
+    result = run(bindir / "npu-as", source, "-o", "/dev/full")
+    assert result.returncode == 4, result.stderr
+    assert "/dev/full: write error: No space left on device" in result.stderr
+    assert pathlib.Path("/dev/full").is_char_device()
+    assert run(bindir / "npu-as", source, "-o", "/dev/null").returncode == 0
+    for tool, args in (("npu-isa", []), ("npu-isa", ["--json"])):
+        with open("/dev/full", "w") as full:
+            result = subprocess.run([str(bindir / tool), *args], stdout=full, stderr=subprocess.PIPE,
+                                    text=True, timeout=60)
+        assert result.returncode == 4, (tool, result.stderr)
+        assert "cannot write the standard output: No space left on device" in result.stderr
+
+
+def test_objdump_to_a_full_device_is_an_error(bindir, tmp_path):
+    container = assemble(bindir, ROOT / "examples" / "gemm.npuasm", tmp_path / "g.npubin")
+    assert container
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([str(bindir / "npu-objdump"), tmp_path / "g.npubin"], stdout=full,
+                                stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == 4
+    assert "cannot write the standard output: No space left on device" in result.stderr
+
+
+def test_outputs_that_are_inputs_are_refused(bindir, tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "defs.inc").write_text(".equ N, 4\n")
+    source = tmp_path / "k.npuasm"
+    text = '.include "inc/defs.inc"\n    copy 0x100, 0x200, N\n'
+    source.write_text(text)
+    (tmp_path / "link.npuasm").symlink_to(source)
+    cases = [
+        (["-o", source], "k.npuasm: the output (-o) is also the input; refusing to overwrite it"),
+        (["-o", tmp_path / "link.npuasm"], "the output (-o) is also the input"),
+        (["-o", tmp_path / "x.npubin", "-l", source], "the listing (-l) is also the input"),
+        (["-o", tmp_path / "x.npubin", "-l", tmp_path / "x.npubin"],
+         "the listing (-l) is also the output (-o)"),
+        (["-o", tmp_path / "inc" / "defs.inc"],
+         "the output (-o) is also a file the source includes"),
+        (["-o", tmp_path], "the output (-o) is a directory"),
+        (["-o", tmp_path / "none" / "x.npubin"], "cannot be created: directory"),
+    ]
+    for args, message in cases:
+        result = run(bindir / "npu-as", source, *args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+        assert source.read_text() == text
+        assert (tmp_path / "inc" / "defs.inc").read_text() == ".equ N, 4\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inc", "k.npuasm", "link.npuasm"]
+    # A container given to npu-as (the default output would be the input).
+    container = tmp_path / "k.npubin"
+    assemble(bindir, source, container)
+    before = container.read_bytes()
+    result = run(bindir / "npu-as", container)
+    assert result.returncode == 3, result.stderr
+    assert "an .npubin container, not assembly source" in result.stderr
+    assert container.read_bytes() == before
+
+
+def test_a_failed_write_keeps_the_previous_output(bindir, tmp_path):
+    out = tmp_path / "k.npubin"
+    out.write_bytes(b"previous")
+    bad = tmp_path / "bad.npuasm"
+    bad.write_text("    bogus\n")
+    assert run(bindir / "npu-as", bad, "-o", out).returncode == 1
+    assert out.read_bytes() == b"previous"
+    good = tmp_path / "good.npuasm"
+    good.write_text("    halt\n")
+    assert run(bindir / "npu-as", good, "-o", out).returncode == 0
+    assert out.read_bytes().startswith(b"\x89NPUBIN\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npuasm", "good.npuasm", "k.npubin"]
+
+
+def test_line_endings_assemble_byte_identically(bindir, tmp_path):
+    text = (ROOT / "examples" / "gemm.npuasm").read_text()
+    outputs = []
+    for name, ending in (("lf", "\n"), ("crlf", "\r\n"), ("cr", "\r")):
+        source = tmp_path / f"{name}.npuasm"
+        source.write_bytes(text.replace("\n", ending).encode())
+        outputs.append(assemble(bindir, source, tmp_path / f"{name}.npubin"))
+    assert outputs[0] == outputs[1] == outputs[2]
+
+
+def limit_address_space():
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (3_000_000 * 1024, 3_000_000 * 1024))
+
+
+def macro_bomb(levels):
+    """Each macro passes its argument on four times: the text grows 4x per level."""
+    out = ".macro m0 x\n.ascii \"\\x\"\n.endm\n"
+    for i in range(1, levels + 1):
+        out += f".macro m{i} x\nm{i - 1} " + "\\x" * 4 + "\n.endm\n"
+    return out + f".data 0\nm{levels} abcdefgh\n"
+
+
+BOMBS = {
+    "rept": (".rept 1000000000\n    nop\n.endr\n", "2:1: error: output exceeds the limit of 1 GiB"),
+    "fill": (".data 0\n.fill 1 << 40, 8, 0\n", "2:7: error: output exceeds the limit of 1 GiB"),
+    # The expanded lines reach the line length limit before the memory limit.
+    "macro": (macro_bomb(16), "error: line of 134217731 bytes is longer than the limit of 67108864"),
+    "incbin": (".data 0\n.incbin \"huge.bin\"\n",
+               "2:9: error: huge.bin: 8589934592 bytes exceed what is left"),
+}
+
+
+def is_sanitized(bindir):
+    cache = bindir.parent / "CMakeCache.txt"
+    text = cache.read_text() if cache.exists() else ""
+    return "NPU_SANITIZE:BOOL=ON" in text or "NPU_BUILD_FUZZERS:BOOL=ON" in text
+
+
+# These bombs fill the limits, which takes minutes under ASan: they run on
+# the normal build only (not generated for the sanitizer build rather than
+# skipped there, so that a skip still means lost coverage).
+SLOW_UNDER_ASAN = ("rept", "macro")
+
+
+def bomb_cases():
+    return [pytest.param(build.values[0], bomb, id=f"{build.id}-{bomb}")
+            for build in build_dirs() for bomb in sorted(BOMBS)
+            if not (build.id == "NPU_SAN_BUILD_DIR" and bomb in SLOW_UNDER_ASAN)]
+
+
+@pytest.mark.parametrize("build,bomb", bomb_cases())
+def test_memory_bombs_are_located_errors(build, tmp_path, bomb):
+    bindir = build / "bin"
+    source, message = BOMBS[bomb]
+    with open(tmp_path / "huge.bin", "wb") as huge:
+        huge.truncate(8 << 30)  # sparse: no disk space used
+    (tmp_path / "bomb.npuasm").write_text(source)
+    sanitized = is_sanitized(bindir)
+    # ASan reserves terabytes of address space: the limit applies to the
+    # normal build only.
+    result = subprocess.run([str(bindir / "npu-as"), "bomb.npuasm", "-o", "bomb.npubin"],
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                            preexec_fn=None if sanitized else limit_address_space)
+    assert not SANITIZER_REPORT.search(result.stderr), result.stderr
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert message in result.stderr, result.stderr[-2000:]
+    assert "bad_alloc" not in result.stderr
+    assert not (tmp_path / "bomb.npubin").exists()
+
+
+def test_deep_nesting_is_a_located_error(bindir, tmp_path):
+    source = tmp_path / "deep.npuasm"
+    source.write_text(".equ X, " + "(" * 100000 + "1" + ")" * 100000 + "\n")
+    result = run(bindir / "npu-as", source, "-o", tmp_path / "deep.npubin")
+    assert result.returncode == 1
+    assert "deep.npuasm:1:265: error: expression nested more than 256 deep" in result.stderr
+    chain = "".join(f".equ a{i}, a{i + 1} + 1\n" for i in range(100000))
+    source.write_text(".data 0\n.quad a0\n" + chain + ".equ a100000, 0\n")
+    assert run(bindir / "npu-as", source, "-o", tmp_path / "deep.npubin").returncode == 0

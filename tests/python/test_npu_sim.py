@@ -1,6 +1,13 @@
 """npu-sim as a user meets it: exit codes, fault reports, check mismatches,
 loads and dumps, statistics and timelines, address-map options."""
 import json
+import os
+import pathlib
+import pty
+import re
+import signal
+import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -111,3 +118,204 @@ def test_memory_config_json(tmp_path):
     broken = write(tmp_path, "broken.json", '{"regions": [{"name": "x"}]}')
     bad = run([tool("npu-sim"), tmp_path / "k.npuasm", "--memory-config", broken])
     assert bad.returncode == 3 and "broken.json" in bad.stderr
+
+
+# ------------------------------------------------------------ hostile inputs
+
+@pytest.fixture
+def program(tmp_path):
+    source = write(tmp_path, "k.npuasm", GOOD)
+    container = tmp_path / "k.npubin"
+    result = run([tool("npu-as"), source, "-o", container])
+    assert result.returncode == 0, result.stderr
+    return container
+
+
+def test_programs_are_recognised_by_content(tmp_path, program):
+    data = program.read_bytes()
+    flipped = bytearray(data)
+    flipped[3] ^= 0x20
+    cases = {
+        "empty.npubin": (b"", "empty.npubin: offset 0: empty file: not an .npubin file"),
+        "flipped.bin": (bytes(flipped), "flipped.bin: offset 0: bad magic: not an .npubin file"),
+        "flipped.npubin": (bytes(flipped), "offset 0: bad magic: not an .npubin file"),
+        "text.npubin": (b"    halt\n", "text.npubin: offset 0: bad magic: not an .npubin file"),
+        "short.npubin": (data[:8], "offset 0: file has 8 bytes, less than the 64-byte header"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        result = run([tool("npu-sim"), path])
+        assert result.returncode == 3, (name, result.stderr)
+        assert message in result.stderr, (name, result.stderr)
+    # The content decides, not the name: a container named .npuasm runs.
+    renamed = tmp_path / "renamed.npuasm"
+    renamed.write_bytes(data)
+    assert run([tool("npu-sim"), renamed]).returncode == 0
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: np.save(p, np.arange(4, dtype=np.float32)) or p.write_bytes(p.read_bytes()[:-3]),
+     "the header's shape (4,) and dtype need 16 bytes of data, the file has 13 (truncated)"),
+    (lambda p: np.save(p, np.arange(4, dtype=np.float32)) or p.write_bytes(p.read_bytes() + b"xy"),
+     "need 16 bytes of data, the file has 18 (trailing bytes)"),
+    (lambda p: np.save(p, np.array([1, "a", None], dtype=object), allow_pickle=True),
+     "unsupported .npy dtype '|O' (numbers only"),
+    (lambda p: np.save(p, np.array(["ab", "cd"])), "unsupported .npy dtype '<U2'"),
+    (lambda p: p.mkdir(), "is a directory, not a file"),
+])
+def test_bad_npy_loads_are_precise_errors(tmp_path, program, make, message):
+    path = tmp_path / "x.npy"
+    make(path)
+    result = run([tool("npu-sim"), program, "--load", f"{path}@0x10000000"])
+    assert result.returncode == 3, result.stderr
+    assert message in result.stderr
+
+
+def test_loads_are_bounded_by_the_memory_they_go_to(tmp_path, program):
+    small = ["--region", "activations=0x10000000:64K"]
+    result = run([tool("npu-sim"), program, *small, "--load", "/dev/zero@0x10000000"])
+    assert result.returncode == 3
+    assert ("/dev/zero: exceeds the memory mapped from 0x10000000 (64 KiB); does this stream "
+            "ever end?") in result.stderr
+    big = write(tmp_path, "big.bin", "x" * (64 * 1024 + 1))
+    result = run([tool("npu-sim"), program, *small, "--load", f"{big}@0x10000000"])
+    assert result.returncode == 3
+    assert "65537 bytes exceed the memory mapped from 0x10000000 (64 KiB)" in result.stderr
+    result = run([tool("npu-sim"), program, "--load", f"{big}@0x50000000"])
+    assert result.returncode == 3 and "0x50000000 is not in a memory region" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--max-packets", "-1"], "--max-packets: '-1' is not a number"),
+    (["--max-packets", "99999999999999999999999"], "does not fit in 64 bits"),
+    (["--max-cycles", "lots"], "--max-cycles: 'lots' is not a number"),
+    (["--vcd-start", "-5"], "--vcd-start: '-5' is not a number"),
+    (["--dump=-16:4:out.bin"], "address: '-16' is not a number"),
+    (["--dump", "0x10000000:16:out.bin:i32"], "a DTYPE applies to .npy files only"),
+    (["--dump", "0x10000000:6:out.npy:i32"], "6 bytes are not a whole number of i32 elements"),
+    (["--dump", "0x10000000:16:out.npy:f16"], "unknown dump dtype 'f16'"),
+    (["--load", "x.bin@-1"], "address: '-1' is not a number"),
+])
+def test_bad_numbers_and_dump_types_are_usage_errors(tmp_path, program, args, message):
+    result = run([tool("npu-sim"), program, *args], cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not (tmp_path / "out.bin").exists() and not (tmp_path / "out.npy").exists()
+
+
+def test_dumps_outside_the_map_fail_before_the_run(tmp_path, program):
+    result = run([tool("npu-sim"), program, "--dump", f"0x10000000:{1 << 40}:{tmp_path / 'o.bin'}"])
+    assert result.returncode == 3
+    assert "is mapped memory" in result.stderr and "packets on iss" not in result.stdout
+
+
+def test_outputs_never_overwrite_inputs_or_devices(tmp_path, program):
+    before = program.read_bytes()
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.arange(4, dtype=np.float32))
+    for args, message in [
+        (["--dump", f"0x10000000:16:{program}"], "a --dump file is also the program"),
+        (["--stats-json", program], "the --stats-json file is also the program"),
+        (["--load", f"{npy}@0x10000000", "--dump", f"0x10000000:16:{npy}"],
+         "a --dump file is also a --load file"),
+        (["--stats-json", tmp_path / "s.json", "--trace-json", tmp_path / "s.json"],
+         "the --trace-json file is also the --stats-json file"),
+        (["--stats-json", tmp_path / "none" / "s.json"], "cannot be created: directory"),
+        (["--stats-json", tmp_path], "the --stats-json file is a directory"),
+    ]:
+        result = run([tool("npu-sim"), program, *args])
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+        assert "packets on iss" not in result.stdout, args
+    assert program.read_bytes() == before
+    for option in ("--stats-json", "--trace-json"):
+        result = run([tool("npu-sim"), program, option, "/dev/full"])
+        assert result.returncode == 4, result.stderr
+        assert "/dev/full: write error: No space left on device" in result.stderr
+    result = run([tool("npu-sim"), program, "--dump", "0x10000000:16:/dev/full"])
+    assert result.returncode == 4 and "/dev/full: write error" in result.stderr
+    assert pathlib.Path("/dev/full").is_char_device()
+    assert run([tool("npu-sim"), program, "--dump", "0x10000000:16:/dev/null"]).returncode == 0
+
+
+def test_deeply_nested_memory_config_is_a_located_error(tmp_path, program):
+    config = write(tmp_path, "deep.json", '{"regions": ' + "[" * 100000 + "]" * 100000 + "}")
+    result = run([tool("npu-sim"), program, "--memory-config", config])
+    assert result.returncode == 3, result.stderr
+    assert "deep.json:1:76: invalid JSON: nested more than 64 levels deep" in result.stderr
+    result = run([tool("npu-sim"), program, "--memory-config", "/dev/zero"])
+    assert result.returncode == 3
+    assert "exceeds the size limit of a memory configuration (1 MiB)" in result.stderr
+
+
+# A packet of billions of cycles: 2^38 multiply-adds, seconds of host work
+# (A in the weights, B in the staging region, C in the activations).
+LONG = """
+    nop
+    matmul 0x10000000, 0x0, 0x100000000, 4096, 16384, 4096, 0, 0, 0
+    halt
+"""
+
+
+def test_max_cycles_refuses_a_packet_before_it_starts(tmp_path):
+    stats = tmp_path / "s.json"
+    result = run([tool("npu-sim"), write(tmp_path, "long.npuasm", LONG), "--max-cycles", "1000",
+                  "--mode", "both", "--stats-json", stats])
+    assert result.returncode == 1, result.stderr
+    assert ("packet 1 (matmul 0x10000000, 0x0, 0x100000000, 4096, 16384, 4096, 0, 0, 0) would "
+            "take 4339531788 cycles, beyond the --max-cycles budget of 1000 (5 used by the "
+            "packets before it); it was not started") in result.stderr
+    assert "1 packets on iss, stopped at cycle budget, 5 cycles" in result.stdout
+    assert json.loads(stats.read_text())["packets"] == 1
+    # The whole stream's budget: nop 5, matmul 4339531788, halt 5.
+    perf = run([tool("npu-sim"), tmp_path / "long.npuasm", "--mode", "perf", "--max-cycles",
+                "4339531798"])
+    assert perf.returncode == 0 and "stopped at halt, 4339531798 cycles" in perf.stdout
+    over = run([tool("npu-sim"), tmp_path / "long.npuasm", "--mode", "perf", "--max-cycles",
+                "4339531797"])
+    assert over.returncode == 1 and "packet 2 (halt) would take 5 cycles" in over.stderr
+
+
+def test_an_interrupt_during_a_long_packet_names_it(tmp_path):
+    proc = subprocess.Popen([str(tool("npu-sim")), write(tmp_path, "long.npuasm", LONG),
+                             "--stats-json", tmp_path / "s.json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert ("npu-sim: interrupted by SIGINT during packet 1 of 3 (matmul 0x10000000, 0x0, "
+            "0x100000000, 4096, 16384, 4096, 0, 0, 0); no output files written") in err
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_an_interrupt_stops_between_packets_with_progress_on_a_terminal(tmp_path):
+    # Thousands of short packets: the run stops between two of them.
+    source = ".rept 50000\n    matmul 0x10000000, 0x14000000, 0x18000000, 256, 256, 256, 0, 0, 0\n" \
+             ".endr\n    halt\n"
+    main, secondary = pty.openpty()
+    stats = tmp_path / "s.json"
+    proc = subprocess.Popen([str(tool("npu-sim")), write(tmp_path, "many.npuasm", source),
+                             "--stats-json", stats], stdout=subprocess.PIPE, stderr=secondary)
+    os.close(secondary)
+    time.sleep(3.5)
+    proc.send_signal(signal.SIGTERM)
+    out = proc.communicate(timeout=60)[0].decode()
+    err = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(main)
+    err = err.decode()
+    assert proc.returncode == 143, err
+    assert "\rnpu-sim: packet " in err and " of 50001, " in err and "cycles predicted" in err
+    match = re.search(r"interrupted by SIGTERM after (\d+) of 50001 packets; no dumps written", err)
+    assert match, err
+    assert f"many.npuasm: {match[1]} packets on iss, stopped at SIGTERM" in out
+    assert json.loads(stats.read_text())["packets"] == int(match[1])

@@ -2,7 +2,9 @@
 
 #include "npu/isa/isa.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 namespace npu::cli {
@@ -15,7 +17,7 @@ std::optional<int> parse(const Tool &tool, int argc, char **argv, po::options_de
     if (vm.count("help")) {
       std::cout << "Usage: " << tool.name << " " << tool.usage << "\n" << tool.summary << "\n\n"
                 << options << "\nExit codes: 0 success, 1 failure (mismatch or device fault), "
-                << "2 usage error, 3 unreadable or malformed input.\n";
+                << "2 usage error, 3 unreadable or malformed input, 4 output not written.\n";
       return kExitOk;
     }
     if (vm.count("version")) {
@@ -30,6 +32,19 @@ std::optional<int> parse(const Tool &tool, int argc, char **argv, po::options_de
     return kExitUsage;
   }
   return std::nullopt;
+}
+
+int closeStdout(const Tool &tool, int code) {
+  errno = 0;
+  std::cout.flush();
+  bool failed = std::ferror(stdout) != 0;
+  failed |= std::fflush(stdout) != 0;
+  failed |= std::fclose(stdout) != 0;
+  if (!failed)
+    return code;
+  std::fprintf(stderr, "%s: error: cannot write the standard output: %s\n", tool.name,
+               errno ? std::strerror(errno) : "write error");
+  return kExitOutput;
 }
 
 } // namespace npu::cli

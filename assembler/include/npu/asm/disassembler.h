@@ -6,8 +6,10 @@
 #include "npu/isa/isa.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace npu::as {
 
@@ -36,5 +38,8 @@ struct DumpOptions {
 
 // The container as .npuasm source (everything informational in comments).
 std::string formatObject(const bin::Object &object, const DumpOptions &options);
+// The same text, handed to `emit` a line or so at a time.
+void printObject(const bin::Object &object, const DumpOptions &options,
+                 const std::function<void(std::string_view)> &emit);
 
 } // namespace npu::as

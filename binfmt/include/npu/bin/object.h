@@ -78,7 +78,15 @@ std::vector<uint8_t> write(const Object &object);
 // carry packets for the device to reject.
 Object read(std::span<const uint8_t> bytes);
 
+// Longest symbol name a container may hold.
+inline constexpr size_t kMaxSymbolNameBytes = 4096;
+// Largest container readFile reads (a stream such as /dev/zero is not read
+// past it).
+inline constexpr uint64_t kMaxFileBytes = uint64_t(4) << 30;
+
 // File helpers; I/O failures throw std::runtime_error naming the path.
+// writeFile replaces an existing file only when the whole container was
+// written; a failed write leaves it untouched (io::OutputFile).
 Object readFile(const std::string &path);
 void writeFile(const std::string &path, const Object &object);
 

@@ -37,6 +37,11 @@ struct RunResult {
   std::optional<mem::Fault> fault;
 };
 
+// The cycles the timing model charges for `packet`, known before it runs:
+// the model looks only at operands, never at data. nullopt for a packet
+// that does not decode (the device rejects it without doing any work).
+std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet);
+
 class Iss {
 public:
   explicit Iss(mem::PhysicalMemory &memory, Mode mode = Mode::Func);
