@@ -2,10 +2,11 @@
 // bit, from identical memory images: random shapes (1, odd sizes, sizes
 // that are not multiples of the lane width, the tile or the vector chunk,
 // K past the panel depth, every broadcast and flag), data full of special
-// values (±0, ±inf, NaNs with payloads, denormals), in-place forms, and a
-// memory with wait states and back-pressure. Then the faults: decode
-// faults, bad addresses, bad indices and overlaps set ERROR_CODE and the
-// packet index like the ISS, and nothing hangs.
+// values (±0, ±inf, NaNs with payloads, denormals), in-place forms, every
+// family also under wait states and back-pressure from a memory narrower
+// than the bus. Then the faults: decode faults, bad addresses, bad indices
+// and overlaps set ERROR_CODE and the packet index like the ISS, and
+// nothing hangs.
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/sim/iss.h"
@@ -63,7 +64,7 @@ struct Outcome {
 class Twin {
 public:
   explicit Twin(uint64_t seed, rtl::DeviceOptions options = {})
-      : rng(seed), device(rtlMemory, options) {}
+      : rng(seed), device(rtlMemory, options), waits(options.stallPercent > 0) {}
 
   uint64_t floats(uint64_t count, int specialPercent = 10) {
     std::vector<uint32_t> bits(count);
@@ -125,6 +126,9 @@ public:
   void runAndCompare(const isa::Packet &packet, const std::string &what) {
     const Outcome out = run(packet, what);
     ASSERT_FALSE(out.fault) << what << ": " << out.fault->describe();
+    if (waits) {
+      EXPECT_GT(device.axiCounts().arWaits, 0u) << what << ": no wait state";
+    }
     std::vector<uint8_t> a(next - kArenaBase), b(next - kArenaBase);
     issMemory.read(kArenaBase, a.data(), a.size());
     rtlMemory.read(kArenaBase, b.data(), b.size());
@@ -140,6 +144,7 @@ public:
   std::mt19937_64 rng;
   mem::PhysicalMemory issMemory, rtlMemory;
   rtl::Device device;
+  const bool waits; // the memory has wait states
 
 private:
   uint64_t place(const void *data, uint64_t size) {
@@ -181,9 +186,25 @@ uint32_t dim(std::mt19937_64 &rng, uint32_t max) {
 
 constexpr int kTrials = 12;
 
+// Every family also runs under wait states and a memory narrower than the
+// bus: every fourth trial, latency, width and wait-state rate cycling (the
+// AXI monitor checks the protocol in every cycle, and Twin that the
+// channels did wait).
+rtl::DeviceOptions memoryFor(int trial) {
+  rtl::DeviceOptions o;
+  if (trial % 4 != 3)
+    return o;
+  const int k = trial / 4;
+  o.memoryLatency = k % 2 ? 3 : 37;
+  o.memoryWidth = 16u >> (k % 3);
+  o.stallPercent = 30u + 15u * static_cast<unsigned>(k % 3);
+  o.stallSeed = 11u + static_cast<unsigned>(trial);
+  return o;
+}
+
 TEST(RtlOps, DataMovement) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(100 + t);
+    Twin twin(100 + t, memoryFor(t));
     auto &rng = twin.rng;
     isa::inst::Copy copy;
     copy.bytes = t == 0 ? 2000 : dim(rng, 300);
@@ -221,7 +242,7 @@ TEST(RtlOps, DataMovement) {
 
 TEST(RtlOps, Matmul) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(200 + t);
+    Twin twin(200 + t, memoryFor(t));
     auto &rng = twin.rng;
     isa::inst::Matmul mm;
     mm.m = dim(rng, 24);
@@ -246,7 +267,7 @@ TEST(RtlOps, Matmul) {
 
 TEST(RtlOps, BatchedMatmul) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(300 + t);
+    Twin twin(300 + t, memoryFor(t));
     auto &rng = twin.rng;
     isa::inst::Bmm bmm;
     bmm.m = dim(rng, 12);
@@ -272,7 +293,7 @@ TEST(RtlOps, ElementwiseBinaryWithBroadcast) {
                              isa::Opcode::DIV, isa::Opcode::MAX, isa::Opcode::MIN};
   for (int t = 0; t < kTrials / 2; ++t)
     for (isa::Opcode opcode : ops) {
-      Twin twin(400 + t);
+      Twin twin(400 + t, memoryFor(t));
       auto &rng = twin.rng;
       isa::inst::Add op;
       op.rows = dim(rng, 6);
@@ -305,7 +326,7 @@ TEST(RtlOps, ElementwiseScalar) {
                              isa::Opcode::RSUBS, isa::Opcode::RDIVS};
   for (int t = 0; t < kTrials / 2; ++t)
     for (isa::Opcode opcode : ops) {
-      Twin twin(500 + t);
+      Twin twin(500 + t, memoryFor(t));
       isa::inst::Adds op;
       op.n = dim(twin.rng, 150);
       uint32_t s = randomFloat(twin.rng, 30);
@@ -324,7 +345,7 @@ TEST(RtlOps, UnaryFunctions) {
                              isa::Opcode::SIN,  isa::Opcode::COS};
   for (int t = 0; t < kTrials / 3; ++t)
     for (isa::Opcode opcode : ops) {
-      Twin twin(600 + t);
+      Twin twin(600 + t, memoryFor(t));
       isa::inst::Exp op;
       op.n = dim(twin.rng, 90);
       op.src = twin.floats(op.n, 25);
@@ -332,7 +353,7 @@ TEST(RtlOps, UnaryFunctions) {
       twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
     }
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(650 + t);
+    Twin twin(650 + t, memoryFor(t));
     isa::inst::Pows op;
     op.n = dim(twin.rng, 70);
     static const float exponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
@@ -351,7 +372,7 @@ TEST(RtlOps, Reductions) {
                              isa::Opcode::COL_SUM};
   for (int t = 0; t < kTrials / 2; ++t)
     for (isa::Opcode opcode : ops) {
-      Twin twin(700 + t);
+      Twin twin(700 + t, memoryFor(t));
       isa::inst::RowSum op;
       op.rows = dim(twin.rng, 6);
       op.cols = dim(twin.rng, 150);
@@ -363,7 +384,7 @@ TEST(RtlOps, Reductions) {
 
 TEST(RtlOps, SoftmaxAndRmsnorm) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(800 + t);
+    Twin twin(800 + t, memoryFor(t));
     auto &rng = twin.rng;
     isa::inst::Softmax sm;
     sm.rows = dim(rng, 6);
@@ -392,7 +413,7 @@ TEST(RtlOps, SoftmaxAndRmsnorm) {
 
 TEST(RtlOps, BackwardOps) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(900 + t);
+    Twin twin(900 + t, memoryFor(t));
     auto &rng = twin.rng;
     isa::inst::SoftmaxBwd sb;
     sb.rows = dim(rng, 6);
@@ -431,7 +452,7 @@ TEST(RtlOps, BackwardOps) {
 
 TEST(RtlOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(1000 + t);
+    Twin twin(1000 + t, memoryFor(t));
     isa::inst::Adamw op;
     op.n = dim(twin.rng, 100);
     const int step = 1 + t;
@@ -453,7 +474,7 @@ TEST(RtlOps, AdamW) {
 
 TEST(RtlOps, EmbeddingAndItsBackward) {
   for (int t = 0; t < kTrials; ++t) {
-    Twin twin(1100 + t);
+    Twin twin(1100 + t, memoryFor(t));
     auto &rng = twin.rng;
     const bool wide = rng() & 1;
     const uint32_t rows = dim(rng, 30), dimension = dim(rng, 70), count = dim(rng, 20);
