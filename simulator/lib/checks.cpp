@@ -35,9 +35,10 @@ FaultFacts invalid(int operand, uint64_t address) {
   return {.code = mem::FaultCode::InvalidOperand, .operand = operand, .address = address};
 }
 
-class Packet {
+// The operand values of a decoded packet, by operand index.
+class OperandValues {
 public:
-  explicit Packet(const isa::Instruction &inst) : inst_(inst) {}
+  explicit OperandValues(const isa::Instruction &inst) : inst_(inst) {}
   uint64_t raw(int operand) const { return inst_.operands[operand]; }
   // The value of an optional reference (-1: absent).
   uint64_t rawOr(int operand, uint64_t absent) const { return operand < 0 ? absent : raw(operand); }
@@ -49,13 +50,13 @@ private:
   const isa::Instruction &inst_;
 };
 
-Extent productExtent(const isa::MemOperandInfo &m, const Packet &p, uint64_t address) {
+Extent productExtent(const isa::MemOperandInfo &m, const OperandValues &p, uint64_t address) {
   const isa::ProductInfo &choice = m.choices[m.selector < 0 ? 0 : p.raw(m.selector)];
   u128 bytes = u128(1) << (choice.elemLog2 + p.rawOr(choice.shiftBy, 0));
   for (int8_t factor : choice.factors) {
     if (factor < 0)
       continue;
-    bytes *= p.raw(factor); // at most 2^8 * 2^32 * 2^32 before the check below
+    bytes *= p.raw(factor); // below 2^64 before, so below 2^96 now
     if (bytes >= kAddressSpace)
       return {invalid(m.operand, address)};
   }
@@ -64,7 +65,7 @@ Extent productExtent(const isa::MemOperandInfo &m, const Packet &p, uint64_t add
 
 // The check order of base.td's MatrixExtent: the pitch, one matrix's
 // extent, consecutive matrices apart, the whole batch's extent.
-Extent matrixExtent(const isa::MemOperandInfo &m, const Packet &p, uint64_t address) {
+Extent matrixExtent(const isa::MemOperandInfo &m, const OperandValues &p, uint64_t address) {
   const bool transposed = p.rawOr(m.trans, 0) != 0;
   const uint64_t rows = p.raw(transposed ? m.cols : m.rows);
   const uint64_t cols = p.raw(transposed ? m.rows : m.cols);
@@ -89,8 +90,8 @@ Extent matrixExtent(const isa::MemOperandInfo &m, const Packet &p, uint64_t addr
 }
 
 // From the lowest to the highest element of the view.
-Extent stridedExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m, const Packet &p,
-                     uint64_t address) {
+Extent stridedExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m,
+                     const OperandValues &p, uint64_t address) {
   u128 below = 0, above = 0; // elements below and above the address
   for (int d = 0; d < 4; ++d) {
     const int64_t stride = p.signedValue(info, m.strides[d]);
@@ -106,7 +107,7 @@ Extent stridedExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m, c
   return {{}, address - static_cast<uint64_t>(belowBytes), static_cast<uint64_t>(bytes)};
 }
 
-mem::Access accessOf(const isa::MemOperandInfo &m, const Packet &p) {
+mem::Access accessOf(const isa::MemOperandInfo &m, const OperandValues &p) {
   const bool reads = m.reads || (m.updateWhen >= 0 && p.raw(m.updateWhen) != 0);
   if (reads && m.writes)
     return mem::Access::Read | mem::Access::Write;
@@ -148,7 +149,7 @@ FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRa
     return f;
   }
   const isa::InstrInfo &info = isa::info(inst.opcode);
-  const Packet p(inst);
+  const OperandValues p(inst);
   ranges = {};
   for (size_t k = 0; k < info.numMemory; ++k) {
     const isa::MemOperandInfo &m = info.memory[k];
@@ -209,12 +210,16 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
     return fault;
   }
   fault.instruction = upper(info->mnemonic);
-  const auto operandName = [&](int index) {
-    return index >= 0 && static_cast<uint32_t>(index) < info->numOperands
-               ? std::string(info->operands[index].name)
-               : std::string();
+  // A device's facts name operands by index; one the instruction does not
+  // have names none.
+  const auto known = [&](int index) {
+    return index >= 0 && static_cast<uint32_t>(index) < info->numOperands ? index : -1;
   };
-  fault.operand = operandName(facts.operand);
+  const auto operandName = [&](int index) {
+    return index >= 0 ? std::string(info->operands[index].name) : std::string();
+  };
+  const int operand = known(facts.operand), other = known(facts.otherOperand);
+  fault.operand = operandName(operand);
   isa::Instruction inst;
   std::string decodeMessage;
   const bool decodes = isa::decode(packet, inst, &decodeMessage);
@@ -229,33 +234,31 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
     break;
   case mem::FaultCode::Misaligned:
     map.annotate(fault);
-    if (facts.operand >= 0)
-      fault.detail =
-          "not aligned to " + std::to_string(info->operands[facts.operand].align) + " bytes";
+    if (operand >= 0)
+      fault.detail = "not aligned to " + std::to_string(info->operands[operand].align) + " bytes";
     break;
   case mem::FaultCode::InvalidOperand:
-    if (facts.operand < 0)
+    if (operand < 0)
       break;
-    if (info->operands[facts.operand].kind == isa::OperandKind::Addr) {
+    if (info->operands[operand].kind == isa::OperandKind::Addr) {
       fault.detail = "the range at " + hexText(facts.address) + " does not fit in 64 bits";
     } else if (!decodes) {
       // decode() stopped at this operand, with its raw bits extracted.
-      fault.detail = invalidValueText(info->operands[facts.operand], inst.operands[facts.operand]);
+      fault.detail = invalidValueText(info->operands[operand], inst.operands[operand]);
     } else {
-      fault.detail = fault.operand + " = " + std::to_string(inst.operands[facts.operand]) +
+      fault.detail = fault.operand + " = " + std::to_string(inst.operands[operand]) +
                      " is less than the stored row length " + std::to_string(facts.length);
     }
     fault.length = 0;
     break;
   case mem::FaultCode::Overlap:
     map.annotate(fault);
-    fault.otherOperand = operandName(facts.otherOperand);
-    if (facts.operand == facts.otherOperand) {
+    fault.otherOperand = operandName(other);
+    if (operand >= 0 && operand == other) {
       fault.detail = "consecutive batch elements overlap";
     } else if (decodes) {
       for (const isa::DisjointInfo &d : info->disjointList())
-        if (info->memory[d.a].operand == facts.operand &&
-            info->memory[d.b].operand == facts.otherOperand && d.inPlace)
+        if (info->memory[d.a].operand == operand && info->memory[d.b].operand == other && d.inPlace)
           fault.detail = "only an exact in-place alias is allowed";
     }
     break;
@@ -264,10 +267,10 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
     // The operand at fault is the index array; the indices select rows of
     // the table, of which the instruction's `rows` operand says how many.
     const int rows = info->operandIndex("rows");
-    if (!decodes || facts.operand < 0 || rows < 0 || facts.length == 0)
+    if (!decodes || operand < 0 || rows < 0 || facts.length == 0)
       break;
     fault.detail = "index " + std::to_string(facts.index) + " at position " +
-                   std::to_string((facts.address - inst.operands[facts.operand]) / facts.length) +
+                   std::to_string((facts.address - inst.operands[operand]) / facts.length) +
                    " is outside [0, " + std::to_string(inst.operands[rows]) + ")";
     break;
   }

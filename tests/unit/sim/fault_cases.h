@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct FaultCase {
   // Memory to load before the run: (address, bytes).
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> data = {};
 };
+
+// GoogleTest names a parameter by this.
+inline void PrintTo(const FaultCase &c, std::ostream *os) { *os << c.name; }
 
 template <class T> std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(T));
