@@ -103,8 +103,12 @@ void CsrFile::raise(const mem::Fault &f, std::span<const uint8_t, isa::kPacketBy
     const int i = info && !name.empty() ? info->operandIndex(name) : -1;
     return i < 0 ? 0xffu : static_cast<uint32_t>(i);
   };
+  // The access only of the faults about a range's access.
+  const bool aboutAccess = f.code == mem::FaultCode::Unmapped ||
+                           f.code == mem::FaultCode::Permission ||
+                           f.code == mem::FaultCode::OutOfRegion;
   faultOperands = index(f.operand) | index(f.otherOperand) << 8 |
-                  uint32_t(static_cast<uint8_t>(f.access)) << 16;
+                  (aboutAccess ? uint32_t(static_cast<uint8_t>(f.access)) << 16 : 0u);
 }
 
 } // namespace npu::rt

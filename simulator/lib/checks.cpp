@@ -249,7 +249,6 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
       fault.detail = fault.operand + " = " + std::to_string(inst.operands[operand]) +
                      " is less than the stored row length " + std::to_string(facts.length);
     }
-    fault.length = 0;
     break;
   case mem::FaultCode::Overlap:
     map.annotate(fault);

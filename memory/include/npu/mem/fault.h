@@ -51,7 +51,8 @@ const char *accessName(Access access);
 struct Fault {
   FaultCode code = FaultCode::None;
   // The range at fault (Unmapped, Permission, OutOfRegion, Overlap: the
-  // overlapping bytes), the misaligned address, or the index's address.
+  // overlapping bytes), the misaligned address, or the index's address and
+  // width; for a matrix pitch below its row, the stored row length.
   uint64_t address = 0;
   uint64_t length = 0;
   Access access = Access::Read;
