@@ -157,6 +157,91 @@ class HardwareConfig {
   int FetchCycles = ?;      // cycles to fetch and decode one packet
   int RingEntries = ?;      // command ring size in packets
   int VectorRegisters = ?;  // 32-bit registers per vector lane that micro-programs run in
+  int RegionEntries = ?;    // entries of the region table the operand checks use
+}
+
+//===----------------------------------------------------------------------===//
+// Memory operands: the byte range of every address operand.
+//===----------------------------------------------------------------------===//
+
+// How many bytes an address operand covers, computed from other operands of
+// the same packet. Every device computes each extent exactly before the
+// packet's engine starts: an extent whose start or length does not fit in 64
+// bits is an InvalidOperand fault of the address operand, and every range is
+// then checked against the region table (docs/simulator.md, "Operand checks").
+class Extent<string kind> {
+  string Kind = kind;
+}
+
+// ElemBytes times the product of Factors (DimOp operands, so every factor is
+// at least 1), times 2^v for the value v of the operand ShiftBy when one is
+// named (an element size chosen by an enum or flag).
+class Product<list<string> factors, int elemBytes = 4, string shiftBy = "">
+    : Extent<"product"> {
+  list<string> Factors = factors;
+  int ElemBytes = elemBytes;
+  string ShiftBy = shiftBy;
+}
+
+// One Product per value of the enum operand Selector, in value order (the
+// second operand of a broadcasting binary instruction).
+class ProductBy<string selector, list<Product> choices> : Extent<"select"> {
+  string Selector = selector;
+  list<Product> Choices = choices;
+}
+
+// Row-major f32 matrices of Rows x Cols elements, stored transposed (Cols x
+// Rows) when the flag operand Trans is set, each stored row Pitch elements
+// apart (Pitch = 0, or no Pitch operand, is dense: the stored row length; a
+// pitch below the stored row length is an InvalidOperand fault of Pitch).
+// With Batch, Batch matrices BatchStride elements apart; Distinct requires
+// consecutive matrices not to overlap (an Overlap fault of the operand).
+class MatrixExtent<string rows, string cols, string pitch, string trans, string batch = "",
+                   string batchStride = "", bit distinct = 0> : Extent<"matrix"> {
+  string Rows = rows;
+  string Cols = cols;
+  string Pitch = pitch;
+  string Trans = trans;
+  string Batch = batch;
+  string BatchStride = batchStride;
+  bit Distinct = distinct;
+}
+
+// The strided view of COPY_STRIDED: elements of 2^(value of ESize) bytes at
+// element offsets i0*stride0 + ... + i3*stride3 (i_d < size_d, signed
+// strides) from the address; the range runs from the lowest to the highest
+// element.
+class StridedExtent<list<string> sizes, list<string> strides, string esize>
+    : Extent<"strided"> {
+  list<string> Sizes = sizes;
+  list<string> Strides = strides;
+  string ESize = esize;
+}
+
+// The address operand Operand covers Extent and is accessed as Access: "r"
+// (read), "w" (written) or "rw" (read and written). It is accessed only when
+// the flag operand When is set (when named), and a write becomes a
+// read-modify-write when the flag operand UpdateWhen is set.
+class MemOperand<string operand, string access, Extent extent, string when = "",
+                 string updateWhen = ""> {
+  string Operand = operand;
+  string Access = access;
+  Extent Extent = extent;
+  string When = when;
+  string UpdateWhen = updateWhen;
+}
+
+// The ranges of two memory operands must not overlap (an Overlap fault
+// otherwise), except that with InPlace an exact alias (same start, same
+// length) is allowed; with InPlaceIf as well, only while the enum operand
+// InPlaceIf has the value InPlaceValue. A rule applies when both operands
+// are accessed.
+class Disjoint<string a, string b, bit inPlace = 0, string inPlaceIf = "", int inPlaceValue = 0> {
+  string A = a;
+  string B = b;
+  bit InPlace = inPlace;
+  string InPlaceIf = inPlaceIf;
+  int InPlaceValue = inPlaceValue;
 }
 
 //===----------------------------------------------------------------------===//
@@ -177,6 +262,10 @@ class Instruction<string mnemonic, int opcode, string family,
   string Doc = doc;
   // Precise semantics in prose for the ISA reference.
   string Semantics = "";
+  // Every address operand's range, in the order the devices check them, and
+  // the pairs of ranges that must not overlap, in the order they are checked.
+  list<MemOperand> Memory = [];
+  list<Disjoint> Disjoints = [];
 }
 
 //===----------------------------------------------------------------------===//

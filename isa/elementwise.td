@@ -11,6 +11,12 @@ class BinaryOp<string mnemonic, int opcode, string expr, list<Operand> extra = [
         "Elementwise dst = " # expr # "."> {
   let Semantics = "dst[i][j] = " # expr # " with b = b[i][j], b[j], b[i] or b[0] for "
                   "bcast none, row, col, scalar.";
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
+                MemOperand<"a", "r", Product<["rows", "cols"]>>,
+                MemOperand<"b", "r", ProductBy<"bcast", [Product<["rows", "cols"]>,
+                                                         Product<["cols"]>, Product<["rows"]>,
+                                                         Product<[]>]>>];
+  let Disjoints = [Disjoint<"dst", "a", 1>, Disjoint<"dst", "b", 1, "bcast", 0>];
 }
 
 // n elements combined with an immediate scalar s.
@@ -20,6 +26,8 @@ class ScalarOp<string mnemonic, int opcode, string expr>
          F32Op<"s", S_P1, "scalar">, DimOp<"n", S_P0, "number of elements">, DTypeOp],
         "$dst, $a, $s, $n", Cost<E_Vector, 4, 1>, "Elementwise with a scalar: dst = " # expr # "."> {
   let Semantics = "dst[i] = " # expr # " for i < n, with a = a[i].";
+  let Memory = [MemOperand<"dst", "w", Product<["n"]>>, MemOperand<"a", "r", Product<["n"]>>];
+  let Disjoints = [Disjoint<"dst", "a", 1>];
 }
 
 // The tensor and the scalar form of one operation.

@@ -10,6 +10,10 @@ def EMBEDDING : Instruction<"embedding", 0x90, "gather",
      AddrOp<"indices", S_Src1, "count indices">] # GatherShape,
     "$dst, $table, $indices, $count, $dim, $rows", Cost<E_Dma, 4, 0>, "Embedding lookup."> {
   let Semantics = "dst[t][:] = table[indices[t]][:]; an index outside [0, rows) is a fault.";
+  let Memory = [MemOperand<"dst", "w", Product<["count", "dim"]>>,
+                MemOperand<"table", "r", Product<["rows", "dim"]>>,
+                MemOperand<"indices", "r", Product<["count"], 4, "itype">>];
+  let Disjoints = [Disjoint<"dst", "table">, Disjoint<"dst", "indices">];
 }
 
 def EMBEDDING_BWD : Instruction<"embedding_bwd", 0x91, "gather",
@@ -21,4 +25,8 @@ def EMBEDDING_BWD : Instruction<"embedding_bwd", 0x91, "gather",
     "Embedding backward: scatter-add of gradients."> {
   let Semantics = "For t = 0 .. count-1 in increasing order, unless indices[t] == padding_idx: "
                   "dtable[indices[t]][:] += dy[t][:] (one rounding per addition).";
+  let Memory = [MemOperand<"dtable", "rw", Product<["rows", "dim"]>>,
+                MemOperand<"dy", "r", Product<["count", "dim"]>>,
+                MemOperand<"indices", "r", Product<["count"], 4, "itype">>];
+  let Disjoints = [Disjoint<"dtable", "dy">, Disjoint<"dtable", "indices">];
 }

@@ -9,6 +9,7 @@ def NpuHardware : HardwareConfig {
   let FetchCycles = 4;
   let RingEntries = 1024;
   let VectorRegisters = 16;
+  let RegionEntries = 8;
 }
 
 // ISA revision: bump on any incompatible change of the packet encoding.

@@ -18,6 +18,10 @@ def MATMUL : Instruction<"matmul", 0x20, "matrix",
                   "kk = 0 .. k-1 in increasing order acc = fma(A[i][kk], B[kk][j], acc); "
                   "C[i][j] = acc. A[i][kk] is a[i*lda + kk] or, with transa, a[kk*lda + i]; "
                   "B likewise with ldb and transb. A dense pitch is the stored row length.";
+  let Memory = [MemOperand<"c", "w", MatrixExtent<"m", "n", "ldc", "">, "", "acc">,
+                MemOperand<"a", "r", MatrixExtent<"m", "k", "lda", "transa">>,
+                MemOperand<"b", "r", MatrixExtent<"k", "n", "ldb", "transb">>];
+  let Disjoints = [Disjoint<"c", "a">, Disjoint<"c", "b">];
 }
 
 def BMM : Instruction<"bmm", 0x21, "matrix",
@@ -32,4 +36,9 @@ def BMM : Instruction<"bmm", 0x21, "matrix",
     "Batched matrix multiply."> {
   let Semantics = "For every p < batch: MATMUL with dense pitches of "
                   "c + 4*p*stride_c, a + 4*p*stride_a, b + 4*p*stride_b, in increasing p.";
+  let Memory = [MemOperand<"c", "w", MatrixExtent<"m", "n", "", "", "batch", "stride_c", 1>, "",
+                           "acc">,
+                MemOperand<"a", "r", MatrixExtent<"m", "k", "", "transa", "batch", "stride_a">>,
+                MemOperand<"b", "r", MatrixExtent<"k", "n", "", "transb", "batch", "stride_b">>];
+  let Disjoints = [Disjoint<"c", "a">, Disjoint<"c", "b">];
 }

@@ -14,6 +14,9 @@ def SOFTMAX : Instruction<"softmax", 0x60, "nn",
                   "m = ROW_MAX(z); e[j] = exp(z[j] - m); s = ROW_SUM(e); "
                   "dst[i][j] = e[j] * recip(s), or with log: (z[j] - m) - log(s). "
                   "A fully masked row yields NaN.";
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
+                MemOperand<"src", "r", Product<["rows", "cols"]>>];
+  let Disjoints = [Disjoint<"dst", "src", 1>];
 }
 
 def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
@@ -28,6 +31,12 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
   let Semantics = "Per row i: ms = ROW_SUM(x*x) * (1/cols); r = rsqrt(ms + eps); "
                   "dst[i][j] = (x[j] * r) * weight[j] (weight step only with use_weight); "
                   "rstd[i] = r with write_rstd.";
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
+                MemOperand<"src", "r", Product<["rows", "cols"]>>,
+                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+                MemOperand<"rstd", "w", Product<["rows"]>, "write_rstd">];
+  let Disjoints = [Disjoint<"dst", "src", 1>, Disjoint<"dst", "weight">,
+                   Disjoint<"rstd", "src">, Disjoint<"rstd", "dst">];
 }
 
 def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
@@ -37,6 +46,10 @@ def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
     "$dx, $y, $dy, $rows, $cols", Cost<E_Vector, 8, 6>, "Backward of SOFTMAX."> {
   let Semantics = "Per row: s = ROW_SUM(dy*y); dx[j] = y[j] * (dy[j] - s). "
                   "With log: s = ROW_SUM(dy); dx[j] = dy[j] - exp(y[j]) * s.";
+  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"]>>,
+                MemOperand<"y", "r", Product<["rows", "cols"]>>,
+                MemOperand<"dy", "r", Product<["rows", "cols"]>>];
+  let Disjoints = [Disjoint<"dx", "y", 1>, Disjoint<"dx", "dy", 1>];
 }
 
 def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
@@ -53,6 +66,15 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
   let Semantics = "Per row with r = rstd[i], g[j] = dy[j]*weight[j] (or dy[j]): "
                   "c = ROW_SUM(g*x) * (1/cols) * r*r; dx[j] = r * (g[j] - x[j]*c). "
                   "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i.";
+  // The RTL accumulates dweight in memory (it reads it back): "rw".
+  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"]>>,
+                MemOperand<"x", "r", Product<["rows", "cols"]>>,
+                MemOperand<"dy", "r", Product<["rows", "cols"]>>,
+                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+                MemOperand<"rstd", "r", Product<["rows"]>>,
+                MemOperand<"dweight", "rw", Product<["cols"]>, "write_dweight">];
+  let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>, Disjoint<"dx", "rstd">,
+                   Disjoint<"dweight", "x">, Disjoint<"dweight", "dy">, Disjoint<"dweight", "dx">];
 }
 
 // dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy).
@@ -65,6 +87,9 @@ class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn>
   MicroProgram Program = prog;
   let Semantics = "dx[i] = dy[i] * " # fn # "'(x[i]), evaluated by the micro-program '" #
                   prog.Name # "' of docs/arith.md.";
+  let Memory = [MemOperand<"dx", "w", Product<["n"]>>, MemOperand<"x", "r", Product<["n"]>>,
+                MemOperand<"dy", "r", Product<["n"]>>];
+  let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>];
 }
 def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
 def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;

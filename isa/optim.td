@@ -13,4 +13,13 @@ def ADAMW : Instruction<"adamw", 0x80, "optimizer",
   let Semantics = "p *= 1 - lr*wd; m = beta1*m + (1-beta1)*g; v = beta2*v + (1-beta2)*g*g; "
                   "p -= (lr/bc1) * m / (sqrt(v)/sqrt_bc2 + eps). The exact operation "
                   "order is given in docs/arith.md.";
+  let Memory = [MemOperand<"param", "rw", Product<["n"]>>, MemOperand<"grad", "r", Product<["n"]>>,
+                MemOperand<"exp_avg", "rw", Product<["n"]>>,
+                MemOperand<"exp_avg_sq", "rw", Product<["n"]>>,
+                MemOperand<"hyper", "r", Product<[], 32>>];
+  let Disjoints = [Disjoint<"param", "grad">, Disjoint<"param", "exp_avg">,
+                   Disjoint<"param", "exp_avg_sq">, Disjoint<"param", "hyper">,
+                   Disjoint<"grad", "exp_avg">, Disjoint<"grad", "exp_avg_sq">,
+                   Disjoint<"grad", "hyper">, Disjoint<"exp_avg", "exp_avg_sq">,
+                   Disjoint<"exp_avg", "hyper">, Disjoint<"exp_avg_sq", "hyper">];
 }

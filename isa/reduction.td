@@ -1,11 +1,18 @@
 //===- reduction.td - Reductions -------------------------------------------===//
 
-class ReduceOp<string mnemonic, int opcode, string what, string semantics>
+// A row reduction writes one value per row; a column reduction one per
+// column, accumulated in dst (which the RTL keeps in memory: it reads it back).
+class ReduceOp<string mnemonic, int opcode, string what, string semantics,
+               bit perColumn = 0>
     : Instruction<mnemonic, opcode, "reduction",
         [AddrOp<"dst", S_Dst, "result vector">, AddrOp<"src", S_Src0, "rows x cols input">,
          DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOp],
         "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
   let Semantics = semantics;
+  let Memory = [!if(perColumn, MemOperand<"dst", "rw", Product<["cols"]>>,
+                               MemOperand<"dst", "w", Product<["rows"]>>),
+                MemOperand<"src", "r", Product<["rows", "cols"]>>];
+  let Disjoints = [Disjoint<"dst", "src">];
 }
 
 defvar LaneOrder = "Element j goes to lane j mod L, accumulated in index order; "
@@ -19,4 +26,4 @@ def ROW_MEAN : ReduceOp<"row_mean", 0x52, "Mean of each row.",
                         "dst[i] = ROW_SUM(i) * (1/cols), the reciprocal rounded first. " # LaneOrder>;
 def COL_SUM : ReduceOp<"col_sum", 0x53, "Sum of each column.",
                        "dst[j] = sum over i of src[i][j], accumulated in increasing i "
-                       "from +0 (each column is one lane).">;
+                       "from +0 (each column is one lane).", 1>;

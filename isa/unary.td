@@ -12,6 +12,8 @@ class UnaryOp<string mnemonic, int opcode, MicroProgram prog, string expr,
   MicroProgram Program = prog;
   let Semantics = "dst[i] = " # expr # " for i < n, evaluated by the micro-program "
                   "'" # prog.Name # "' of docs/arith.md.";
+  let Memory = [MemOperand<"dst", "w", Product<["n"]>>, MemOperand<"src", "r", Product<["n"]>>];
+  let Disjoints = [Disjoint<"dst", "src", 1>];
 }
 
 def EXP     : UnaryOp<"exp", 0x40, MP_exp, "exp(x)">;

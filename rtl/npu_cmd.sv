@@ -1,10 +1,18 @@
 // The command processor: while RING_HEAD != RING_TAIL (and the device is
 // neither halted nor faulted) it fetches the packet at RING_HEAD from the
-// ring in memory, decodes and checks it with the generated npu_isa_pkg
-// (unknown opcode, reserved bits, operand ranges, enumerations and
-// alignment, in isa::decode's order), runs NOP/FENCE/HALT itself and hands
-// every other packet to its engine, one packet at a time. A completed packet
-// advances RING_HEAD; a fault stops the ring with the packet's index.
+// ring in memory, checks it and hands it to its engine, one packet at a
+// time; NOP/FENCE/HALT it completes itself. A completed packet advances
+// RING_HEAD; a fault stops the ring with the packet's index.
+//
+// The checks come before any engine touches memory, in the order of
+// sim::checkPacket (simulator/lib/checks.cpp), from the generated
+// npu_isa_pkg: the decode checks (unknown opcode, reserved bits, operand
+// ranges, enumerations and alignment); then per memory operand its extent
+// (S_EXTENT: exact byte counts on one 64 x 32 multiplier; a start or length
+// that does not fit in 64 bits, or a matrix pitch below its row, is an
+// invalid operand) and its range against the region table (S_REGION); then
+// the overlap rules (S_OVERLAP). The engines report only data-dependent
+// faults and the interconnect's error responses.
 module npu_cmd (
   input  logic        clk,
   input  logic        rst_n,
@@ -25,6 +33,13 @@ module npu_cmd (
   output logic        pkt_fault,
   output logic [3:0]  fault_code,
   output logic [63:0] fault_addr,
+  output logic [17:0] fault_operand,      // {access, other operand, operand} (FAULT_OPERAND)
+  output logic [63:0] fault_length,
+
+  // the region table (npu_csr): entry e in bits [64*e +: 64] and [2*e +: 2]
+  input  logic [64*npu_isa_pkg::HW_REGION_ENTRIES-1:0] region_base,
+  input  logic [64*npu_isa_pkg::HW_REGION_ENTRIES-1:0] region_size,
+  input  logic [2*npu_isa_pkg::HW_REGION_ENTRIES-1:0]  region_access,
 
   // the memory port while fetching, and the owner of the port
   output logic [1:0]  port_owner,
@@ -51,6 +66,8 @@ module npu_cmd (
   input  logic        engine_fault,       // ... with a fault
   input  logic [3:0]  engine_fault_code,
   input  logic [63:0] engine_fault_addr,
+  input  logic [7:0]  engine_fault_operand,
+  input  logic [63:0] engine_fault_length,
 
   // per-packet trace for the harness (records, progress reports)
   output logic        trace_valid,
@@ -59,15 +76,16 @@ module npu_cmd (
   output logic [63:0] trace_start_cycle,
   output logic [63:0] trace_bytes_read,
   output logic [63:0] trace_bytes_written,
-  output logic [3:0]  trace_state
+  output logic [4:0]  trace_state
 );
 
   localparam int unsigned SHIFT = $clog2(npu_isa_pkg::HW_AXI_DATA_BYTES);
   localparam int unsigned BEAT_BITS = 8*npu_isa_pkg::HW_AXI_DATA_BYTES;
 
-  typedef enum logic [3:0] {
+  typedef enum logic [4:0] {
     // (in this order in the harness's hang report, rtl/harness/npu_device.cpp)
-    S_IDLE, S_FETCH_REQ, S_FETCH, S_DECODE, S_DISPATCH, S_EXECUTE, S_COMPLETE, S_FAULT
+    S_IDLE, S_FETCH_REQ, S_FETCH, S_DECODE, S_DISPATCH, S_EXTENT, S_REGION, S_OVERLAP, S_START,
+    S_EXECUTE, S_COMPLETE, S_FAULT
   } state_e;
 
   state_e state;
@@ -107,7 +125,9 @@ module npu_cmd (
   // Decode checks, in isa::decode's order.
   logic [3:0] decode_fault;
   logic [1:0] operand_status;
-  assign operand_status = npu_isa_pkg::operand_check(packet);
+  logic [7:0] operand_failing;
+  logic [63:0] operand_value;
+  assign {operand_value, operand_failing, operand_status} = npu_isa_pkg::operand_check(packet);
   always_comb begin
     if (!npu_isa_pkg::is_known_opcode(opcode)) decode_fault = npu_pkg::FAULT_UNKNOWN_OPCODE;
     else if ((packet & ~npu_isa_pkg::used_bits(opcode)) != '0)
@@ -118,6 +138,164 @@ module npu_cmd (
       decode_fault = npu_pkg::FAULT_MISALIGNED;
     else decode_fault = npu_pkg::FAULT_NONE;
   end
+
+  // ---- the check stage ------------------------------------------------------------------
+  localparam int unsigned MEMS = npu_isa_pkg::MEM_OPERANDS_MAX;
+  localparam int unsigned MB = npu_isa_pkg::MEM_INDEX_BITS;
+  localparam int unsigned DB = npu_isa_pkg::DISJOINT_INDEX_BITS;
+  localparam int unsigned REGIONS = npu_isa_pkg::HW_REGION_ENTRIES;
+
+  // Memory operand mem_k of the packet, its fields (npu_isa_pkg::mem_operand).
+  logic [MB-1:0] mem_k;
+  logic [npu_isa_pkg::MO_BITS-1:0] mo;
+  assign mo = npu_isa_pkg::mem_operand(packet, mem_k);
+  logic        mo_valid, mo_reads, mo_writes, mo_trans, mo_distinct;
+  logic [7:0]  mo_operand, mo_pitch_operand;
+  logic [1:0]  mo_kind;
+  logic [63:0] mo_address;
+  logic [31:0] mo_f [4];
+  logic [31:0] mo_s [4];
+  logic [3:0]  mo_shift;
+  assign mo_valid = mo[npu_isa_pkg::MO_VALID_LSB];
+  assign mo_operand = mo[npu_isa_pkg::MO_OPERAND_LSB +: 8];
+  assign mo_reads = mo[npu_isa_pkg::MO_READS_LSB];
+  assign mo_writes = mo[npu_isa_pkg::MO_WRITES_LSB];
+  assign mo_kind = mo[npu_isa_pkg::MO_KIND_LSB +: 2];
+  assign mo_address = mo[npu_isa_pkg::MO_ADDRESS_LSB +: 64];
+  assign mo_f[0] = mo[npu_isa_pkg::MO_F0_LSB +: 32];
+  assign mo_f[1] = mo[npu_isa_pkg::MO_F1_LSB +: 32];
+  assign mo_f[2] = mo[npu_isa_pkg::MO_F2_LSB +: 32];
+  assign mo_f[3] = mo[npu_isa_pkg::MO_F3_LSB +: 32];
+  assign mo_s[0] = mo[npu_isa_pkg::MO_S0_LSB +: 32];
+  assign mo_s[1] = mo[npu_isa_pkg::MO_S1_LSB +: 32];
+  assign mo_s[2] = mo[npu_isa_pkg::MO_S2_LSB +: 32];
+  assign mo_s[3] = mo[npu_isa_pkg::MO_S3_LSB +: 32];
+  assign mo_shift = mo[npu_isa_pkg::MO_SHIFT_LSB +: 4];
+  assign mo_trans = mo[npu_isa_pkg::MO_TRANS_LSB];
+  assign mo_distinct = mo[npu_isa_pkg::MO_DISTINCT_LSB];
+  assign mo_pitch_operand = mo[npu_isa_pkg::MO_PITCH_OPERAND_LSB +: 8];
+
+  // The extent sequencer: `step` counts the cycles of one operand, all its
+  // products on one 64 x 32 multiplier.
+  logic [2:0]  step;
+  logic [63:0] acc;                 // running product
+  logic [63:0] one_bytes;           // MATRIX: one matrix
+  logic [65:0] below, above;        // STRIDED: elements below and above the address
+  logic [63:0] mul_a;
+  logic [31:0] mul_b;
+  logic [95:0] product;
+  assign product = {32'd0, mul_a} * {64'd0, mul_b};
+
+  // MATRIX: the stored shape and the pitch (0 = dense).
+  logic [31:0] stored_rows, stored_cols, pitch;
+  assign stored_rows = mo_trans ? mo_f[1] : mo_f[0];
+  assign stored_cols = mo_trans ? mo_f[0] : mo_f[1];
+  assign pitch = mo_f[2] != 32'd0 ? mo_f[2] : stored_cols;
+  // STRIDED: the magnitude of stride `step`.
+  logic [31:0] stride_magnitude;
+  assign stride_magnitude = mo_s[step[1:0]][31] ? 32'(-mo_s[step[1:0]]) : mo_s[step[1:0]];
+
+  always_comb begin
+    mul_a = acc;
+    mul_b = mo_f[step[1:0]];
+    unique case (mo_kind)
+      npu_isa_pkg::EXTENT_MATRIX: begin
+        mul_a = step == 3'd0 ? {32'd0, stored_rows - 32'd1} : {32'd0, mo_f[3] - 32'd1};
+        mul_b = step == 3'd0 ? pitch : mo_s[0];
+      end
+      npu_isa_pkg::EXTENT_STRIDED: begin
+        mul_a = {32'd0, mo_f[step[1:0]] - 32'd1};
+        mul_b = stride_magnitude;
+      end
+      default: ;
+    endcase
+  end
+
+  // The end of the step sequence: the byte count or the fault.
+  logic [74:0] product_bytes;       // PRODUCT: acc << shift
+  logic [65:0] one_sum;             // MATRIX: ((rows - 1) * pitch + cols) * 4
+  logic [33:0] batch_apart;         // MATRIX: bytes between consecutive matrices
+  logic [66:0] matrix_bytes;
+  logic [68:0] below_bytes, strided_bytes;
+  assign product_bytes = {11'd0, acc} << mo_shift;
+  assign one_sum = {2'b00, acc + {32'd0, stored_cols}} << 2;
+  assign batch_apart = {mo_s[0], 2'b00};
+  assign matrix_bytes = {3'd0, one_bytes} + {1'b0, acc, 2'b00};
+  assign below_bytes = {3'd0, below} << mo_shift;
+  assign strided_bytes = {3'd0, below + above + 66'd1} << mo_shift;
+
+  // The latched range of each memory operand, for the overlap rules.
+  logic [MEMS-1:0] present;
+  logic [63:0] range_start [MEMS];
+  logic [63:0] range_bytes [MEMS];
+  logic [7:0]  range_operand [MEMS];
+  logic [63:0] ext_start, ext_bytes;   // of operand mem_k, for S_REGION
+
+  // The region table against [ext_start, ext_start + ext_bytes).
+  logic [3:0] region_fault;
+  always_comb begin
+    logic hit;
+    hit = 1'b0;
+    region_fault = npu_pkg::FAULT_UNMAPPED;
+    for (int e = 0; e < REGIONS; e++) begin
+      logic [63:0] base, size, offset;
+      logic [1:0] access;
+      base = region_base[64*e +: 64];
+      size = region_size[64*e +: 64];
+      access = region_access[2*e +: 2];
+      offset = ext_start - base;
+      if (!hit && size != 64'd0 && offset < size) begin
+        hit = 1'b1;
+        if ((mo_reads && !access[npu_isa_pkg::REGION_ACCESS_READ_BIT]) ||
+            (mo_writes && !access[npu_isa_pkg::REGION_ACCESS_WRITE_BIT]))
+          region_fault = npu_pkg::FAULT_PERMISSION;
+        else if (ext_bytes > size - offset) region_fault = npu_pkg::FAULT_OUT_OF_REGION;
+        else region_fault = npu_pkg::FAULT_NONE;
+      end
+    end
+  end
+
+  // Overlap rule rule_j between two latched ranges (their ends are at most
+  // 2^64: both passed the region check).
+  logic [DB-1:0] rule_j;
+  logic rule_valid, rule_in_place;
+  logic [MB-1:0] rule_a, rule_b;
+  assign {rule_in_place, rule_b, rule_a, rule_valid} = npu_isa_pkg::disjoint_rule(packet, rule_j);
+  logic [64:0] end_a, end_b;
+  logic [63:0] overlap_first;
+  logic rule_fails;
+  assign end_a = {1'b0, range_start[rule_a]} + {1'b0, range_bytes[rule_a]};
+  assign end_b = {1'b0, range_start[rule_b]} + {1'b0, range_bytes[rule_b]};
+  assign overlap_first = range_start[rule_a] > range_start[rule_b] ? range_start[rule_a]
+                                                                   : range_start[rule_b];
+  assign rule_fails = rule_valid && present[rule_a] && present[rule_b] &&
+                      !(rule_in_place && range_start[rule_a] == range_start[rule_b] &&
+                        range_bytes[rule_a] == range_bytes[rule_b]) &&
+                      {1'b0, range_start[rule_a]} < end_b && {1'b0, range_start[rule_b]} < end_a;
+
+  // Raises a fault of the packet with the facts FAULT_* report.
+  task automatic raise(input logic [3:0] code, input logic [63:0] address, input logic [7:0] operand,
+                       input logic [7:0] other, input logic [1:0] access, input logic [63:0] length);
+    fault_code <= code;
+    fault_addr <= address;
+    fault_operand <= {access, other, operand};
+    fault_length <= length;
+    state <= S_FAULT;
+  endtask
+
+  // The next memory operand, or the overlap rules after the last.
+  task automatic next_operand();
+    step <= '0;
+    acc <= 64'd1;
+    below <= '0;
+    above <= '0;
+    if (mem_k + MB'(1) == npu_isa_pkg::mem_operand_count(opcode)) begin
+      rule_j <= '0;
+      state <= S_OVERLAP;
+    end else begin
+      mem_k <= mem_k + MB'(1);
+    end
+  endtask
 
   assign active = state != S_IDLE;
   assign fetch_req_valid = state == S_FETCH_REQ;
@@ -140,6 +318,23 @@ module npu_cmd (
       vector_start <= 1'b0;
       fault_code <= npu_pkg::FAULT_NONE;
       fault_addr <= '0;
+      fault_operand <= '0;
+      fault_length <= '0;
+      mem_k <= '0;
+      step <= '0;
+      acc <= '0;
+      one_bytes <= '0;
+      below <= '0;
+      above <= '0;
+      present <= '0;
+      ext_start <= '0;
+      ext_bytes <= '0;
+      rule_j <= '0;
+      for (int k = 0; k < MEMS; k++) begin
+        range_start[k] <= '0;
+        range_bytes[k] <= '0;
+        range_operand[k] <= '0;
+      end
       trace_start_cycle <= '0;
       trace_bytes_read <= '0;
       trace_bytes_written <= '0;
@@ -171,13 +366,10 @@ module npu_cmd (
           if (mem_rd_valid)
             staged[BEAT_BITS * beat_index +: BEAT_BITS] <= mem_rd_data;
           if (mem_done) begin
-            if (mem_error) begin
-              fault_code <= mem_error_code;
-              fault_addr <= mem_error_addr;
-              state <= S_FAULT;
-            end else begin
-              state <= S_DECODE;
-            end
+            if (mem_error)
+              raise(mem_error_code, mem_error_addr, npu_isa_pkg::NO_OPERAND,
+                    npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+            else state <= S_DECODE;
           end
         end
         S_DECODE: begin
@@ -185,35 +377,128 @@ module npu_cmd (
           state <= S_DISPATCH;
         end
         S_DISPATCH: begin
-          if (decode_fault != npu_pkg::FAULT_NONE) begin
-            fault_code <= decode_fault;
-            fault_addr <= '0;
-            state <= S_FAULT;
-          end else if (is_control) begin
-            state <= S_COMPLETE;
+          mem_k <= '0;
+          step <= '0;
+          acc <= 64'd1;
+          below <= '0;
+          above <= '0;
+          present <= '0;
+          if (decode_fault != npu_pkg::FAULT_NONE)
+            // Only a misaligned address's value is its fault address.
+            raise(decode_fault, decode_fault == npu_pkg::FAULT_MISALIGNED ? operand_value : 64'd0,
+                  decode_fault == npu_pkg::FAULT_UNKNOWN_OPCODE ||
+                  decode_fault == npu_pkg::FAULT_RESERVED_BITS ? npu_isa_pkg::NO_OPERAND
+                                                               : operand_failing,
+                  npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+          else if (is_control) state <= S_COMPLETE;
+          else if (npu_isa_pkg::mem_operand_count(opcode) == '0) begin
+            rule_j <= '0;
+            state <= S_OVERLAP;
+          end else state <= S_EXTENT;
+        end
+        S_EXTENT: begin
+          // One product per cycle; the last step decides (see checks.cpp).
+          step <= step + 3'd1;
+          if (!mo_valid) begin
+            next_operand();
           end else begin
-            if (is_dma) begin
-              port_owner <= npu_pkg::PORT_DMA;
-              dma_start <= 1'b1;
-            end else if (is_matrix) begin
-              port_owner <= npu_pkg::PORT_MATRIX;
-              matrix_start <= 1'b1;
-            end else begin
-              port_owner <= npu_pkg::PORT_VECTOR;
-              vector_start <= 1'b1;
-            end
-            state <= S_EXECUTE;
+            unique case (mo_kind)
+              npu_isa_pkg::EXTENT_MATRIX:
+                unique case (step)
+                  3'd0:
+                    if (pitch < stored_cols)
+                      raise(npu_pkg::FAULT_INVALID_OPERAND, 64'd0, mo_pitch_operand,
+                            npu_isa_pkg::NO_OPERAND, 2'd0, {32'd0, stored_cols});
+                    else acc <= product[63:0];
+                  3'd1:
+                    if (one_sum[65:64] != '0)
+                      raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                            npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+                    else begin
+                      one_bytes <= one_sum[63:0];
+                      acc <= product[63:0];   // (batch - 1) * stride
+                    end
+                  default:
+                    if (mo_distinct && mo_f[3] > 32'd1 && {30'd0, batch_apart} < one_bytes)
+                      raise(npu_pkg::FAULT_OVERLAP, mo_address + {30'd0, batch_apart}, mo_operand,
+                            mo_operand, 2'd0, one_bytes - {30'd0, batch_apart});
+                    else if (matrix_bytes[66:64] != '0)
+                      raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                            npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+                    else begin
+                      ext_start <= mo_address;
+                      ext_bytes <= matrix_bytes[63:0];
+                      state <= S_REGION;
+                    end
+                endcase
+              npu_isa_pkg::EXTENT_STRIDED:
+                if (step != 3'd4) begin
+                  if (mo_s[step[1:0]][31]) below <= below + {2'b00, product[63:0]};
+                  else above <= above + {2'b00, product[63:0]};
+                end else if (below_bytes > {5'd0, mo_address} || strided_bytes[68:64] != '0)
+                  raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                        npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+                else begin
+                  ext_start <= mo_address - below_bytes[63:0];
+                  ext_bytes <= strided_bytes[63:0];
+                  state <= S_REGION;
+                end
+              default:   // PRODUCT: the factors, then the element size
+                if (step != 3'd4) begin
+                  if (product[95:64] != '0)
+                    raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                          npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+                  else acc <= product[63:0];
+                end else if (product_bytes[74:64] != '0)
+                  raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                        npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+                else begin
+                  ext_start <= mo_address;
+                  ext_bytes <= product_bytes[63:0];
+                  state <= S_REGION;
+                end
+            endcase
           end
+        end
+        S_REGION:
+          if (region_fault != npu_pkg::FAULT_NONE)
+            raise(region_fault, ext_start, mo_operand, npu_isa_pkg::NO_OPERAND,
+                  {mo_writes, mo_reads}, ext_bytes);
+          else begin
+            present[mem_k] <= 1'b1;
+            range_start[mem_k] <= ext_start;
+            range_bytes[mem_k] <= ext_bytes;
+            range_operand[mem_k] <= mo_operand;
+            state <= S_EXTENT;
+            next_operand();
+          end
+        S_OVERLAP:
+          if (rule_fails)
+            raise(npu_pkg::FAULT_OVERLAP, overlap_first, range_operand[rule_a],
+                  range_operand[rule_b], 2'd0,
+                  (end_a < end_b ? end_a[63:0] : end_b[63:0]) - overlap_first);
+          else if (!rule_valid || rule_j + DB'(1) == npu_isa_pkg::disjoint_count(opcode))
+            state <= S_START;
+          else rule_j <= rule_j + DB'(1);
+        S_START: begin
+          if (is_dma) begin
+            port_owner <= npu_pkg::PORT_DMA;
+            dma_start <= 1'b1;
+          end else if (is_matrix) begin
+            port_owner <= npu_pkg::PORT_MATRIX;
+            matrix_start <= 1'b1;
+          end else begin
+            port_owner <= npu_pkg::PORT_VECTOR;
+            vector_start <= 1'b1;
+          end
+          state <= S_EXECUTE;
         end
         S_EXECUTE:
           if (engine_done) begin
-            if (engine_fault) begin
-              fault_code <= engine_fault_code;
-              fault_addr <= engine_fault_addr;
-              state <= S_FAULT;
-            end else begin
-              state <= S_COMPLETE;
-            end
+            if (engine_fault)
+              raise(engine_fault_code, engine_fault_addr, engine_fault_operand,
+                    npu_isa_pkg::NO_OPERAND, 2'd0, engine_fault_length);
+            else state <= S_COMPLETE;
           end
         S_COMPLETE: state <= S_IDLE;
         S_FAULT: state <= S_IDLE;

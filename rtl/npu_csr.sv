@@ -1,10 +1,11 @@
 // The register window (isa/csr.td, docs/isa.md "Device registers") behind an
 // AXI4-Lite slave, and the ring state the command processor works from.
-// It keeps RING_HEAD, the packet and cycle counters and the fault registers;
-// the command processor reports each completed packet (pkt_done, pkt_halt)
-// and each fault (pkt_fault with code and address), and the cycle counter
-// runs while the device is active. A CONTROL.RESET write clears everything
-// but RING_BASE and RING_ENTRIES and pulses soft_reset for the engines.
+// It keeps RING_HEAD, the packet and cycle counters, the fault registers and
+// the region table the operand checks use; the command processor reports
+// each completed packet (pkt_done, pkt_halt) and each fault (pkt_fault with
+// code, address, operands and length), and the cycle counter runs while the
+// device is active. A CONTROL.RESET write clears everything but RING_BASE,
+// RING_ENTRIES and the region table and pulses soft_reset for the engines.
 module npu_csr (
   input  logic        clk,
   input  logic        rst_n,
@@ -44,11 +45,23 @@ module npu_csr (
   input  logic        pkt_fault,
   input  logic [3:0]  fault_code,
   input  logic [63:0] fault_addr,
-  output logic [63:0] cycles
+  input  logic [17:0] fault_operand,
+  input  logic [63:0] fault_length,
+  output logic [63:0] cycles,
+
+  // the region table: entry e in bits [64*e +: 64] and [2*e +: 2]
+  output logic [64*npu_isa_pkg::HW_REGION_ENTRIES-1:0] region_base,
+  output logic [64*npu_isa_pkg::HW_REGION_ENTRIES-1:0] region_size,
+  output logic [2*npu_isa_pkg::HW_REGION_ENTRIES-1:0]  region_access
 );
 
+  localparam int unsigned REGIONS = npu_isa_pkg::HW_REGION_ENTRIES;
+  localparam int unsigned RSB = $clog2(REGIONS);
+
   logic [3:0]  error_code;
-  logic [63:0] fault_packet, fault_address;
+  logic [63:0] fault_packet, fault_address, fault_bytes;
+  logic [17:0] fault_operands;
+  logic [RSB-1:0] region_select;
   logic [31:0] cycle_high_latch;
 
   // ---- writes: address and data are taken together, answered with B --------
@@ -87,7 +100,13 @@ module npu_csr (
       error_code <= npu_pkg::FAULT_NONE;
       fault_packet <= '0;
       fault_address <= '0;
+      fault_operands <= '0;
+      fault_bytes <= '0;
       cycles <= '0;
+      region_select <= '0;
+      region_base <= '0;
+      region_size <= '0;
+      region_access <= '0;
     end else begin
       if (s_axil_bvalid && s_axil_bready) s_axil_bvalid <= 1'b0;
       if (active) cycles <= cycles + 64'd1;
@@ -101,6 +120,8 @@ module npu_csr (
         error_code <= fault_code;
         fault_packet <= packets;
         fault_address <= fault_addr;
+        fault_operands <= fault_operand;
+        fault_bytes <= fault_length;
       end
       if (write_fire) begin
         s_axil_bvalid <= 1'b1;
@@ -115,6 +136,22 @@ module npu_csr (
                             ? entries_written : 32'd0;
           npu_isa_pkg::CSR_RING_TAIL:
             ring_tail <= merged(ring_tail, s_axil_wdata, s_axil_wstrb);
+          npu_isa_pkg::CSR_REGION_SELECT:
+            region_select <= RSB'(merged(32'(region_select), s_axil_wdata, s_axil_wstrb));
+          npu_isa_pkg::CSR_REGION_BASE_LO:
+            region_base[64*region_select +: 32] <=
+                merged(region_base[64*region_select +: 32], s_axil_wdata, s_axil_wstrb);
+          npu_isa_pkg::CSR_REGION_BASE_HI:
+            region_base[64*region_select + 32 +: 32] <=
+                merged(region_base[64*region_select + 32 +: 32], s_axil_wdata, s_axil_wstrb);
+          npu_isa_pkg::CSR_REGION_SIZE_LO:
+            region_size[64*region_select +: 32] <=
+                merged(region_size[64*region_select +: 32], s_axil_wdata, s_axil_wstrb);
+          npu_isa_pkg::CSR_REGION_SIZE_HI:
+            region_size[64*region_select + 32 +: 32] <=
+                merged(region_size[64*region_select + 32 +: 32], s_axil_wdata, s_axil_wstrb);
+          npu_isa_pkg::CSR_REGION_ACCESS:
+            if (s_axil_wstrb[0]) region_access[2*region_select +: 2] <= s_axil_wdata[1:0];
           default: ;
         endcase
         if (control_resume) halted <= 1'b0;
@@ -127,6 +164,8 @@ module npu_csr (
           error_code <= npu_pkg::FAULT_NONE;
           fault_packet <= '0;
           fault_address <= '0;
+          fault_operands <= '0;
+          fault_bytes <= '0;
           cycles <= '0;
         end
       end
@@ -169,6 +208,15 @@ module npu_csr (
       npu_isa_pkg::CSR_CYCLE_HI: read_value = cycle_high_latch;
       npu_isa_pkg::CSR_PACKETS_LO: read_value = packets[31:0];
       npu_isa_pkg::CSR_PACKETS_HI: read_value = packets[63:32];
+      npu_isa_pkg::CSR_FAULT_OPERAND: read_value = {14'd0, fault_operands};
+      npu_isa_pkg::CSR_FAULT_LENGTH_LO: read_value = fault_bytes[31:0];
+      npu_isa_pkg::CSR_FAULT_LENGTH_HI: read_value = fault_bytes[63:32];
+      npu_isa_pkg::CSR_REGION_SELECT: read_value = 32'(region_select);
+      npu_isa_pkg::CSR_REGION_BASE_LO: read_value = region_base[64*region_select +: 32];
+      npu_isa_pkg::CSR_REGION_BASE_HI: read_value = region_base[64*region_select + 32 +: 32];
+      npu_isa_pkg::CSR_REGION_SIZE_LO: read_value = region_size[64*region_select +: 32];
+      npu_isa_pkg::CSR_REGION_SIZE_HI: read_value = region_size[64*region_select + 32 +: 32];
+      npu_isa_pkg::CSR_REGION_ACCESS: read_value = {30'd0, region_access[2*region_select +: 2]};
       default: read_value = '0;   // unassigned offsets read as zero
     endcase
   end

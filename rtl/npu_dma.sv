@@ -9,12 +9,9 @@
 // after reading and range-checking the index. FILL writes the 32-bit
 // pattern directly.
 //
-// Checks before any access, as the ISS makes them: COPY's ranges must not
-// overlap; COPY_STRIDED's strided source extent must not reach below 0 or
-// past 2^64 nor overlap the destination; EMBEDDING's destination must not
-// overlap the table or the indices, and an index outside [0, rows) faults
-// (IndexOutOfRange, at the index's address) after the rows before it are
-// written.
+// The command processor checked every operand's range before the start;
+// an index outside [0, rows) faults here (IndexOutOfRange, at the index's
+// address) after the rows before it are written, as in the ISS.
 module npu_dma (
   input  logic        clk,
   input  logic        rst_n,
@@ -26,6 +23,8 @@ module npu_dma (
   output logic        fault,
   output logic [3:0]  fault_code,
   output logic [63:0] fault_addr,
+  output logic [7:0]  fault_operand,
+  output logic [63:0] fault_length,
   output logic [3:0]  dbg_state,
 
   output logic        mem_req_valid,
@@ -48,10 +47,12 @@ module npu_dma (
   localparam int unsigned BUF_ROWS = npu_isa_pkg::HW_AXI_MAX_BURST;
   localparam int unsigned BUF_BYTES = BUF_ROWS * npu_isa_pkg::HW_AXI_DATA_BYTES;   // one full burst
   localparam int unsigned OFF_BITS = $clog2(BUF_BYTES);
-  localparam logic [63:0] FILL_CHUNK = 64'h10_0000;   // bytes per FILL write request
+  // Bytes per FILL write request: small enough that a request completes
+  // well within the harness's hang budget even on the slowest memory.
+  localparam logic [63:0] FILL_CHUNK = 64'h1000;
 
   typedef enum logic [3:0] {
-    S_IDLE, S_SETUP, S_CHECK, S_NEXT, S_INDEX_REQ, S_INDEX, S_INDEX_CHECK, S_READ_REQ, S_READ,
+    S_IDLE, S_SETUP, S_NEXT, S_INDEX_REQ, S_INDEX, S_INDEX_CHECK, S_READ_REQ, S_READ,
     S_FLUSH_REQ, S_FLUSH, S_FILL_REQ, S_FILL, S_FINISH
   } state_e;
   state_e state;
@@ -126,45 +127,6 @@ module npu_dma (
   logic [63:0] index_addr;
   logic [63:0] row_bytes;
 
-  // ---- setup arithmetic (COPY_STRIDED view, EMBEDDING sizes) ----------------------
-  // Extent of the strided view in elements: the lowest and highest offsets
-  // relative to src.
-  logic signed [65:0] low_elems, high_elems;
-  always_comb begin
-    low_elems = '0;
-    high_elems = '0;
-    for (int d = 0; d < 4; d++) begin
-      logic signed [65:0] extent;
-      extent = $signed({34'd0, size[d] - 32'd1}) * $signed({{34{stride[d][31]}}, stride[d]});
-      if (extent < 0) low_elems = low_elems + extent;
-      else high_elems = high_elems + extent;
-    end
-  end
-  // In bytes (shifted by the element size); all wide enough not to wrap.
-  logic [68:0] low_bytes, extent_bytes, element_count_bytes;
-  logic [127:0] element_count;
-  assign low_bytes = 69'($unsigned(-low_elems)) << esize_log2;
-  assign extent_bytes = 69'($unsigned(high_elems - low_elems + 66'sd1)) << esize_log2;
-  assign element_count = {96'd0, size[0]} * {96'd0, size[1]} * {96'd0, size[2]} * {96'd0, size[3]};
-  assign element_count_bytes = element_count[68:0] << esize_log2;
-
-  // Whether [a, a + na) and [b, b + nb) overlap (sizes may exceed 64 bits).
-  function automatic logic overlaps(input logic [63:0] a, input logic [68:0] na,
-                                    input logic [63:0] b, input logic [68:0] nb);
-    overlaps = {6'd0, a} < {6'd0, b} + {1'b0, nb} && {6'd0, b} < {6'd0, a} + {1'b0, na};
-  endfunction
-  function automatic logic [63:0] max64(input logic [63:0] a, input logic [63:0] b);
-    max64 = a > b ? a : b;
-  endfunction
-
-  logic [63:0] strided_src_low;
-  assign strided_src_low = src - low_bytes[63:0];
-
-  logic [68:0] emb_out_bytes, emb_table_bytes, emb_index_bytes;
-  assign emb_out_bytes = {37'd0, emb_count} * {35'd0, emb_dim, 2'b00};
-  assign emb_table_bytes = {37'd0, emb_rows} * {35'd0, emb_dim, 2'b00};
-  assign emb_index_bytes = {37'd0, emb_count} << (emb_i64 ? 3 : 2);
-
   // ---- the next run of each gather ------------------------------------------------
   logic [63:0] strided_run_addr, strided_run_bytes;
   logic inner_contiguous;
@@ -215,6 +177,11 @@ module npu_dma (
   assign mem_wr_data = state == S_FILL ? {(8*npu_isa_pkg::HW_AXI_DATA_BYTES / 32){fill_value}} : buf_rd_data;
 
   assign done = state == S_FINISH;
+  // Only an index fault names an operand (the interconnect's errors do not).
+  assign fault_operand = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
+                         ? npu_isa_pkg::EMBEDDING_INDICES_INDEX : npu_isa_pkg::NO_OPERAND;
+  assign fault_length = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
+                        ? (emb_i64 ? 64'd8 : 64'd4) : 64'd0;
 
   // The index bytes of a beat: each byte at its distance from index_addr.
   logic [63:0] index_captured;
@@ -308,64 +275,17 @@ module npu_dma (
           state <= S_SETUP;
         end
         S_SETUP: begin
-          // The size checks of the ISS, in its order.
-          state <= S_CHECK;
-          if (is_copy) begin
-            if (overlaps(dst, {37'd0, copy_bytes}, src, {37'd0, copy_bytes})) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_OVERLAP;
-              fault_addr <= max64(dst, src);
-              state <= S_FINISH;
-            end
-          end else if (is_fill) begin
+          // FILL writes directly; COPY is one run; the gathers find their
+          // runs in S_NEXT.
+          state <= S_NEXT;
+          if (is_fill) begin
             fill_left <= {30'd0, fill_count, 2'b00};
             state <= S_FILL_REQ;
-          end else if (is_strided) begin
-            if (element_count[127:64] != '0 || element_count_bytes[68:64] != '0) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_INVALID_OPERAND;
-              state <= S_FINISH;
-            end else if (low_bytes > {5'd0, src}) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_UNMAPPED;
-              state <= S_FINISH;
-            end else if (extent_bytes > {5'd0, ~strided_src_low}) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_INVALID_OPERAND;
-              fault_addr <= src;
-              state <= S_FINISH;
-            end else if (overlaps(dst, element_count_bytes, strided_src_low, extent_bytes)) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_OVERLAP;
-              fault_addr <= max64(dst, strided_src_low);
-              state <= S_FINISH;
-            end
-          end else begin   // EMBEDDING
-            if (emb_table_bytes[68:64] != '0 || emb_out_bytes[68:64] != '0) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_INVALID_OPERAND;
-              state <= S_FINISH;
-            end else if (overlaps(dst, emb_out_bytes, src, emb_table_bytes)) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_OVERLAP;
-              fault_addr <= max64(dst, src);
-              state <= S_FINISH;
-            end else if (overlaps(dst, emb_out_bytes, indices, emb_index_bytes)) begin
-              fault <= 1'b1;
-              fault_code <= npu_pkg::FAULT_OVERLAP;
-              fault_addr <= max64(dst, indices);
-              state <= S_FINISH;
-            end
-          end
-        end
-        S_CHECK: begin
-          // The first run of COPY; the gathers find theirs in S_NEXT.
-          if (is_copy) begin
+          end else if (is_copy) begin
             run_addr <= src;
             run_left <= {32'd0, copy_bytes};
             exhausted <= 1'b1;
           end
-          state <= S_NEXT;
         end
         S_NEXT: begin
           if (run_left != '0) begin

@@ -17,9 +17,8 @@
 // transb (B stored N x K) the B panel too. The C tile is stored run by run. BMM repeats the product per batch
 // element at base + 4 * p * stride (dense pitches; stride 0 broadcasts).
 //
-// Checks before any access, as the ISS makes them: pitches at least the
-// stored row length (InvalidOperand), consecutive C matrices of a BMM
-// disjoint, and C disjoint from A and B (Overlap).
+// The command processor checked the pitches, the extents and the overlaps
+// before the start (the memory operands of isa/matrix.td).
 module npu_matrix (
   input  logic        clk,
   input  logic        rst_n,
@@ -31,6 +30,8 @@ module npu_matrix (
   output logic        fault,
   output logic [3:0]  fault_code,
   output logic [63:0] fault_addr,
+  output logic [7:0]  fault_operand,
+  output logic [63:0] fault_length,
   output logic [3:0]  dbg_state,
 
   output logic        mem_req_valid,
@@ -61,8 +62,7 @@ module npu_matrix (
   localparam int unsigned KB = $clog2(KC);
 
   typedef enum logic [3:0] {
-    S_IDLE, S_CHECK, S_EXTENT, S_BATCH_EXTENT, S_OVERLAP, S_BATCH, S_TILE, S_RUN_ADDR, S_RUN_REQ,
-    S_RUN, S_COMPUTE, S_NEXT, S_FINISH
+    S_IDLE, S_BATCH, S_TILE, S_RUN_ADDR, S_RUN_REQ, S_RUN, S_COMPUTE, S_NEXT, S_FINISH
   } state_e;
   state_e state;
   assign dbg_state = state;
@@ -96,47 +96,23 @@ module npu_matrix (
   assign accumulate = packet[npu_isa_pkg::MATMUL_ACC_LSB];
 
   // Stored shapes and the pitches with 0 meaning dense.
-  logic [31:0] a_rows, a_cols, b_rows, b_cols, lda, ldb, ldc;
-  assign a_rows = trans_a ? k : m;
+  logic [31:0] a_cols, b_cols, lda, ldb, ldc;
   assign a_cols = trans_a ? m : k;
-  assign b_rows = trans_b ? n : k;
   assign b_cols = trans_b ? k : n;
   assign lda = lda_field != 32'd0 ? lda_field : a_cols;
   assign ldb = ldb_field != 32'd0 ? ldb_field : b_cols;
   assign ldc = ldc_field != 32'd0 ? ldc_field : n;
 
-  // ---- the shared 32 x 32 multiplier for address and extent arithmetic ------------
+  // ---- the shared 32 x 32 multiplier for the address arithmetic -------------------
   logic [31:0] mul_x, mul_y;
-  logic [63:0] product;
-  assign product = {32'd0, mul_x} * {32'd0, mul_y};
+  // Element offsets within checked extents: times 4 they fit in 64 bits.
+  logic [61:0] product;
+  assign product = 62'({32'd0, mul_x} * {32'd0, mul_y});
 
-  // ---- extents and checks (S_CHECK .. S_OVERLAP) -----------------------------------
-  // Bytes of one A, B and C matrix ((rows - 1) * pitch + cols elements) and
-  // of the whole batch of each ((batch - 1) * stride elements more).
-  logic [1:0]  extent_step;
-  logic [66:0] one_bytes [3];   // 4 * ((rows - 1) * pitch + cols) < 2^67
-  logic [67:0] all_bytes [3];
-  logic [31:0] extent_rows [3], extent_pitch [3], extent_cols [3], extent_stride [3];
-  assign extent_rows[0] = a_rows;
-  assign extent_rows[1] = b_rows;
-  assign extent_rows[2] = m;
-  assign extent_pitch[0] = lda;
-  assign extent_pitch[1] = ldb;
-  assign extent_pitch[2] = ldc;
-  assign extent_cols[0] = a_cols;
-  assign extent_cols[1] = b_cols;
-  assign extent_cols[2] = n;
-  assign extent_stride[0] = stride_a;
-  assign extent_stride[1] = stride_b;
-  assign extent_stride[2] = stride_c;
-
-  function automatic logic overlaps(input logic [63:0] a, input logic [67:0] na,
-                                    input logic [63:0] b, input logic [67:0] nb);
-    overlaps = {5'd0, a} < {5'd0, b} + {1'b0, nb} && {5'd0, b} < {5'd0, a} + {1'b0, na};
-  endfunction
-  function automatic logic [63:0] max64(input logic [63:0] a, input logic [63:0] b);
-    max64 = a > b ? a : b;
-  endfunction
+  logic [31:0] batch_stride [3];         // of A, B and C
+  assign batch_stride[0] = stride_a;
+  assign batch_stride[1] = stride_b;
+  assign batch_stride[2] = stride_c;
 
   // ---- loop state -----------------------------------------------------------------------
   logic [31:0] p;                         // batch element
@@ -204,26 +180,9 @@ module npu_matrix (
     endcase
   end
 
-  // Multiplier operands by state: extents, batch bases, run addresses.
-  always_comb begin
-    mul_x = run_row;
-    mul_y = run_pitch;
-    unique case (state)
-      S_EXTENT: begin
-        mul_x = extent_rows[extent_step] - 32'd1;
-        mul_y = extent_pitch[extent_step];
-      end
-      S_BATCH_EXTENT: begin
-        mul_x = batch - 32'd1;
-        mul_y = extent_stride[extent_step];
-      end
-      S_BATCH: begin
-        mul_x = p;
-        mul_y = extent_stride[batch_step];
-      end
-      default: ;
-    endcase
-  end
+  // Multiplier operands: batch bases, run addresses.
+  assign mul_x = state == S_BATCH ? p : run_row;
+  assign mul_y = state == S_BATCH ? batch_stride[batch_step] : run_pitch;
 
   // ---- beats to buffers -----------------------------------------------------------------
   // A read beat holds consecutive elements of run mem_rd_row, the first of
@@ -324,6 +283,10 @@ module npu_matrix (
   assign mem_req_rows = run_kind == RUN_C_STORE ? 16'd1 : 16'(run_count);
   assign mem_req_pitch = {30'd0, run_pitch, 2'b00};
   assign done = state == S_FINISH;
+  // The command processor checked every range: only the interconnect's
+  // errors end a packet here, and they name no operand.
+  assign fault_operand = npu_isa_pkg::NO_OPERAND;
+  assign fault_length = '0;
 
   // The next tile after (i0, j0), or the next batch element.
   logic last_j, last_i, last_k, last_p;
@@ -350,7 +313,6 @@ module npu_matrix (
       fault <= 1'b0;
       fault_code <= npu_pkg::FAULT_NONE;
       fault_addr <= '0;
-      extent_step <= '0;
       batch_step <= '0;
       p <= '0;
       a_base <= '0;
@@ -367,10 +329,6 @@ module npu_matrix (
       run_idx <= '0;
       run_count <= '0;
       run_addr <= '0;
-      for (int x = 0; x < 3; x++) begin
-        one_bytes[x] <= '0;
-        all_bytes[x] <= '0;
-      end
     end else if (soft_reset) begin
       state <= S_IDLE;
     end else begin
@@ -379,61 +337,16 @@ module npu_matrix (
           fault <= 1'b0;
           fault_code <= npu_pkg::FAULT_NONE;
           fault_addr <= '0;
-          extent_step <= '0;
-          state <= S_CHECK;
-        end
-        S_CHECK: begin
-          if (lda < a_cols || ldb < b_cols || ldc < n) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_INVALID_OPERAND;
-            state <= S_FINISH;
-          end else state <= S_EXTENT;
-        end
-        S_EXTENT: begin
-          // (rows - 1) * pitch + cols elements of one A, B and C matrix.
-          one_bytes[extent_step] <= {1'b0, product + {32'd0, extent_cols[extent_step]}, 2'b00};
-          extent_step <= extent_step == 2'd2 ? 2'd0 : extent_step + 2'd1;
-          if (extent_step == 2'd2) state <= S_BATCH_EXTENT;
-        end
-        S_BATCH_EXTENT: begin
-          // ... and (batch - 1) * stride elements more for the whole batch.
-          all_bytes[extent_step] <= {2'b00, product, 2'b00} + {1'b0, one_bytes[extent_step]};
-          extent_step <= extent_step == 2'd2 ? 2'd0 : extent_step + 2'd1;
-          if (extent_step == 2'd2) state <= S_OVERLAP;
-        end
-        S_OVERLAP: begin
-          if (batch > 32'd1 && {33'd0, stride_c, 2'b00} < one_bytes[2]) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_OVERLAP;
-            fault_addr <= c_addr;
-            state <= S_FINISH;
-          end else if (all_bytes[0][67:64] != '0 || all_bytes[1][67:64] != '0 ||
-                       all_bytes[2][67:64] != '0) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_INVALID_OPERAND;
-            state <= S_FINISH;
-          end else if (overlaps(c_addr, all_bytes[2], a_addr, all_bytes[0])) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_OVERLAP;
-            fault_addr <= max64(c_addr, a_addr);
-            state <= S_FINISH;
-          end else if (overlaps(c_addr, all_bytes[2], b_addr, all_bytes[1])) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_OVERLAP;
-            fault_addr <= max64(c_addr, b_addr);
-            state <= S_FINISH;
-          end else begin
-            p <= '0;
-            batch_step <= '0;
-            state <= S_BATCH;
-          end
+          p <= '0;
+          batch_step <= '0;
+          state <= S_BATCH;
         end
         S_BATCH: begin
           // This batch element's bases: base + 4 * p * stride, one per cycle.
           unique case (batch_step)
-            2'd0: a_base <= a_addr + {product[61:0], 2'b00};
-            2'd1: b_base <= b_addr + {product[61:0], 2'b00};
-            default: c_base <= c_addr + {product[61:0], 2'b00};
+            2'd0: a_base <= a_addr + {product, 2'b00};
+            2'd1: b_base <= b_addr + {product, 2'b00};
+            default: c_base <= c_addr + {product, 2'b00};
           endcase
           batch_step <= batch_step + 2'd1;
           if (batch_step == 2'd2) begin
@@ -456,7 +369,7 @@ module npu_matrix (
           end
         end
         S_RUN_ADDR: begin
-          run_addr <= run_base + {product[61:0] + {30'd0, run_col}, 2'b00};
+          run_addr <= run_base + {product + {30'd0, run_col}, 2'b00};
           state <= S_RUN_REQ;
         end
         S_RUN_REQ: begin

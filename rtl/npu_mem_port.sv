@@ -100,7 +100,7 @@ module npu_mem_port (
   logic [64-SHIFT:0] last_beat;           // index of the row's last beat
   logic [58:0] beats_to_end;
   logic [7:0]  beats_to_page, burst_beats;
-  logic [63:0] burst_next;                // where the burst after it starts
+  logic [64:0] burst_next;                // where the burst after it starts (2^64 at the top)
   always_comb begin
     last_beat = (65-SHIFT)'((row_end - 65'd1) >> SHIFT);
     beats_to_end = 59'(last_beat - {1'b0, next_beat[63:SHIFT]} + 60'd1);
@@ -108,7 +108,7 @@ module npu_mem_port (
     burst_beats = 8'(MAX_BURST);
     if (beats_to_end < 59'(burst_beats)) burst_beats = 8'(beats_to_end);
     if (beats_to_page < burst_beats) burst_beats = beats_to_page;
-    burst_next = next_beat + (64'(burst_beats) << SHIFT);
+    burst_next = {1'b0, next_beat} + (65'(burst_beats) << SHIFT);
   end
 
   // The bytes of the beat at `beat` inside [start, stop).
@@ -137,10 +137,10 @@ module npu_mem_port (
   logic [63:0] next_row_start;
   logic        last_burst;                // the burst at next_beat ends the request
   assign next_row_start = row_start + pitch;
-  assign last_burst = {1'b0, burst_next} >= row_end && row + 16'd1 >= rows_total;
+  assign last_burst = burst_next >= row_end && row + 16'd1 >= rows_total;
   task automatic advance_issue();
-    if ({1'b0, burst_next} < row_end) begin
-      next_beat <= burst_next;
+    if (burst_next < row_end) begin
+      next_beat <= burst_next[63:0];
     end else if (!last_burst) begin
       row <= row + 16'd1;
       row_start <= next_row_start;
@@ -285,7 +285,8 @@ module npu_mem_port (
           beat_addr <= next_beat;
           burst_addr <= next_beat;
           beats_left <= burst_beats;
-          next_beat <= burst_next;
+          next_beat <= burst_next[63:0];
+          issuing <= burst_next < row_end;   // (a range may end at 2^64)
           state <= S_WRITE;
         end
         S_WRITE: if (m_axi_wready) begin
@@ -299,7 +300,7 @@ module npu_mem_port (
             error_code <= m_axi_buser;
             error_addr <= first_byte(burst_addr, row_start);
             state <= S_DONE;
-          end else if ({1'b0, next_beat} >= row_end) state <= S_DONE;
+          end else if (!issuing) state <= S_DONE;
           else state <= S_ADDR_WRITE;
         end
         S_DONE: state <= S_IDLE;

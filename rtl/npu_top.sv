@@ -6,8 +6,8 @@
 // runs.
 //
 // The trace_* outputs describe each finished packet for the harness (index,
-// opcode, cycles, bytes moved); dbg_* show where the device is when a run
-// stops making progress.
+// opcode, cycles, bytes moved); dbg_* show whether the device makes
+// progress and where it is when it stops.
 module npu_top (
   input  logic        clk,
   input  logic        rst_n,
@@ -71,7 +71,8 @@ module npu_top (
   output logic [63:0] trace_bytes_written,
   output logic        dbg_active,
   output logic        dbg_ring_pending,
-  output logic [3:0]  dbg_cmd_state,
+  output logic        dbg_progress,       // a packet ended or a memory request completed
+  output logic [4:0]  dbg_cmd_state,
   output logic [3:0]  dbg_dma_state,
   output logic [3:0]  dbg_matrix_state,
   output logic [4:0]  dbg_vector_state
@@ -86,6 +87,11 @@ module npu_top (
   logic halted, faulted, soft_reset, active;
   logic pkt_done, pkt_halt, pkt_fault;
   logic [3:0] cmd_fault_code;
+  logic [17:0] cmd_fault_operand;
+  logic [63:0] cmd_fault_length;
+  localparam int unsigned REGIONS = npu_isa_pkg::HW_REGION_ENTRIES;
+  logic [64*REGIONS-1:0] region_base, region_size;
+  logic [2*REGIONS-1:0] region_access;
 
   npu_csr u_csr (
     .clk, .rst_n,
@@ -95,7 +101,8 @@ module npu_top (
     .s_axil_rvalid, .s_axil_rready,
     .ring_base, .ring_entries, .ring_head, .ring_tail, .packets, .halted, .faulted, .soft_reset,
     .ring_pending(dbg_ring_pending), .active, .pkt_done, .pkt_halt, .pkt_fault, .fault_code(cmd_fault_code),
-    .fault_addr(cmd_fault_addr), .cycles);
+    .fault_addr(cmd_fault_addr), .fault_operand(cmd_fault_operand), .fault_length(cmd_fault_length),
+    .cycles, .region_base, .region_size, .region_access);
 
   // ---- shared memory port ---------------------------------------------------------
   logic        req_valid, req_ready, req_write;
@@ -130,19 +137,22 @@ module npu_top (
   logic        dma_start, matrix_start, vector_start;
   logic        engine_done, engine_fault;
   logic [3:0]  engine_fault_code;
-  logic [63:0] engine_fault_addr;
+  logic [63:0] engine_fault_addr, engine_fault_length;
+  logic [7:0]  engine_fault_operand;
 
   npu_cmd u_cmd (
     .clk, .rst_n, .soft_reset,
     .ring_base, .ring_entries, .ring_head, .ring_tail, .packets, .halted, .faulted, .cycles,
     .active, .pkt_done, .pkt_halt, .pkt_fault, .fault_code(cmd_fault_code),
-    .fault_addr(cmd_fault_addr),
+    .fault_addr(cmd_fault_addr), .fault_operand(cmd_fault_operand), .fault_length(cmd_fault_length),
+    .region_base, .region_size, .region_access,
     .port_owner, .fetch_req_valid, .fetch_req_addr,
     .mem_req_ready(req_ready), .mem_req_valid(req_valid), .mem_req_write(req_write),
     .mem_req_bytes(req_bytes), .mem_rd_valid(rd_valid), .mem_rd_addr(rd_addr),
     .mem_rd_data(rd_data), .mem_done, .mem_error, .mem_error_code, .mem_error_addr,
     .packet, .dma_start, .matrix_start, .vector_start,
-    .engine_done, .engine_fault, .engine_fault_code, .engine_fault_addr,
+    .engine_done, .engine_fault, .engine_fault_code, .engine_fault_addr, .engine_fault_operand,
+    .engine_fault_length,
     .trace_valid, .trace_index, .trace_opcode, .trace_start_cycle, .trace_bytes_read,
     .trace_bytes_written, .trace_state(dbg_cmd_state));
 
@@ -150,6 +160,9 @@ module npu_top (
   // The completing cycle counts too: a packet ends where the next one starts.
   assign trace_end_cycle = cycles + 64'd1;
   assign dbg_active = active;
+  // Progress for the harness's hang detection: work that moved forward, not
+  // mere traffic on the bus.
+  assign dbg_progress = pkt_done || pkt_fault || mem_done;
 
   // ---- engines ------------------------------------------------------------------------
   logic        dma_req_valid, dma_req_write, dma_done, dma_fault;
@@ -157,10 +170,13 @@ module npu_top (
   logic [31:0] dma_req_bytes;
   logic [BEAT_BITS-1:0] dma_wr_data;
   logic [3:0]  dma_fault_code;
+  logic [7:0]  dma_fault_operand;
+  logic [63:0] dma_fault_length;
 
   npu_dma u_dma (
     .clk, .rst_n, .soft_reset, .start(dma_start), .packet,
     .done(dma_done), .fault(dma_fault), .fault_code(dma_fault_code), .fault_addr(dma_fault_addr),
+    .fault_operand(dma_fault_operand), .fault_length(dma_fault_length),
     .dbg_state(dbg_dma_state),
     .mem_req_valid(dma_req_valid), .mem_req_write(dma_req_write), .mem_req_addr(dma_req_addr),
     .mem_req_bytes(dma_req_bytes), .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_DMA),
@@ -176,11 +192,14 @@ module npu_top (
   logic [63:0] matrix_req_pitch;
   logic [BEAT_BITS-1:0] matrix_wr_data;
   logic [3:0]  matrix_fault_code;
+  logic [7:0]  matrix_fault_operand;
+  logic [63:0] matrix_fault_length;
 
   npu_matrix u_matrix (
     .clk, .rst_n, .soft_reset, .start(matrix_start), .packet,
     .done(matrix_done), .fault(matrix_fault), .fault_code(matrix_fault_code),
-    .fault_addr(matrix_fault_addr), .dbg_state(dbg_matrix_state),
+    .fault_addr(matrix_fault_addr), .fault_operand(matrix_fault_operand),
+    .fault_length(matrix_fault_length), .dbg_state(dbg_matrix_state),
     .mem_req_valid(matrix_req_valid), .mem_req_write(matrix_req_write),
     .mem_req_addr(matrix_req_addr), .mem_req_bytes(matrix_req_bytes),
     .mem_req_rows(matrix_req_rows), .mem_req_pitch(matrix_req_pitch),
@@ -196,11 +215,14 @@ module npu_top (
   logic [31:0] vector_req_bytes;
   logic [BEAT_BITS-1:0] vector_wr_data;
   logic [3:0]  vector_fault_code;
+  logic [7:0]  vector_fault_operand;
+  logic [63:0] vector_fault_length;
 
   npu_vector u_vector (
     .clk, .rst_n, .soft_reset, .start(vector_start), .packet,
     .done(vector_done), .fault(vector_fault), .fault_code(vector_fault_code),
-    .fault_addr(vector_fault_addr), .dbg_state(dbg_vector_state),
+    .fault_addr(vector_fault_addr), .fault_operand(vector_fault_operand),
+    .fault_length(vector_fault_length), .dbg_state(dbg_vector_state),
     .mem_req_valid(vector_req_valid), .mem_req_write(vector_req_write),
     .mem_req_addr(vector_req_addr), .mem_req_bytes(vector_req_bytes),
     .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_VECTOR),
@@ -223,6 +245,8 @@ module npu_top (
     engine_fault = 1'b0;
     engine_fault_code = npu_pkg::FAULT_NONE;
     engine_fault_addr = '0;
+    engine_fault_operand = npu_isa_pkg::NO_OPERAND;
+    engine_fault_length = '0;
     unique case (port_owner)
       npu_pkg::PORT_FETCH: req_valid = fetch_req_valid;
       npu_pkg::PORT_DMA: begin
@@ -234,6 +258,8 @@ module npu_top (
         engine_fault = dma_fault;
         engine_fault_code = dma_fault_code;
         engine_fault_addr = dma_fault_addr;
+        engine_fault_operand = dma_fault_operand;
+        engine_fault_length = dma_fault_length;
       end
       npu_pkg::PORT_MATRIX: begin
         req_valid = matrix_req_valid;
@@ -247,6 +273,8 @@ module npu_top (
         engine_fault = matrix_fault;
         engine_fault_code = matrix_fault_code;
         engine_fault_addr = matrix_fault_addr;
+        engine_fault_operand = matrix_fault_operand;
+        engine_fault_length = matrix_fault_length;
       end
       default: begin
         req_valid = vector_req_valid;
@@ -258,6 +286,8 @@ module npu_top (
         engine_fault = vector_fault;
         engine_fault_code = vector_fault_code;
         engine_fault_addr = vector_fault_addr;
+        engine_fault_operand = vector_fault_operand;
+        engine_fault_length = vector_fault_length;
       end
     endcase
   end

@@ -22,6 +22,9 @@
 // back), applies the causal mask, or accumulates. Scalar steps run the
 // same way on broadcast scalar values and keep lane 0's result.
 //
+// The command processor checked every operand's range and the overlap
+// rules before the start; an EMBEDDING_BWD index out of range faults here.
+//
 // The recipes reproduce the ISS's operation order exactly (simulator/lib/
 // ops/*.cpp): each of its `map(Program, ...)` calls is one step, each
 // laneSum/laneMax a reduction, each `scalar(...)` a scalar step.
@@ -39,6 +42,8 @@ module npu_vector (
   output logic        fault,
   output logic [3:0]  fault_code,
   output logic [63:0] fault_addr,
+  output logic [7:0]  fault_operand,
+  output logic [63:0] fault_length,
   output logic [4:0]  dbg_state,
 
   output logic        mem_req_valid,
@@ -418,142 +423,9 @@ module npu_vector (
     end
   endfunction
 
-  // ---- operand checks -------------------------------------------------------------------
-  // Check `idx` of the instruction, as the ISS's requireDisjoint calls in
-  // their order: {valid, address A, bytes A, address B, bytes B, an exact
-  // in-place alias allowed}. Addresses: the packet's dst, src0, src1 and
-  // the 64-bit parameter pairs; sizes in the units below.
-  localparam logic [2:0] AD_DST = 3'd0, AD_SRC0 = 3'd1, AD_SRC1 = 3'd2, AD_P01 = 3'd3,
-                         AD_P23 = 3'd4, AD_P45 = 3'd5;
-  localparam logic [2:0] SZ_N = 3'd0,      // rows x cols elements
-                         SZ_ROWS = 3'd1,   // rows elements
-                         SZ_COLS = 3'd2,   // cols elements
-                         SZ_B = 3'd3,      // the broadcast b
-                         SZ_HYPER = 3'd4,  // 32 bytes
-                         SZ_TABLE = 3'd5,  // EMBEDDING_BWD table
-                         SZ_INDEX = 3'd6;  // EMBEDDING_BWD indices
-  localparam int unsigned CHECK_BITS = 1 + 3 + 3 + 3 + 3 + 1;
-  function automatic logic [CHECK_BITS-1:0] chk(input logic [2:0] a, input logic [2:0] na,
-                                                 input logic [2:0] b, input logic [2:0] nb,
-                                                 input logic identical_ok);
-    chk = {1'b1, a, na, b, nb, identical_ok};
-  endfunction
-  function automatic logic [CHECK_BITS-1:0] recipe_check(input logic [3:0] idx);
-    recipe_check = '0;
-    if (is_binary) begin
-      if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b1);
-      if (idx == 4'd1)
-        recipe_check = chk(AD_DST, SZ_N, AD_SRC1, SZ_B, bcast == 2'(npu_isa_pkg::BROADCAST_NONE));
-    end else if (is_scalar_form || (npu_microcode_pkg::mc_has_program(opcode) &&
-                                    opcode != npu_isa_pkg::OP_SILU_BWD &&
-                                    opcode != npu_isa_pkg::OP_GELU_BWD)) begin
-      if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b1);
-    end else begin
-      unique case (opcode)
-        npu_isa_pkg::OP_SILU_BWD, npu_isa_pkg::OP_GELU_BWD, npu_isa_pkg::OP_SOFTMAX_BWD: begin
-          if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b1);
-          if (idx == 4'd1) recipe_check = chk(AD_DST, SZ_N, AD_SRC1, SZ_N, 1'b1);
-        end
-        npu_isa_pkg::OP_ROW_SUM, npu_isa_pkg::OP_ROW_MAX, npu_isa_pkg::OP_ROW_MEAN:
-          if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_ROWS, AD_SRC0, SZ_N, 1'b0);
-        npu_isa_pkg::OP_COL_SUM:
-          if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_COLS, AD_SRC0, SZ_N, 1'b0);
-        npu_isa_pkg::OP_SOFTMAX:
-          if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b1);
-        npu_isa_pkg::OP_RMSNORM: begin
-          // dst/src, then dst/weight with use_weight, then rstd/src and
-          // rstd/dst with write_rstd.
-          logic [3:0] k;
-          k = !use_weight && idx != 4'd0 ? idx + 4'd1 : idx;
-          unique case (k)
-            4'd0: recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b1);
-            4'd1: recipe_check = chk(AD_DST, SZ_N, AD_SRC1, SZ_COLS, 1'b0);
-            4'd2: if (write_extra) recipe_check = chk(AD_P45, SZ_ROWS, AD_SRC0, SZ_N, 1'b0);
-            4'd3: if (write_extra) recipe_check = chk(AD_P45, SZ_ROWS, AD_DST, SZ_N, 1'b0);
-            default: ;
-          endcase
-        end
-        npu_isa_pkg::OP_RMSNORM_BWD: unique case (idx)
-          4'd0: recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b1);
-          4'd1: recipe_check = chk(AD_DST, SZ_N, AD_SRC1, SZ_N, 1'b1);
-          4'd2: recipe_check = chk(AD_DST, SZ_N, AD_P23, SZ_ROWS, 1'b0);
-          4'd3: if (write_extra) recipe_check = chk(AD_P45, SZ_COLS, AD_SRC0, SZ_N, 1'b0);
-          4'd4: if (write_extra) recipe_check = chk(AD_P45, SZ_COLS, AD_SRC1, SZ_N, 1'b0);
-          4'd5: if (write_extra) recipe_check = chk(AD_P45, SZ_COLS, AD_DST, SZ_N, 1'b0);
-          default: ;
-        endcase
-        npu_isa_pkg::OP_ADAMW: unique case (idx)
-          // param, grad, exp_avg, exp_avg_sq pairwise, each before the hyper block.
-          4'd0: recipe_check = chk(AD_DST, SZ_N, AD_SRC0, SZ_N, 1'b0);
-          4'd1: recipe_check = chk(AD_DST, SZ_N, AD_SRC1, SZ_N, 1'b0);
-          4'd2: recipe_check = chk(AD_DST, SZ_N, AD_P01, SZ_N, 1'b0);
-          4'd3: recipe_check = chk(AD_DST, SZ_N, AD_P23, SZ_HYPER, 1'b0);
-          4'd4: recipe_check = chk(AD_SRC0, SZ_N, AD_SRC1, SZ_N, 1'b0);
-          4'd5: recipe_check = chk(AD_SRC0, SZ_N, AD_P01, SZ_N, 1'b0);
-          4'd6: recipe_check = chk(AD_SRC0, SZ_N, AD_P23, SZ_HYPER, 1'b0);
-          4'd7: recipe_check = chk(AD_SRC1, SZ_N, AD_P01, SZ_N, 1'b0);
-          4'd8: recipe_check = chk(AD_SRC1, SZ_N, AD_P23, SZ_HYPER, 1'b0);
-          4'd9: recipe_check = chk(AD_P01, SZ_N, AD_P23, SZ_HYPER, 1'b0);
-          default: ;
-        endcase
-        default: begin   // EMBEDDING_BWD
-          if (idx == 4'd0) recipe_check = chk(AD_DST, SZ_TABLE, AD_SRC0, SZ_N, 1'b0);
-          if (idx == 4'd1) recipe_check = chk(AD_DST, SZ_TABLE, AD_SRC1, SZ_INDEX, 1'b0);
-        end
-      endcase
-    end
-  endfunction
-
-  function automatic logic [63:0] check_address(input logic [2:0] sel);
-    unique case (sel)
-      AD_DST: check_address = f_dst;
-      AD_SRC0: check_address = f_src0;
-      AD_SRC1: check_address = f_src1;
-      AD_P01: check_address = f_p01;
-      AD_P23: check_address = f_p23;
-      default: check_address = f_p45;
-    endcase
-  endfunction
-
-  // Byte sizes (rows and cols are registered by S_SETUP).
-  logic [65:0] n_bytes, table_bytes;
-  assign n_bytes = {2'b00, {32'd0, rows} * {32'd0, cols}} << 2;
-  assign table_bytes = {2'b00, {32'd0, f_p2} * {32'd0, f_p1}} << 2;
-  function automatic logic [65:0] check_size(input logic [2:0] sel);
-    unique case (sel)
-      SZ_N: check_size = n_bytes;
-      SZ_ROWS: check_size = {32'd0, rows, 2'b00};
-      SZ_COLS: check_size = {32'd0, cols, 2'b00};
-      SZ_B: unique case (bcast)
-        2'(npu_isa_pkg::BROADCAST_NONE): check_size = n_bytes;
-        2'(npu_isa_pkg::BROADCAST_ROW): check_size = {32'd0, cols, 2'b00};
-        2'(npu_isa_pkg::BROADCAST_COL): check_size = {32'd0, rows, 2'b00};
-        default: check_size = 66'd4;
-      endcase
-      SZ_HYPER: check_size = 66'd32;
-      SZ_TABLE: check_size = table_bytes;
-      default: check_size = index_i64 ? {31'd0, rows, 3'b000} : {32'd0, rows, 2'b00};
-    endcase
-  endfunction
-
-  logic [3:0] check_idx;
-  logic check_valid, check_identical_ok, check_fails;
-  logic [2:0] check_a_sel, check_na_sel, check_b_sel, check_nb_sel;
-  logic [63:0] check_a, check_b;
-  logic [65:0] check_na, check_nb;
-  assign {check_valid, check_a_sel, check_na_sel, check_b_sel, check_nb_sel, check_identical_ok} =
-      recipe_check(check_idx);
-  assign check_a = check_address(check_a_sel);
-  assign check_b = check_address(check_b_sel);
-  assign check_na = check_size(check_na_sel);
-  assign check_nb = check_size(check_nb_sel);
-  assign check_fails = !(check_identical_ok && check_a == check_b && check_na == check_nb) &&
-                       {3'b000, check_a} < {1'b0, check_nb} + {3'b000, check_b} &&
-                       {3'b000, check_b} < {1'b0, check_na} + {3'b000, check_a};
-
   // ---- state ---------------------------------------------------------------------------------
   typedef enum logic [4:0] {
-    S_IDLE, S_SETUP, S_CHECK, S_START, S_PRE_LOAD_REQ, S_PRE_LOAD, S_SCALAR, S_ROW, S_ROW_LOAD_REQ, S_ROW_LOAD,
+    S_IDLE, S_SETUP, S_START, S_PRE_LOAD_REQ, S_PRE_LOAD, S_SCALAR, S_ROW, S_ROW_LOAD_REQ, S_ROW_LOAD,
     S_INDEX_CHECK, S_PASS, S_IN_REQ, S_IN, S_STEP, S_OUT_REQ, S_OUT, S_TREE, S_ROW_STORE_REQ,
     S_ROW_STORE, S_NEXT_ROW, S_FINISH
   } state_e;
@@ -776,6 +648,11 @@ module npu_vector (
   assign index_value = index_i64 ? $signed({staged[1], staged[0]}) : 64'($signed(staged[0]));
 
   assign done = state == S_FINISH;
+  // Only an index fault names an operand (the interconnect's errors do not).
+  assign fault_operand = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
+                         ? npu_isa_pkg::EMBEDDING_BWD_INDICES_INDEX : npu_isa_pkg::NO_OPERAND;
+  assign fault_length = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
+                        ? (index_i64 ? 64'd8 : 64'd4) : 64'd0;
 
   // Chunk positions need only the low address bits.
   logic unused_wr_addr;
@@ -828,7 +705,6 @@ module npu_vector (
       zero_first_row <= '0;
       word_index <= '0;
       tree_level <= '0;
-      check_idx <= '0;
       load_addr <= '0;
       load_words <= '0;
       index_addr <= '0;
@@ -931,25 +807,7 @@ module npu_vector (
               default: ;
             endcase
           end
-          check_idx <= '0;
-          state <= S_CHECK;
-        end
-        S_CHECK: begin
-          // The ISS's operand checks, in its order; then the packet's loads.
-          if (table_bytes[65:64] != '0 && is_embedding_bwd) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_INVALID_OPERAND;
-            state <= S_FINISH;
-          end else if (check_valid && check_fails) begin
-            fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_OVERLAP;
-            fault_addr <= check_a > check_b ? check_a : check_b;
-            state <= S_FINISH;
-          end else if (check_valid) begin
-            check_idx <= check_idx + 4'd1;
-          end else begin
-            state <= S_START;
-          end
+          state <= S_START;
         end
         S_START: begin
           if (is_binary && bcast == 2'(npu_isa_pkg::BROADCAST_SCALAR)) begin

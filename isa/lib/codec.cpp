@@ -195,9 +195,11 @@ void encode(const Instruction &inst, std::span<uint8_t, kPacketBytes> out) {
 }
 
 bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std::string *error,
-            DecodeError *why) {
+            DecodeError *why, int *operand) {
   if (why)
     *why = DecodeError::None;
+  if (operand)
+    *operand = -1;
   uint32_t opcode = static_cast<uint32_t>(extractBits(bytes, 0, 32));
   const InstrInfo *ins = findOpcode(opcode);
   if (!ins)
@@ -222,8 +224,11 @@ bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std:
     const OperandInfo &op = ins->operands[i];
     out.operands[i] = extractBits(bytes, op.bitOffset, op.bitWidth);
     DecodeError code;
-    if (std::string message = checkOperand(*ins, op, out.operands[i], &code); !message.empty())
+    if (std::string message = checkOperand(*ins, op, out.operands[i], &code); !message.empty()) {
+      if (operand)
+        *operand = static_cast<int>(i);
       return fail(error, std::move(message), why, code);
+    }
   }
   return true;
 }

@@ -126,7 +126,10 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os) {
   for (const InstructionDef &inst : model.instructions)
     os << "  X(" << inst.defName << ", " << camelCase(inst.defName) << ", " << inst.family << ")"
        << (&inst == &model.instructions.back() ? "\n" : " \\\n");
-  os << "inline constexpr unsigned kMaxOperands = " << maxOperands(model) << ";\n\n";
+  os << "inline constexpr unsigned kMaxOperands = " << maxOperands(model) << ";\n";
+  os << "// The most memory operands and overlap rules of one instruction.\n";
+  os << "inline constexpr unsigned kMaxMemoryOperands = " << maxMemOperands(model) << ";\n";
+  os << "inline constexpr unsigned kMaxDisjoints = " << maxDisjoints(model) << ";\n\n";
 
   for (const EnumTypeDef &e : model.enums) {
     os << "// " << e.doc << "\n";
@@ -246,6 +249,34 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
       }
       os << "};\n";
     }
+    if (!inst.memory.empty()) {
+      const auto list = [](const std::vector<int> &refs) {
+        std::string out = "{";
+        for (size_t i = 0; i < 4; ++i)
+          out += std::to_string(i < refs.size() ? refs[i] : -1) + (i < 3 ? ", " : "}");
+        return out;
+      };
+      os << "const MemOperandInfo kMemory" << inst.defName << "[] = {\n";
+      for (const MemOperandDef &m : inst.memory) {
+        os << "    {" << m.operand << ", " << (m.reads ? "true" : "false") << ", "
+           << (m.writes ? "true" : "false") << ", " << m.when << ", " << m.updateWhen
+           << ", ExtentKind::" << extentKindName(m.kind) << ", " << m.selector << ", "
+           << m.choices.size() << ", {";
+        for (const ProductDef &p : m.choices)
+          os << "{" << list(p.factors) << ", " << p.elemLog2 << ", " << p.shiftBy << "}, ";
+        os << "}, " << m.rows << ", " << m.cols << ", " << m.pitch << ", " << m.trans << ", "
+           << m.batch << ", " << m.batchStride << ", " << (m.distinct ? "true" : "false") << ", "
+           << list(m.sizes) << ", " << list(m.strides) << ", " << m.esize << "},\n";
+      }
+      os << "};\n";
+    }
+    if (!inst.disjoints.empty()) {
+      os << "const DisjointInfo kDisjoints" << inst.defName << "[] = {";
+      for (const DisjointDef &d : inst.disjoints)
+        os << "{" << d.a << ", " << d.b << ", " << (d.inPlace ? "true" : "false") << ", "
+           << d.inPlaceIf << ", " << d.inPlaceValue << "u}, ";
+      os << "};\n";
+    }
     if (!inst.syntaxItems.empty()) {
       os << "const SyntaxItem kSyntax" << inst.defName << "[] = {";
       for (const SyntaxItem &item : inst.syntaxItems) {
@@ -274,7 +305,10 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
           bits |= uint64_t(1) << b;
       os << hex(bits) << "ull" << (word + 1 < kPacketBits / 64 ? ", " : "");
     }
-    os << "},\n     " << cString(inst.doc) << "},\n";
+    os << "},\n     " << cString(inst.doc) << ",\n     "
+       << (inst.memory.empty() ? "nullptr" : "kMemory" + inst.defName) << ", " << inst.memory.size()
+       << ", " << (inst.disjoints.empty() ? "nullptr" : "kDisjoints" + inst.defName) << ", "
+       << inst.disjoints.size() << "},\n";
   }
   os << "};\n\n";
 

@@ -91,6 +91,92 @@ std::string syntaxLine(const InstructionDef &inst) {
   return s;
 }
 
+std::string enumValueName(const EnumTypeDef &type, int64_t value) {
+  for (const EnumValueDef &v : type.values)
+    if (v.value == value)
+      return v.name;
+  return std::to_string(value);
+}
+
+std::string productText(const InstructionDef &inst, const ProductDef &p) {
+  std::string out;
+  for (int factor : p.factors)
+    out += inst.operands[factor].name + " × ";
+  out += std::to_string(1u << p.elemLog2);
+  if (p.shiftBy >= 0)
+    out += " × 2^" + inst.operands[p.shiftBy].name;
+  return out;
+}
+
+// "rows × cols × 4 bytes", in words, for the instruction reference.
+std::string extentText(const InstructionDef &inst, const MemOperandDef &m) {
+  const auto name = [&](int index) { return inst.operands[index].name; };
+  switch (m.kind) {
+  case ExtentKind::Product: {
+    if (m.selector < 0)
+      return productText(inst, m.choices[0]) + " bytes";
+    const EnumTypeDef &type = *inst.operands[m.selector].enumType;
+    std::string out = "by " + name(m.selector) + ": ";
+    for (size_t c = 0; c < m.choices.size(); ++c)
+      out += (c ? "; " : "") + type.values[c].name + " " + productText(inst, m.choices[c]);
+    return out + " bytes";
+  }
+  case ExtentKind::Matrix: {
+    std::string out = name(m.rows) + " × " + name(m.cols) + " f32";
+    if (m.trans >= 0)
+      out += " (stored " + name(m.cols) + " × " + name(m.rows) + " with " + name(m.trans) + ")";
+    out +=
+        m.pitch >= 0 ? ", stored rows " + name(m.pitch) + " elements apart (0: dense)" : ", dense";
+    if (m.batch >= 0)
+      out += "; " + name(m.batch) + " of them " + name(m.batchStride) + " elements apart" +
+             (m.distinct ? ", not overlapping" : "");
+    return out;
+  }
+  case ExtentKind::Strided: {
+    std::string out = "the strided view of " + name(m.sizes[0]);
+    for (size_t d = 1; d < m.sizes.size(); ++d)
+      out += " × " + name(m.sizes[d]);
+    return out + " elements of 2^" + name(m.esize) +
+           " bytes, from its lowest to its highest element";
+  }
+  }
+  return "?";
+}
+
+void emitMemory(const InstructionDef &inst, llvm::raw_ostream &os) {
+  if (inst.memory.empty())
+    return;
+  os << "Memory operands, checked in this order:\n\n";
+  for (const MemOperandDef &m : inst.memory) {
+    os << "* `" << inst.operands[m.operand].name << "` "
+       << (m.reads && m.writes ? "read and written"
+           : m.writes          ? "written"
+                               : "read");
+    if (m.updateWhen >= 0)
+      os << " (also read with " << inst.operands[m.updateWhen].name << ")";
+    if (m.when >= 0)
+      os << " when " << inst.operands[m.when].name << " is set";
+    os << ": " << extentText(inst, m) << "\n";
+  }
+  if (!inst.disjoints.empty()) {
+    os << "\nMust not overlap:";
+    for (size_t j = 0; j < inst.disjoints.size(); ++j) {
+      const DisjointDef &d = inst.disjoints[j];
+      os << (j ? "," : "") << " `" << inst.operands[inst.memory[d.a].operand].name << "` and `"
+         << inst.operands[inst.memory[d.b].operand].name << "`";
+      if (d.inPlace)
+        os << " (an exact alias allowed"
+           << (d.inPlaceIf >= 0 ? " when " + inst.operands[d.inPlaceIf].name + " = " +
+                                      enumValueName(*inst.operands[d.inPlaceIf].enumType,
+                                                    d.inPlaceValue)
+                                : std::string())
+           << ")";
+    }
+    os << ".\n";
+  }
+  os << "\n";
+}
+
 } // namespace
 
 std::string describeSlot(const IsaModel &model, const BitRange &slot) {
@@ -168,6 +254,18 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
     os << "\n";
   }
 
+  os << "## Operand checks\n\n"
+        "Before a packet's engine starts, every device checks the packet in this order "
+        "and faults at the first failure, before any memory access: the decode checks "
+        "(unknown opcode, reserved bits, then per operand a value outside its range or "
+        "enumeration, or a misaligned address); then per memory operand, in the order "
+        "each instruction lists them, its extent (the byte count, computed exactly; a "
+        "start or length that does not fit in 64 bits is an invalid operand, as is a "
+        "matrix pitch below the stored row length) and its range against the region "
+        "table (unmapped, permission — the CSR window and the command ring belong to no "
+        "engine —, or running out of its region); then the overlap rules in their "
+        "order. Only data-dependent faults (an embedding index out of range) happen "
+        "during execution.\n\n";
   os << "## Summary\n\n| opcode | mnemonic | family | engine | description |\n|---|---|---|---|---|\n";
   for (const InstructionDef &inst : model.instructions)
     os << "| " << hex(inst.opcode) << " | [`" << inst.mnemonic << "`](#" << inst.mnemonic << ") | "
@@ -193,6 +291,7 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
              << " |\n";
         os << "\n";
       }
+      emitMemory(inst, os);
       unsigned reserved = 0;
       for (bool used : inst.usedBits)
         reserved += !used;

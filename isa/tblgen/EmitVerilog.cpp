@@ -3,6 +3,7 @@
 // hardware parameters.
 #include "Emitters.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
@@ -83,6 +84,196 @@ std::string operandFailure(const OperandDef &op, bool alignment) {
   return condition;
 }
 
+// The slot of operand `index` of `inst`, zero-extended to 32 bits (all
+// operands the check stage reads are at most 32 bits wide).
+std::string slot32(const InstructionDef &inst, int index) {
+  const BitRange &slot = inst.operands[index].slot;
+  std::string field =
+      "packet[" + std::to_string(slot.offset) + " +: " + std::to_string(slot.width) + "]";
+  return slot.width == 32 ? field : "32'(" + field + ")";
+}
+
+std::string operandIndex(int index) {
+  return index < 0 ? "NO_OPERAND" : "8'd" + std::to_string(index);
+}
+
+// The fields of one memory operand as Verilog expressions on `packet`.
+struct MemFields {
+  std::string valid = "1'b1", reads, writes, kind, address, shift, trans = "1'b0",
+              distinct = "1'b0", pitchOperand = "NO_OPERAND";
+  std::string f[4], s[4];
+};
+
+MemFields memFields(const InstructionDef &inst, const MemOperandDef &m) {
+  MemFields out;
+  const OperandDef &addr = inst.operands[m.operand];
+  out.address = "packet[" + std::to_string(addr.slot.offset) + " +: 64]";
+  if (m.when >= 0)
+    out.valid = "packet[" + std::to_string(inst.operands[m.when].slot.offset) + "]";
+  out.writes = m.writes ? "1'b1" : "1'b0";
+  out.reads = m.reads ? "1'b1" : "1'b0";
+  if (!m.reads && m.updateWhen >= 0)
+    out.reads = "packet[" + std::to_string(inst.operands[m.updateWhen].slot.offset) + "]";
+  for (unsigned i = 0; i < 4; ++i)
+    out.s[i] = "32'd0";
+  const auto ref = [&](int index, const char *none) {
+    return index < 0 ? std::string(none) : slot32(inst, index);
+  };
+  switch (m.kind) {
+  case ExtentKind::Product: {
+    out.kind = "EXTENT_PRODUCT";
+    const auto productField = [&](const ProductDef &p, int i) {
+      return i < 0 ? "4'd" + std::to_string(p.elemLog2) +
+                         (p.shiftBy < 0 ? "" : " + 4'(" + slot32(inst, p.shiftBy) + ")")
+                   : ref(i < int(p.factors.size()) ? p.factors[i] : -1, "32'd1");
+    };
+    // One choice, or a choice per value of the selector.
+    const auto choose = [&](int i) {
+      const bool same = llvm::all_of(m.choices, [&](const ProductDef &p) {
+        return productField(p, i) == productField(m.choices[0], i);
+      });
+      if (m.selector < 0 || same)
+        return productField(m.choices[0], i);
+      std::string e = productField(m.choices.back(), i);
+      for (size_t c = m.choices.size() - 1; c-- > 0;)
+        e = "(" + slot32(inst, m.selector) + " == 32'd" + std::to_string(c) + " ? " +
+            productField(m.choices[c], i) + " : " + e + ")";
+      return e;
+    };
+    for (int i = 0; i < 4; ++i)
+      out.f[i] = choose(i);
+    out.shift = choose(-1);
+    break;
+  }
+  case ExtentKind::Matrix:
+    out.kind = "EXTENT_MATRIX";
+    out.f[0] = slot32(inst, m.rows);
+    out.f[1] = slot32(inst, m.cols);
+    out.f[2] = ref(m.pitch, "32'd0");
+    out.f[3] = ref(m.batch, "32'd1");
+    out.s[0] = ref(m.batchStride, "32'd0");
+    out.shift = "4'd2";
+    if (m.trans >= 0)
+      out.trans = "packet[" + std::to_string(inst.operands[m.trans].slot.offset) + "]";
+    out.distinct = m.distinct ? "1'b1" : "1'b0";
+    out.pitchOperand = operandIndex(m.pitch);
+    break;
+  case ExtentKind::Strided:
+    out.kind = "EXTENT_STRIDED";
+    for (int i = 0; i < 4; ++i) {
+      out.f[i] = slot32(inst, m.sizes[i]);
+      out.s[i] = slot32(inst, m.strides[i]);
+    }
+    out.shift = "4'(" + slot32(inst, m.esize) + ")";
+    break;
+  }
+  return out;
+}
+
+} // namespace
+
+namespace {
+
+// mem_operand(packet, k) and disjoint_rule(packet, j): the per-instruction
+// data of the check stage (npu_cmd), from the instructions' Memory and
+// Disjoints.
+void emitMemoryChecks(const IsaModel &model, llvm::raw_ostream &os) {
+  const unsigned maxMem = maxMemOperands(model), maxRules = maxDisjoints(model);
+  os << "  // Memory operands and overlap rules (isa/base.td, \"Memory operands\").\n";
+  os << "  localparam int unsigned MEM_OPERANDS_MAX = " << maxMem << ";\n";
+  os << "  localparam int unsigned DISJOINTS_MAX = " << maxRules << ";\n";
+  os << "  localparam int unsigned MEM_INDEX_BITS = " << llvm::Log2_32_Ceil(maxMem + 1) << ";\n";
+  os << "  localparam int unsigned DISJOINT_INDEX_BITS = " << llvm::Log2_32_Ceil(maxRules + 1)
+     << ";\n";
+  os << "  localparam logic [7:0] NO_OPERAND = 8'hff;\n";
+  os << "  localparam logic [1:0] EXTENT_PRODUCT = 2'd0;\n"
+        "  localparam logic [1:0] EXTENT_MATRIX = 2'd1;\n"
+        "  localparam logic [1:0] EXTENT_STRIDED = 2'd2;\n";
+  // The fields of mem_operand's result, LSB first.
+  const std::pair<const char *, unsigned> fields[] = {
+      {"VALID", 1},    {"OPERAND", 8},  {"READS", 1},        {"WRITES", 1}, {"KIND", 2},
+      {"ADDRESS", 64}, {"F0", 32},      {"F1", 32},          {"F2", 32},    {"F3", 32},
+      {"S0", 32},      {"S1", 32},      {"S2", 32},          {"S3", 32},    {"SHIFT", 4},
+      {"TRANS", 1},    {"DISTINCT", 1}, {"PITCH_OPERAND", 8}};
+  unsigned lsb = 0;
+  for (const auto &[name, width] : fields) {
+    os << "  localparam int unsigned MO_" << name << "_LSB = " << lsb << ";\n";
+    lsb += width;
+  }
+  os << "  localparam int unsigned MO_BITS = " << lsb << ";\n\n";
+
+  const auto emitCount = [&](const char *name, const char *bits, auto size) {
+    os << "  function automatic logic [" << bits << "-1:0] " << name
+       << "(input logic [31:0] opcode);\n    case (opcode)\n";
+    for (const InstructionDef &inst : model.instructions)
+      if (size(inst))
+        os << "      OP_" << inst.defName << ": " << name << " = " << bits << "'(" << size(inst)
+           << ");\n";
+    os << "      default: " << name << " = '0;\n    endcase\n  endfunction\n\n";
+  };
+  os << "  // How many memory operands and overlap rules an instruction has.\n";
+  emitCount("mem_operand_count", "MEM_INDEX_BITS",
+            [](const InstructionDef &inst) { return inst.memory.size(); });
+  emitCount("disjoint_count", "DISJOINT_INDEX_BITS",
+            [](const InstructionDef &inst) { return inst.disjoints.size(); });
+
+  os << "  // Memory operand k of a packet, in check order: VALID (k exists and its\n"
+        "  // condition flag is set), OPERAND (its index in the instruction), READS and\n"
+        "  // WRITES, the extent KIND, ADDRESS, and the extent's arguments: PRODUCT:\n"
+        "  // factors F0..F3 and SHIFT = log2 of the element size; MATRIX: rows F0,\n"
+        "  // cols F1, pitch F2 (0 = dense), batch F3, batch stride S0, TRANS,\n"
+        "  // DISTINCT, PITCH_OPERAND; STRIDED: sizes F0..F3, signed strides S0..S3,\n"
+        "  // SHIFT = log2 of the element size. Only for a packet that decodes.\n";
+  os << "  /* verilator lint_off UNUSEDSIGNAL */ // only the operand bits\n";
+  os << "  function automatic logic [MO_BITS-1:0] mem_operand(input logic [PACKET_BITS-1:0] "
+        "packet,\n"
+        "                                                    input logic [MEM_INDEX_BITS-1:0] "
+        "k);\n";
+  os << "    mem_operand = '0;\n    case (packet[31:0])\n";
+  for (const InstructionDef &inst : model.instructions) {
+    if (inst.memory.empty())
+      continue;
+    os << "      OP_" << inst.defName << ":\n        case (k)\n";
+    for (size_t k = 0; k < inst.memory.size(); ++k) {
+      const MemFields f = memFields(inst, inst.memory[k]);
+      os << "          " << k << ": mem_operand = {" << f.pitchOperand << ", " << f.distinct << ", "
+         << f.trans << ", " << f.shift << ", " << f.s[3] << ", " << f.s[2] << ", " << f.s[1] << ", "
+         << f.s[0] << ",\n            " << f.f[3] << ", " << f.f[2] << ", " << f.f[1] << ", "
+         << f.f[0] << ",\n            " << f.address << ", " << f.kind << ", " << f.writes << ", "
+         << f.reads << ", " << operandIndex(inst.memory[k].operand) << ", " << f.valid << "};\n";
+    }
+    os << "          default: ;\n        endcase\n";
+  }
+  os << "      default: ;\n    endcase\n  endfunction\n\n";
+
+  os << "  // Overlap rule j of a packet, in check order: {IN_PLACE (an exact alias\n"
+        "  // is allowed), B, A (memory operand positions), VALID}. A rule applies\n"
+        "  // when both its operands are accessed.\n";
+  os << "  localparam int unsigned DR_BITS = 2 + 2 * MEM_INDEX_BITS;\n";
+  os << "  function automatic logic [DR_BITS-1:0] disjoint_rule(input logic [PACKET_BITS-1:0] "
+        "packet,\n"
+        "                                                     input logic "
+        "[DISJOINT_INDEX_BITS-1:0] j);\n";
+  os << "    disjoint_rule = '0;\n    case (packet[31:0])\n";
+  for (const InstructionDef &inst : model.instructions) {
+    if (inst.disjoints.empty())
+      continue;
+    os << "      OP_" << inst.defName << ":\n        case (j)\n";
+    for (size_t j = 0; j < inst.disjoints.size(); ++j) {
+      const DisjointDef &d = inst.disjoints[j];
+      std::string inPlace = d.inPlace ? "1'b1" : "1'b0";
+      if (d.inPlace && d.inPlaceIf >= 0)
+        inPlace =
+            "(" + slot32(inst, d.inPlaceIf) + " == 32'd" + std::to_string(d.inPlaceValue) + ")";
+      os << "          " << j << ": disjoint_rule = {" << inPlace << ", MEM_INDEX_BITS'(" << d.b
+         << "), MEM_INDEX_BITS'(" << d.a << "), 1'b1};\n";
+    }
+    os << "          default: ;\n        endcase\n";
+  }
+  os << "      default: ;\n    endcase\n  endfunction\n"
+        "  /* verilator lint_on UNUSEDSIGNAL */\n\n";
+}
+
 } // namespace
 
 void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
@@ -132,6 +323,8 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
       std::string base = inst.defName + "_" + upper(op.name);
       os << "  localparam int unsigned " << base << "_LSB = " << op.slot.offset << ";\n";
       os << "  localparam int unsigned " << base << "_WIDTH = " << op.slot.width << ";\n";
+      os << "  localparam logic [7:0] " << base << "_INDEX = 8'd" << (&op - inst.operands.data())
+         << ";\n";
     }
 
   os << "\n  // Bits an instruction may set (opcode and operand slots); all others\n"
@@ -142,22 +335,29 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
     os << "      OP_" << inst.defName << ": used_bits = " << usedMaskLiteral(inst) << ";\n";
   os << "      default: used_bits = '0;\n    endcase\n  endfunction\n\n";
 
+  emitMemoryChecks(model, os);
+
   os << "  // The operand checks of isa::decode in operand order, the first failing\n"
-        "  // operand deciding: a value outside its range or enumeration is\n"
-        "  // OPERAND_INVALID, a misaligned address OPERAND_MISALIGNED. Only\n"
-        "  // meaningful for a known opcode without reserved bits set.\n";
+        "  // operand deciding: {its value, its index in the instruction, status},\n"
+        "  // the status OPERAND_INVALID for a value outside its range or\n"
+        "  // enumeration, OPERAND_MISALIGNED for a misaligned address (index\n"
+        "  // NO_OPERAND with OPERAND_OK). Only meaningful for a known opcode\n"
+        "  // without reserved bits set.\n";
   os << "  localparam logic [1:0] OPERAND_OK = 2'd0;\n"
         "  localparam logic [1:0] OPERAND_INVALID = 2'd1;\n"
         "  localparam logic [1:0] OPERAND_MISALIGNED = 2'd2;\n";
   os << "  /* verilator lint_off UNUSEDSIGNAL */ // only the checked operand bits\n";
-  os << "  function automatic logic [1:0] operand_check(input logic [PACKET_BITS-1:0] packet);\n";
-  os << "    operand_check = OPERAND_OK;\n    case (packet[31:0])\n";
+  os << "  function automatic logic [73:0] operand_check(input logic [PACKET_BITS-1:0] packet);\n";
+  os << "    operand_check = {64'd0, NO_OPERAND, OPERAND_OK};\n    case (packet[31:0])\n";
   for (const InstructionDef &inst : model.instructions) {
-    std::vector<std::pair<std::string, const char *>> checks;
-    for (const OperandDef &op : inst.operands)
+    std::vector<std::pair<std::string, std::string>> checks;
+    for (size_t index = 0; index < inst.operands.size(); ++index)
       for (bool alignment : {false, true})
-        if (std::string c = operandFailure(op, alignment); !c.empty())
-          checks.emplace_back(c, alignment ? "OPERAND_MISALIGNED" : "OPERAND_INVALID");
+        if (std::string c = operandFailure(inst.operands[index], alignment); !c.empty())
+          checks.emplace_back(c, "{64'(packet[" + std::to_string(inst.operands[index].slot.offset) +
+                                     " +: " + std::to_string(inst.operands[index].slot.width) +
+                                     "]), " + operandIndex(static_cast<int>(index)) + ", " +
+                                     (alignment ? "OPERAND_MISALIGNED" : "OPERAND_INVALID") + "}");
     if (checks.empty())
       continue;
     os << "      OP_" << inst.defName << ":\n";

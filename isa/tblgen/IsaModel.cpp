@@ -2,6 +2,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/TableGen/Error.h"
 #include "llvm/TableGen/Record.h"
 
@@ -49,6 +50,29 @@ const PacketFieldDef *IsaModel::fieldContaining(unsigned bit) const {
     if (bit >= field.bits.offset && bit < field.bits.end())
       return &field;
   return nullptr;
+}
+
+const char *extentKindName(ExtentKind kind) {
+  switch (kind) {
+  case ExtentKind::Product: return "Product";
+  case ExtentKind::Matrix: return "Matrix";
+  case ExtentKind::Strided: return "Strided";
+  }
+  return "?";
+}
+
+unsigned maxMemOperands(const IsaModel &model) {
+  size_t n = 1;
+  for (const InstructionDef &inst : model.instructions)
+    n = std::max(n, inst.memory.size());
+  return static_cast<unsigned>(n);
+}
+
+unsigned maxDisjoints(const IsaModel &model) {
+  size_t n = 1;
+  for (const InstructionDef &inst : model.instructions)
+    n = std::max(n, inst.disjoints.size());
+  return static_cast<unsigned>(n);
 }
 
 int64_t IsaModel::hardwareParam(const std::string &name) const {
@@ -417,6 +441,225 @@ private:
     return ok;
   }
 
+  // The index of the operand `name` of `inst` whose kind is one of `kinds`,
+  // or -1 after reporting why not. `what` names the reference in errors.
+  int operandRef(const Record *rec, const InstructionDef &inst, const std::string &name,
+                 std::initializer_list<OperandKind> kinds, const std::string &what) {
+    auto it = llvm::find_if(inst.operands, [&](const OperandDef &o) { return o.name == name; });
+    if (it == inst.operands.end()) {
+      error(rec, "'" + inst.mnemonic + "': " + what + " names no operand '" + name + "'");
+      return -1;
+    }
+    if (!llvm::is_contained(kinds, it->kind)) {
+      error(rec, "'" + inst.mnemonic + "': " + what + " '" + name + "' is a " + kindName(it->kind) +
+                     " operand");
+      return -1;
+    }
+    return static_cast<int>(it - inst.operands.begin());
+  }
+
+  // An optional reference: "" is -1 without an error.
+  int optionalRef(const Record *rec, const InstructionDef &inst, const std::string &name,
+                  std::initializer_list<OperandKind> kinds, const std::string &what, bool &ok) {
+    if (name.empty())
+      return -1;
+    int index = operandRef(rec, inst, name, kinds, what);
+    ok = ok && index >= 0;
+    return index;
+  }
+
+  // A size factor: a u32 operand of at least 1, so that the products of the
+  // check stage are exact whatever order they are computed in.
+  int factorRef(const Record *rec, const InstructionDef &inst, const std::string &name,
+                const std::string &what, bool &ok) {
+    int index = operandRef(rec, inst, name, {OperandKind::U32}, what);
+    if (index >= 0 && (!inst.operands[index].hasRange || inst.operands[index].min < 1)) {
+      error(rec, "'" + inst.mnemonic + "': " + what + " '" + name + "' may be 0 (use a DimOp)");
+      index = -1;
+    }
+    ok = ok && index >= 0;
+    return index;
+  }
+
+  bool loadProduct(const Record *rec, const InstructionDef &inst, const Record *product,
+                   const std::string &where, ProductDef &out) {
+    bool ok = true;
+    for (llvm::StringRef factor : product->getValueAsListOfStrings("Factors"))
+      out.factors.push_back(factorRef(rec, inst, factor.str(), where + " factor", ok));
+    if (out.factors.size() > 4) {
+      error(rec, "'" + inst.mnemonic + "': " + where + " has more than 4 factors");
+      ok = false;
+    }
+    int64_t bytes = product->getValueAsInt("ElemBytes");
+    if (bytes < 1 || bytes > 256 || (bytes & (bytes - 1))) {
+      error(rec, "'" + inst.mnemonic + "': " + where + " element size " + Twine(bytes) +
+                     " is not a power of two from 1 to 256");
+      ok = false;
+    } else {
+      out.elemLog2 = static_cast<unsigned>(llvm::Log2_64(static_cast<uint64_t>(bytes)));
+    }
+    out.shiftBy = optionalRef(rec, inst, product->getValueAsString("ShiftBy").str(),
+                              {OperandKind::Enum, OperandKind::Flag}, where + " shift", ok);
+    if (out.shiftBy >= 0 && inst.operands[out.shiftBy].slot.width > 2) {
+      error(rec, "'" + inst.mnemonic + "': " + where + " shift operand is wider than 2 bits");
+      ok = false;
+    }
+    return ok;
+  }
+
+  // Memory and Disjoints: every address operand has exactly one memory
+  // operand, so that no range escapes the devices' checks.
+  bool loadMemory(const Record *rec, InstructionDef &inst) {
+    bool ok = true;
+    for (const Record *memRec : rec->getValueAsListOfDefs("Memory")) {
+      MemOperandDef mem;
+      const std::string name = memRec->getValueAsString("Operand").str();
+      const std::string where = "memory operand '" + name + "'";
+      mem.operand = operandRef(rec, inst, name, {OperandKind::Addr}, "memory operand");
+      if (mem.operand < 0) {
+        ok = false;
+        continue;
+      }
+      if (llvm::any_of(inst.memory,
+                       [&](const MemOperandDef &m) { return m.operand == mem.operand; })) {
+        error(rec, "'" + inst.mnemonic + "': two memory operands for '" + name + "'");
+        ok = false;
+      }
+      const std::string access = memRec->getValueAsString("Access").str();
+      mem.reads = access == "r" || access == "rw";
+      mem.writes = access == "w" || access == "rw";
+      if (!mem.reads && !mem.writes) {
+        error(rec,
+              "'" + inst.mnemonic + "': " + where + ": access '" + access + "' is not r, w or rw");
+        ok = false;
+      }
+      mem.when = optionalRef(rec, inst, memRec->getValueAsString("When").str(), {OperandKind::Flag},
+                             where + " condition", ok);
+      mem.updateWhen = optionalRef(rec, inst, memRec->getValueAsString("UpdateWhen").str(),
+                                   {OperandKind::Flag}, where + " update condition", ok);
+      const Record *extent = memRec->getValueAsDef("Extent");
+      const std::string kind = extent->getValueAsString("Kind").str();
+      if (kind == "product") {
+        mem.kind = ExtentKind::Product;
+        mem.choices.emplace_back();
+        ok = loadProduct(rec, inst, extent, where, mem.choices.back()) && ok;
+      } else if (kind == "select") {
+        mem.kind = ExtentKind::Product;
+        mem.selector = optionalRef(rec, inst, extent->getValueAsString("Selector").str(),
+                                   {OperandKind::Enum}, where + " selector", ok);
+        for (const Record *choice : extent->getValueAsListOfDefs("Choices")) {
+          mem.choices.emplace_back();
+          ok = loadProduct(rec, inst, choice, where, mem.choices.back()) && ok;
+        }
+        if (mem.choices.size() > 4) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " has more than 4 choices");
+          ok = false;
+        }
+        if (mem.selector >= 0) {
+          const EnumTypeDef &type = *inst.operands[mem.selector].enumType;
+          for (size_t v = 0; v < type.values.size(); ++v)
+            if (type.values[v].value != static_cast<int64_t>(v)) {
+              error(rec, "'" + inst.mnemonic + "': " + where + ": selector enum " + type.name +
+                             " is not numbered 0, 1, ...");
+              ok = false;
+            }
+          if (mem.choices.size() != type.values.size()) {
+            error(rec, "'" + inst.mnemonic + "': " + where + " has " + Twine(mem.choices.size()) +
+                           " choices for the " + Twine(type.values.size()) + " values of " +
+                           type.name);
+            ok = false;
+          }
+        }
+      } else if (kind == "matrix") {
+        mem.kind = ExtentKind::Matrix;
+        mem.rows =
+            factorRef(rec, inst, extent->getValueAsString("Rows").str(), where + " rows", ok);
+        mem.cols =
+            factorRef(rec, inst, extent->getValueAsString("Cols").str(), where + " cols", ok);
+        mem.pitch = optionalRef(rec, inst, extent->getValueAsString("Pitch").str(),
+                                {OperandKind::U32}, where + " pitch", ok);
+        mem.trans = optionalRef(rec, inst, extent->getValueAsString("Trans").str(),
+                                {OperandKind::Flag}, where + " transpose flag", ok);
+        const std::string batch = extent->getValueAsString("Batch").str();
+        if (!batch.empty()) {
+          mem.batch = factorRef(rec, inst, batch, where + " batch", ok);
+          mem.batchStride = operandRef(rec, inst, extent->getValueAsString("BatchStride").str(),
+                                       {OperandKind::U32}, where + " batch stride");
+          ok = ok && mem.batchStride >= 0;
+        }
+        mem.distinct = extent->getValueAsBit("Distinct");
+        if (mem.distinct && mem.batch < 0) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " is distinct but has no batch");
+          ok = false;
+        }
+      } else if (kind == "strided") {
+        mem.kind = ExtentKind::Strided;
+        for (llvm::StringRef size : extent->getValueAsListOfStrings("Sizes"))
+          mem.sizes.push_back(factorRef(rec, inst, size.str(), where + " size", ok));
+        for (llvm::StringRef stride : extent->getValueAsListOfStrings("Strides"))
+          mem.strides.push_back(
+              operandRef(rec, inst, stride.str(), {OperandKind::I32}, where + " stride"));
+        ok = ok && !llvm::is_contained(mem.strides, -1);
+        if (mem.sizes.size() != 4 || mem.strides.size() != 4) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " needs 4 sizes and 4 strides");
+          ok = false;
+        }
+        mem.esize = operandRef(rec, inst, extent->getValueAsString("ESize").str(),
+                               {OperandKind::Enum}, where + " element size");
+        ok = ok && mem.esize >= 0;
+      } else {
+        error(rec, "'" + inst.mnemonic + "': " + where + ": unknown extent kind '" + kind + "'");
+        ok = false;
+      }
+      inst.memory.push_back(std::move(mem));
+    }
+    for (size_t i = 0; i < inst.operands.size(); ++i)
+      if (inst.operands[i].kind == OperandKind::Addr &&
+          llvm::none_of(inst.memory, [&](const MemOperandDef &m) { return m.operand == int(i); })) {
+        error(rec, "'" + inst.mnemonic + "': address operand '" + inst.operands[i].name +
+                       "' has no memory operand (its range would go unchecked)");
+        ok = false;
+      }
+    const auto memIndex = [&](const std::string &name, unsigned &out) {
+      for (size_t m = 0; m < inst.memory.size(); ++m)
+        if (inst.memory[m].operand >= 0 && inst.operands[inst.memory[m].operand].name == name) {
+          out = static_cast<unsigned>(m);
+          return true;
+        }
+      error(rec, "'" + inst.mnemonic + "': disjoint rule names no memory operand '" + name + "'");
+      return false;
+    };
+    for (const Record *ruleRec : rec->getValueAsListOfDefs("Disjoints")) {
+      DisjointDef rule;
+      if (!memIndex(ruleRec->getValueAsString("A").str(), rule.a) ||
+          !memIndex(ruleRec->getValueAsString("B").str(), rule.b)) {
+        ok = false;
+        continue;
+      }
+      if (rule.a == rule.b) {
+        error(rec, "'" + inst.mnemonic + "': a disjoint rule pairs an operand with itself");
+        ok = false;
+      }
+      rule.inPlace = ruleRec->getValueAsBit("InPlace");
+      rule.inPlaceIf = optionalRef(rec, inst, ruleRec->getValueAsString("InPlaceIf").str(),
+                                   {OperandKind::Enum}, "in-place condition", ok);
+      rule.inPlaceValue = ruleRec->getValueAsInt("InPlaceValue");
+      if (rule.inPlaceIf >= 0 && !rule.inPlace) {
+        error(rec, "'" + inst.mnemonic + "': an in-place condition without InPlace");
+        ok = false;
+      }
+      if (rule.inPlaceIf >= 0 &&
+          llvm::none_of(inst.operands[rule.inPlaceIf].enumType->values,
+                        [&](const EnumValueDef &v) { return v.value == rule.inPlaceValue; })) {
+        error(rec, "'" + inst.mnemonic + "': in-place condition value " + Twine(rule.inPlaceValue) +
+                       " is not a value of the enum");
+        ok = false;
+      }
+      inst.disjoints.push_back(rule);
+    }
+    return ok;
+  }
+
   void loadInstructions() {
     std::map<int64_t, const Record *> byOpcode;
     std::map<std::string, const Record *> byMnemonic;
@@ -487,6 +730,8 @@ private:
         error(rec, "cost of '" + inst.mnemonic + "' must be within 0..65535 cycles");
         continue;
       }
+      if (!loadMemory(rec, inst))
+        continue;
       inst.usedBits.assign(kPacketBits, false);
       for (unsigned b = 0; b < 32; ++b)
         inst.usedBits[b] = true;
@@ -868,7 +1113,7 @@ private:
         continue;
       }
       if ((name == "MatrixTile" || name == "VectorLanes" || name == "AxiDataBytes" ||
-           name == "RingEntries" || name == "VectorRegisters") &&
+           name == "RingEntries" || name == "VectorRegisters" || name == "RegionEntries") &&
           (v & (v - 1))) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be a power of two");
         continue;

@@ -71,6 +71,41 @@ struct SyntaxItem {
   char literal = 0;
 };
 
+// The byte range of an address operand (base.td, "Memory operands"). Operand
+// references are indices into InstructionDef::operands, -1 for none.
+enum class ExtentKind { Product, Matrix, Strided };
+const char *extentKindName(ExtentKind kind);
+
+struct ProductDef {
+  std::vector<int> factors; // DimOp operands
+  unsigned elemLog2 = 2;    // log2 of ElemBytes
+  int shiftBy = -1;         // enum/flag operand whose value adds to elemLog2
+};
+
+struct MemOperandDef {
+  int operand = -1;
+  bool reads = false, writes = false;
+  int when = -1;       // flag: the operand is accessed only when set
+  int updateWhen = -1; // flag: a write is a read-modify-write when set
+  ExtentKind kind = ExtentKind::Product;
+  // Product: one choice, or one per value of the enum `selector` (in value order).
+  int selector = -1;
+  std::vector<ProductDef> choices;
+  // Matrix: rows, cols, pitch, trans, batch, batchStride; Strided: sizes[4],
+  // strides[4], esize. Unused entries are -1.
+  int rows = -1, cols = -1, pitch = -1, trans = -1, batch = -1, batchStride = -1;
+  bool distinct = false;
+  std::vector<int> sizes, strides;
+  int esize = -1;
+};
+
+struct DisjointDef {
+  unsigned a = 0, b = 0;    // indices into InstructionDef::memory
+  bool inPlace = false;     // an exact alias is allowed ...
+  int inPlaceIf = -1;       // ... only while this enum operand ...
+  int64_t inPlaceValue = 0; // ... has this value
+};
+
 struct InstructionDef {
   std::string defName;
   std::string mnemonic;
@@ -89,6 +124,9 @@ struct InstructionDef {
   // Index into IsaModel::programs of the micro-program evaluating each
   // element (the record's Program field), or -1.
   int program = -1;
+  // Every address operand's range in check order, and the overlap rules.
+  std::vector<MemOperandDef> memory;
+  std::vector<DisjointDef> disjoints;
 };
 
 // What a primitive does with its registers, which decides the checks the
@@ -186,5 +224,10 @@ inline constexpr unsigned kMaxMicroConstants = 1u << kMicroConstantBits;
 // Reads and validates the ISA. Each problem is reported at its .td location
 // through llvm::PrintError; returns false if there was any.
 bool loadIsa(const llvm::RecordKeeper &records, IsaModel &model);
+
+// The most memory operands and overlap rules of any instruction; the RTL's
+// check stage is sized by them.
+unsigned maxMemOperands(const IsaModel &model);
+unsigned maxDisjoints(const IsaModel &model);
 
 } // namespace npu::tblgen

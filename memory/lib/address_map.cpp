@@ -1,5 +1,7 @@
 #include "npu/mem/address_map.h"
 
+#include "npu/mem/fault.h"
+
 #include "hex.h"
 #include "npu/support/file_io.h"
 
@@ -340,6 +342,45 @@ const Region *AddressMap::find(uint64_t address) const {
       return &region;
   }
   return nullptr;
+}
+
+FaultCode AddressMap::checkEngineAccess(uint64_t address, uint64_t length, Access access) const {
+  const Region *region = find(address);
+  if (!region)
+    return FaultCode::Unmapped;
+  if ((includes(access, Access::Read) && !region->engineReadable()) ||
+      (includes(access, Access::Write) && !region->engineWritable()))
+    return FaultCode::Permission;
+  // address is in the region, so the subtraction cannot wrap.
+  if (length > region->size - (address - region->base))
+    return FaultCode::OutOfRegion;
+  return FaultCode::None;
+}
+
+std::string AddressMap::regionText(uint64_t address) const {
+  const Region *region = find(address);
+  if (!region)
+    return "no region";
+  std::string text = "region '" + region->name + "' " + fmt::hex(region->base) + "-" +
+                     fmt::hex(region->base + (region->size - 1));
+  if (region->kind == Region::Kind::Csr)
+    text += ", the CSR window";
+  else if (region->isCommandRing())
+    text += ", the command ring";
+  else if (!region->writable)
+    text += ", read-only";
+  else if (!region->readable)
+    text += ", write-only";
+  return text;
+}
+
+void AddressMap::annotate(Fault &fault) const {
+  fault.region = regionText(fault.address);
+  const Region *region = find(fault.address);
+  if (fault.code == FaultCode::OutOfRegion && region) {
+    const uint64_t room = region->size - (fault.address - region->base);
+    fault.detail = "runs " + fmt::byteCount(fault.length - room) + " past its end";
+  }
 }
 
 const Region *AddressMap::byName(std::string_view name) const {

@@ -2,34 +2,51 @@
 
 #include "hex.h"
 
+#include <cinttypes>
+#include <cstdio>
+
 namespace npu::mem {
 
 namespace {
 
+// What a fault is about, and so which fields describe() shows.
+enum class Shape {
+  Plain,   // the phrase alone
+  Range,   // "<phrase> <access> of <length> at <address>"
+  Address, // "<phrase> <address>"
+  Overlap, // "overlap of <length> with <other operand> at <address>"
+};
+
 struct FaultText {
   const char *name;
-  // Leads describe(); for address faults it is followed by the address.
   const char *phrase;
-  bool aboutAddress;
+  Shape shape;
 };
 
 FaultText faultText(FaultCode code) {
   switch (code) {
-  case FaultCode::None: return {"none", "no fault", false};
-  case FaultCode::Unmapped: return {"unmapped", "unmapped address", true};
-  case FaultCode::Permission: return {"permission", "permission fault at address", true};
-  case FaultCode::OutOfRegion: return {"out-of-region", "out-of-region access at address", true};
-  case FaultCode::Misaligned: return {"misaligned", "misaligned address", true};
-  case FaultCode::InvalidOperand: return {"invalid-operand", "invalid operand", false};
-  case FaultCode::UnknownOpcode: return {"unknown-opcode", "unknown opcode", false};
-  case FaultCode::ReservedBits: return {"reserved-bits", "non-zero reserved bits", false};
-  case FaultCode::Overlap: return {"overlap", "overlapping operands at address", true};
+  case FaultCode::None: return {"none", "no fault", Shape::Plain};
+  case FaultCode::Unmapped: return {"unmapped", "unmapped", Shape::Range};
+  case FaultCode::Permission: return {"permission", "forbidden", Shape::Range};
+  case FaultCode::OutOfRegion: return {"out-of-region", "out-of-region", Shape::Range};
+  case FaultCode::Misaligned: return {"misaligned", "misaligned address", Shape::Address};
+  case FaultCode::InvalidOperand: return {"invalid-operand", "invalid operand", Shape::Plain};
+  case FaultCode::UnknownOpcode: return {"unknown-opcode", "unknown opcode", Shape::Plain};
+  case FaultCode::ReservedBits: return {"reserved-bits", "reserved bits set", Shape::Plain};
+  case FaultCode::Overlap: return {"overlap", "overlap", Shape::Overlap};
   case FaultCode::IndexOutOfRange:
-    return {"index-out-of-range", "index out of range at address", true};
-  case FaultCode::Timeout: return {"timeout", "timeout", false};
-  case FaultCode::Divergence: return {"divergence", "ISS/RTL divergence", false};
+    return {"index-out-of-range", "index out of range at", Shape::Address};
+  case FaultCode::Timeout: return {"timeout", "timeout", Shape::Plain};
+  case FaultCode::Divergence: return {"divergence", "ISS/RTL divergence", Shape::Plain};
   }
-  return {"unknown", "unknown fault", false};
+  return {"unknown", "unknown fault", Shape::Plain};
+}
+
+// Addresses with at least eight hex digits, so that device addresses line up.
+std::string addressText(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%08" PRIx64, value);
+  return text;
 }
 
 } // namespace
@@ -48,12 +65,25 @@ const char *accessName(Access access) {
 }
 
 std::string Fault::describe() const {
-  FaultText text = faultText(code);
-  std::string result = text.phrase;
-  if (text.aboutAddress) {
-    result +=
-        " " + fmt::hex(address) + " (" + accessName(access) + " of " + fmt::byteCount(length) + ")";
+  const FaultText text = faultText(code);
+  std::string result;
+  if (!instruction.empty())
+    result = instruction + (operand.empty() ? "" : " " + operand) + ": ";
+  result += text.phrase;
+  switch (text.shape) {
+  case Shape::Plain: break;
+  case Shape::Range:
+    result += std::string(" ") + accessName(access) + " of " + fmt::byteCount(length) + " at " +
+              addressText(address);
+    break;
+  case Shape::Address: result += " " + addressText(address); break;
+  case Shape::Overlap:
+    result += " of " + fmt::byteCount(length) +
+              (otherOperand.empty() ? "" : " with " + otherOperand) + " at " + addressText(address);
+    break;
   }
+  if (!region.empty())
+    result += " (" + region + ")";
   if (packetIndex >= 0)
     result += " at packet " + std::to_string(packetIndex);
   if (!detail.empty())

@@ -1,7 +1,5 @@
 #include "npu/mem/physical_memory.h"
 
-#include "hex.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -124,29 +122,13 @@ Fault PhysicalMemory::check(uint64_t address, uint64_t length, Access access) co
   FaultCode code = backing ? backing->classify(address, length, access) : FaultCode::Unmapped;
   if (code == FaultCode::None)
     return Fault{};
-  std::string detail;
-  if (!backing) {
-    detail = "no region of the address map contains it";
-  } else {
-    const Region &region = backing->region;
-    std::string where = "region '" + region.name + "' " + fmt::rangeText(region.base, region.size);
-    if (region.kind == Region::Kind::Csr)
-      detail = where + " is the CSR window; registers are reached through the CSR interface, "
-                       "not by memory accesses";
-    else if (code == FaultCode::Permission)
-      detail =
-          where + (includes(access, Access::Write) && !region.writable ? " does not allow writes"
-                                                                       : " does not allow reads");
-    else
-      detail = "runs " + fmt::byteCount(length - (region.size - (address - region.base))) +
-               " past the end of " + where;
-  }
-  return Fault{.code = code,
-               .address = address,
-               .length = length,
-               .access = access,
-               .packetIndex = -1,
-               .detail = std::move(detail)};
+  Fault fault;
+  fault.code = code;
+  fault.address = address;
+  fault.length = length;
+  fault.access = access;
+  map_.annotate(fault);
+  return fault;
 }
 
 uint8_t *PhysicalMemory::hostSpan(uint64_t address, uint64_t length, Access access) {

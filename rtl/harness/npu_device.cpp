@@ -2,6 +2,7 @@
 
 #include "Vnpu_top.h"
 #include "npu/isa/isa.h"
+#include "npu/sim/checks.h"
 
 #include <verilated.h>
 #include <verilated_vcd_c.h>
@@ -170,6 +171,7 @@ DeviceOptions DeviceOptions::fromEnvironment() {
     o.waveformPath = path;
   o.waveformStart = envNumber("NPU_RTL_VCD_START", 0);
   o.waveformStop = envNumber("NPU_RTL_VCD_STOP", UINT64_MAX);
+  o.dropWriteAtPacket = envNumber("NPU_RTL_DROP_WRITE_AT_PACKET", UINT64_MAX);
   return o;
 }
 
@@ -189,6 +191,7 @@ struct Device::Impl {
   uint64_t writePathFree = 0; // the next write beat not before this cycle
   AxiMonitor monitor;
   bool progress = false;
+  bool dropped = false; // the injected write drop happened
   std::vector<std::pair<uint64_t, uint64_t>> written;
 
   Impl(mem::PhysicalMemory &m, const DeviceOptions &o)
@@ -320,8 +323,15 @@ struct Device::Impl {
     return f;
   }
 
+  // The fault injection of DeviceOptions::dropWriteAtPacket.
+  bool dropThisBeat(uint32_t strobes) {
+    if (dropped || !strobes || top->trace_index != options.dropWriteAtPacket)
+      return false;
+    dropped = true;
+    return true;
+  }
+
   void apply(const Fires &f, uint64_t cycle) {
-    progress = f.ar || f.r || f.aw || f.w || f.b;
     if (f.ar)
       reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency + beatCycles - 1,
                        check(f.arAddr, f.arBeats, mem::Access::Read), std::nullopt});
@@ -341,7 +351,7 @@ struct Device::Impl {
       const uint64_t base = b.address + uint64_t(b.done) * kBeatBytes;
       // Only the strobed bytes, in contiguous runs (so that the region
       // counters count what was written).
-      if (b.fault == mem::FaultCode::None) {
+      if (b.fault == mem::FaultCode::None && !dropThisBeat(f.wStrb)) {
         for (unsigned i = 0; i < kBeatBytes;) {
           if (!(f.wStrb >> i & 1)) {
             ++i;
@@ -378,6 +388,12 @@ struct Device::Impl {
 
 Device::Device(mem::PhysicalMemory &memory, const DeviceOptions &options)
     : impl_((validate(options), std::make_unique<Impl>(memory, options))) {
+  const size_t regions = memory.map().regions.size();
+  if (regions > isa::hw::kRegionEntries)
+    throw std::invalid_argument("the address map has " + std::to_string(regions) +
+                                " regions; the RTL's region table holds " +
+                                std::to_string(isa::hw::kRegionEntries) +
+                                " (isa/hardware.td RegionEntries)");
   hardReset();
 }
 
@@ -398,6 +414,26 @@ void Device::hardReset() {
   tick();
   t.rst_n = 1;
   t.eval();
+  programRegionTable();
+}
+
+// As the board's boot code would: every region of the map, with what the
+// engines may do there (the CSR window and the command ring: nothing).
+void Device::programRegionTable() {
+  using namespace isa::csr;
+  const std::vector<mem::Region> &regions = impl_->memory.map().regions;
+  for (uint32_t e = 0; e < isa::hw::kRegionEntries; ++e) {
+    const mem::Region *region = e < regions.size() ? &regions[e] : nullptr;
+    writeCsr(REGION_SELECT, e);
+    writeCsr(REGION_BASE_LO, region ? static_cast<uint32_t>(region->base) : 0);
+    writeCsr(REGION_BASE_HI, region ? static_cast<uint32_t>(region->base >> 32) : 0);
+    writeCsr(REGION_SIZE_LO, region ? static_cast<uint32_t>(region->size) : 0);
+    writeCsr(REGION_SIZE_HI, region ? static_cast<uint32_t>(region->size >> 32) : 0);
+    writeCsr(REGION_ACCESS, region ? (region->engineReadable() ? REGION_ACCESS_READ : 0u) |
+                                         (region->engineWritable() ? REGION_ACCESS_WRITE : 0u)
+                                   : 0u);
+  }
+  writeCsr(REGION_SELECT, 0);
 }
 
 void Device::tick() {
@@ -421,7 +457,7 @@ void Device::tick() {
     if (recording_)
       records_.push_back(r);
   }
-  const bool packetDone = t.trace_valid;
+  const bool progress = t.dbg_progress;
   const bool dump = d.vcd && cycle_ >= d.options.waveformStart && cycle_ < d.options.waveformStop;
   if (dump)
     d.vcd->dump(2 * cycle_);
@@ -433,7 +469,7 @@ void Device::tick() {
   // the design is sensitive to it).
   t.clk = 0;
   d.apply(fires, cycle_);
-  d.progress = d.progress || packetDone;
+  d.progress = progress;
   ++cycle_;
 }
 
@@ -474,8 +510,9 @@ void Device::runUntilIdle() {
     f.code = mem::FaultCode::Timeout;
     f.packetIndex = static_cast<int64_t>(t.trace_index);
     // npu_cmd's states; before S_DECODE the packet is still being fetched.
-    static const char *const kCommandStates[] = {"idle",     "fetch request", "fetch",    "decode",
-                                                 "dispatch", "execute",       "complete", "fault"};
+    static const char *const kCommandStates[] = {
+        "idle",         "fetch request", "fetch", "decode",  "dispatch", "extent",
+        "region check", "overlap check", "start", "execute", "complete", "fault"};
     const unsigned command = t.dbg_cmd_state;
     const std::string packet = command < 3 ? "fetching packet " + std::to_string(t.trace_index)
                                            : "in packet " + std::to_string(t.trace_index) + " (" +
@@ -491,6 +528,41 @@ void Device::runUntilIdle() {
     hardReset();
     throw HangError(f);
   }
+}
+
+mem::Fault Device::fault() {
+  using namespace isa::csr;
+  const auto read64 = [&](uint32_t lo, uint32_t hi) {
+    return readCsr(lo) | uint64_t(readCsr(hi)) << 32;
+  };
+  sim::FaultFacts facts;
+  facts.code = static_cast<mem::FaultCode>(readCsr(ERROR_CODE));
+  facts.packetIndex = static_cast<int64_t>(read64(FAULT_PACKET_LO, FAULT_PACKET_HI));
+  facts.address = read64(FAULT_ADDR_LO, FAULT_ADDR_HI);
+  facts.length = read64(FAULT_LENGTH_LO, FAULT_LENGTH_HI);
+  const uint32_t operands = readCsr(FAULT_OPERAND);
+  const auto operand = [](uint32_t bits) { return bits == 0xff ? -1 : static_cast<int>(bits); };
+  facts.operand = operand(operands & 0xff);
+  facts.otherOperand = operand(operands >> 8 & 0xff);
+  const uint32_t access = operands >> 16 & 3;
+  facts.access = access ? static_cast<mem::Access>(access) : mem::Access::Read;
+  // The packet is still in its ring slot: the ring is no engine's to write.
+  const uint64_t ringBase = read64(RING_BASE_LO, RING_BASE_HI);
+  const uint32_t entries = readCsr(RING_ENTRIES);
+  isa::Packet packet{};
+  if (entries)
+    impl_->memory.read(ringBase + (uint64_t(facts.packetIndex) & (entries - 1)) * isa::kPacketBytes,
+                       packet.data(), packet.size());
+  if (facts.code == mem::FaultCode::IndexOutOfRange) {
+    if (facts.length == 8) {
+      impl_->memory.read(facts.address, &facts.index, 8);
+    } else {
+      int32_t narrow;
+      impl_->memory.read(facts.address, &narrow, 4);
+      facts.index = narrow;
+    }
+  }
+  return sim::describeFault(facts, packet, impl_->memory.map());
 }
 
 std::vector<sim::PacketRecord> Device::takeRecords() {

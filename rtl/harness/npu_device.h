@@ -29,18 +29,24 @@ struct DeviceOptions {
   // signal (wait states and back-pressure), from a seeded generator.
   unsigned stallPercent = 0;
   uint64_t stallSeed = 1;
-  // A run stops with a Timeout fault when neither a packet completes nor a
-  // memory beat moves for this many cycles.
+  // A run stops with a Timeout fault when neither a packet ends nor a memory
+  // request of the unit running completes for this many cycles (bursts
+  // moving is not progress: an engine stuck in a loop keeps the bus busy).
   uint64_t hangCycles = 2'000'000;
   // VCD waveform of cycles [waveformStart, waveformStop) when the path is set.
   std::string waveformPath;
   uint64_t waveformStart = 0;
   uint64_t waveformStop = UINT64_MAX;
+  // Fault injection for testing the checkers (co-simulation): the memory
+  // silently drops the first written beat of this packet (counted from the
+  // last RESET), as if the master had never sent it. UINT64_MAX: none.
+  uint64_t dropWriteAtPacket = UINT64_MAX;
 
   // The defaults, overridden by NPU_RTL_LATENCY, NPU_RTL_MEM_WIDTH,
   // NPU_RTL_STALL_PERCENT, NPU_RTL_STALL_SEED, NPU_RTL_HANG_CYCLES,
-  // NPU_RTL_VCD, NPU_RTL_VCD_START and NPU_RTL_VCD_STOP. Throws
-  // std::invalid_argument on a value that is not a number or out of range.
+  // NPU_RTL_VCD, NPU_RTL_VCD_START, NPU_RTL_VCD_STOP and
+  // NPU_RTL_DROP_WRITE_AT_PACKET. Throws std::invalid_argument on a value
+  // that is not a number or out of range.
   static DeviceOptions fromEnvironment();
 };
 
@@ -103,6 +109,9 @@ public:
 
 class Device {
 public:
+  // Programs the device's region table from memory.map() (at every power-up
+  // reset): std::invalid_argument if the map has more regions than the
+  // table has entries.
   Device(mem::PhysicalMemory &memory,
          const DeviceOptions &options = DeviceOptions::fromEnvironment());
   ~Device();
@@ -111,6 +120,12 @@ public:
 
   uint32_t readCsr(uint32_t offset);
   void writeCsr(uint32_t offset, uint32_t value);
+
+  // The fault the device stopped at (STATUS.FAULT), described from its
+  // fault registers, the faulting packet in the ring and, for an index out
+  // of range, the index in memory, by the function the ISS describes its
+  // faults with (sim::describeFault).
+  mem::Fault fault();
 
   // Clocks the device until it has no packet to run (ring empty, halted or
   // faulted). Throws HangError if it stops making progress; the device is
@@ -144,6 +159,7 @@ private:
 
   void tick();
   void hardReset();
+  void programRegionTable();
 };
 
 } // namespace npu::rtl

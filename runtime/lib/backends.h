@@ -4,6 +4,9 @@
 #include "npu/mem/fault.h"
 #include "npu/rt/backend.h"
 
+#include "npu/isa/isa.h"
+
+#include <array>
 #include <cstdint>
 #include <memory>
 
@@ -24,7 +27,16 @@ struct CsrFile {
   bool halted = false;
   bool faulted = false;
   mem::Fault fault;
+  uint32_t faultOperands = 0; // FAULT_OPERAND
   uint32_t cycleHighLatch = 0;
+  // The region table's registers. These backends check operands against
+  // their address map, which is what the table holds once programmed.
+  struct RegionEntry {
+    uint64_t base = 0, size = 0;
+    uint32_t access = 0;
+  };
+  uint32_t regionSelect = 0;
+  std::array<RegionEntry, isa::hw::kRegionEntries> regions{};
 
   uint32_t read(uint32_t offset, uint64_t cycles);
   // Returns true if the write was a RESET.
@@ -35,7 +47,9 @@ struct CsrFile {
     return ringBase + uint64_t(index & (ringEntries - 1)) * 64;
   }
   void complete(bool wasHalt);
-  void raise(const mem::Fault &f);
+  // The fault of `packet`; FAULT_OPERAND names its operands by their index.
+  void raise(const mem::Fault &f, std::span<const uint8_t, isa::kPacketBytes> packet);
+  RegionEntry &selectedRegion() { return regions[regionSelect]; }
 };
 
 std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options);

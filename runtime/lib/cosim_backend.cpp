@@ -2,11 +2,13 @@
 // lockstep from identical memory images. Host writes go to both memories;
 // the driver's ring is served one packet at a time, the ISS executing it
 // and the RTL getting a doorbell for exactly that packet. After each packet
-// the bytes either side wrote are compared (the RTL's write set as its AXI
-// slave saw it, and, while the resident memory is small, every touched page
-// so that a write only the ISS made is found too), and so are the outcomes
-// (completion, halt, fault and its code). The first divergence stops the
-// stream as a Divergence fault of that packet whose diagnostic names the
+// the outcomes are compared (completion, halt, or the same fault described
+// the same way: class, operand, address, length, packet), then the bytes
+// either side may have written: the union of the RTL's write set as its
+// AXI slave saw it and the ISS's (the ranges its checks admitted for
+// writing, which its semantics cannot leave), and, while the resident
+// memory is small, every touched page. The first divergence stops the
+// stream as a Divergence fault of that packet whose detail names the
 // address, both values and their ulp distance; the differing bytes of both
 // sides are dumped once to $NPU_COSIM_DUMP_DIR when it is set.
 //
@@ -15,8 +17,8 @@
 // side by side, per packet class.
 #include "backends.h"
 
-#include "npu/asm/disassembler.h"
 #include "npu/isa/isa.h"
+#include "npu/sim/checks.h"
 #include "npu/sim/iss.h"
 #include "npu_device.h"
 
@@ -107,7 +109,6 @@ public:
       iss_.resetStats();
       device_.resetStats();
       hang_.reset();
-      divergence_.clear();
       classes_.clear();
       worst_.reset();
     }
@@ -129,7 +130,6 @@ public:
         issHalted = iss_.step(packet, index);
       } catch (const mem::DeviceFault &e) {
         issFault = e.fault();
-        issFault->packetIndex = static_cast<int64_t>(index);
       }
 
       // The RTL, for this packet only.
@@ -140,15 +140,8 @@ public:
         device_.runUntilIdle();
         const uint32_t status = device_.readCsr(isa::csr::STATUS);
         rtlHalted = status & isa::csr::STATUS_HALTED;
-        if (status & isa::csr::STATUS_FAULT) {
-          mem::Fault f;
-          f.code = static_cast<mem::FaultCode>(device_.readCsr(isa::csr::ERROR_CODE));
-          f.packetIndex = device_.readCsr(isa::csr::FAULT_PACKET_LO) |
-                          int64_t(device_.readCsr(isa::csr::FAULT_PACKET_HI)) << 32;
-          f.address = device_.readCsr(isa::csr::FAULT_ADDR_LO) |
-                      uint64_t(device_.readCsr(isa::csr::FAULT_ADDR_HI)) << 32;
-          rtlFault = f;
-        }
+        if (status & isa::csr::STATUS_FAULT)
+          rtlFault = device_.fault();
       } catch (const rtl::HangError &e) {
         hang_ = e.fault();
         rtlFault = e.fault();
@@ -156,14 +149,14 @@ public:
 
       std::string why = compareOutcomes(issFault, issHalted, rtlFault, rtlHalted);
       if (why.empty())
-        why = compareMemory();
+        why = compareMemory(packet);
       accountCycles(index);
       if (!why.empty()) {
         diverge(index, packet, why);
         return;
       }
       if (issFault) {
-        csrs_.raise(*issFault);
+        csrs_.raise(*issFault, packet);
         return;
       }
       csrs_.complete(issHalted);
@@ -174,11 +167,8 @@ public:
   sim::Stats stats() const override { return device_.stats(); }
   std::vector<sim::PacketRecord> takeRecords() override { return std::exchange(records_, {}); }
 
-  std::string faultDiagnostic() const override {
-    if (!divergence_.empty())
-      return divergence_;
-    return csrs_.faulted ? csrs_.fault.describe() : std::string();
-  }
+  // The ISS's fault, which the RTL's equals (else a Divergence fault).
+  mem::Fault deviceFault() override { return csrs_.fault; }
 
   std::string summary() const override {
     std::ostringstream out;
@@ -214,29 +204,31 @@ private:
 
   static std::string describeOutcome(const std::optional<mem::Fault> &fault, bool halted) {
     if (fault)
-      return std::string("fault ") + mem::faultCodeName(fault->code) +
-             (fault->address ? " at " + hex(fault->address) : "");
+      return "fault \"" + fault->describe() + "\"";
     return halted ? "halt" : "completed";
   }
 
-  // Both completed (or halted), or both faulted with the same code. The
-  // RTL reports a bad range at the first burst that leaves the address
-  // map (unmapped) where the ISS checks whole operands (out-of-region).
+  // Both completed (or halted), or both faulted with the same description.
   static std::string compareOutcomes(const std::optional<mem::Fault> &iss, bool issHalted,
                                      const std::optional<mem::Fault> &rtl, bool rtlHalted) {
-    bool same = iss.has_value() == rtl.has_value() && issHalted == rtlHalted;
-    if (same && iss && iss->code != rtl->code)
-      same = iss->code == mem::FaultCode::OutOfRegion && rtl->code == mem::FaultCode::Unmapped;
+    const bool same = iss.has_value() == rtl.has_value() && issHalted == rtlHalted &&
+                      (!iss || iss->describe() == rtl->describe());
     if (same)
       return {};
     return "outcome differs: ISS " + describeOutcome(iss, issHalted) + ", RTL " +
            describeOutcome(rtl, rtlHalted);
   }
 
-  // The ranges to compare: what the RTL wrote, and with little resident
-  // memory everything resident on either side.
-  std::string compareMemory() {
+  // The ranges to compare: the union of both write sets (the RTL's as its
+  // slave saw it, the ISS's from its checks of `packet`), and with little
+  // resident memory everything resident on either side.
+  std::string compareMemory(const isa::Packet &packet) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges = device_.takeWrittenRanges();
+    sim::OperandRanges operands;
+    if (sim::checkPacket(packet, issMemory_.map(), operands).code == mem::FaultCode::None)
+      for (const sim::OperandRange &r : operands)
+        if (r.accessed && mem::includes(r.access, mem::Access::Write))
+          ranges.emplace_back(r.address, r.bytes);
     uint64_t resident = 0;
     for (const auto &r : issMemory_.stats())
       resident += r.residentBytes;
@@ -312,14 +304,13 @@ private:
     }
   }
 
+  // The runtime's report adds the stream index and the disassembly.
   void diverge(uint64_t index, const isa::Packet &packet, const std::string &why) {
-    divergence_ = "cosim divergence at packet " + std::to_string(index) + " (" +
-                  as::formatPacket(packet) + "): " + why;
     mem::Fault f;
     f.code = mem::FaultCode::Divergence;
     f.packetIndex = static_cast<int64_t>(index);
-    f.detail = divergence_;
-    csrs_.raise(f);
+    f.detail = why;
+    csrs_.raise(f, packet);
   }
 
   mem::PhysicalMemory issMemory_;
@@ -328,7 +319,6 @@ private:
   mem::PhysicalMemory rtlMemory_;
   rtl::Device device_;
   std::optional<mem::Fault> hang_;
-  std::string divergence_;
   bool dumped_ = false;
   bool recording_ = false;
   std::vector<sim::PacketRecord> records_;

@@ -4,6 +4,17 @@
 
 namespace npu::rt {
 
+namespace {
+
+void setLow(uint64_t &word, uint32_t value) {
+  word = (word & ~uint64_t(0xffffffff)) | value;
+}
+void setHigh(uint64_t &word, uint32_t value) {
+  word = (word & 0xffffffff) | uint64_t(value) << 32;
+}
+
+} // namespace
+
 uint32_t CsrFile::read(uint32_t offset, uint64_t cycles) {
   using namespace isa::csr;
   switch (offset) {
@@ -31,6 +42,15 @@ uint32_t CsrFile::read(uint32_t offset, uint64_t cycles) {
   case CYCLE_HI: return cycleHighLatch;
   case PACKETS_LO: return static_cast<uint32_t>(packets);
   case PACKETS_HI: return static_cast<uint32_t>(packets >> 32);
+  case FAULT_OPERAND: return faulted ? faultOperands : 0;
+  case FAULT_LENGTH_LO: return faulted ? static_cast<uint32_t>(fault.length) : 0;
+  case FAULT_LENGTH_HI: return faulted ? static_cast<uint32_t>(fault.length >> 32) : 0;
+  case REGION_SELECT: return regionSelect;
+  case REGION_BASE_LO: return static_cast<uint32_t>(selectedRegion().base);
+  case REGION_BASE_HI: return static_cast<uint32_t>(selectedRegion().base >> 32);
+  case REGION_SIZE_LO: return static_cast<uint32_t>(selectedRegion().size);
+  case REGION_SIZE_HI: return static_cast<uint32_t>(selectedRegion().size >> 32);
+  case REGION_ACCESS: return selectedRegion().access;
   default: return 0; // unassigned offsets read as zero, like the RTL
   }
 }
@@ -38,15 +58,25 @@ uint32_t CsrFile::read(uint32_t offset, uint64_t cycles) {
 bool CsrFile::write(uint32_t offset, uint32_t value) {
   using namespace isa::csr;
   switch (offset) {
-  case RING_BASE_LO: ringBase = (ringBase & ~uint64_t(0xffffffff)) | value; break;
-  case RING_BASE_HI: ringBase = (ringBase & 0xffffffff) | uint64_t(value) << 32; break;
+  case RING_BASE_LO: setLow(ringBase, value); break;
+  case RING_BASE_HI: setHigh(ringBase, value); break;
   case RING_ENTRIES: ringEntries = value && !(value & (value - 1)) ? value : 0; break;
   case RING_TAIL: tail = value; break;
+  case REGION_SELECT: regionSelect = value % isa::hw::kRegionEntries; break;
+  case REGION_BASE_LO: setLow(selectedRegion().base, value); break;
+  case REGION_BASE_HI: setHigh(selectedRegion().base, value); break;
+  case REGION_SIZE_LO: setLow(selectedRegion().size, value); break;
+  case REGION_SIZE_HI: setHigh(selectedRegion().size, value); break;
+  case REGION_ACCESS:
+    selectedRegion().access = value & (REGION_ACCESS_READ | REGION_ACCESS_WRITE);
+    break;
   case CONTROL:
     if (value & CONTROL_RESET) {
       CsrFile fresh;
       fresh.ringBase = ringBase;
       fresh.ringEntries = ringEntries;
+      fresh.regionSelect = regionSelect;
+      fresh.regions = regions;
       *this = fresh;
       return true;
     }
@@ -64,9 +94,21 @@ void CsrFile::complete(bool wasHalt) {
   halted = wasHalt;
 }
 
-void CsrFile::raise(const mem::Fault &f) {
+void CsrFile::raise(const mem::Fault &f, std::span<const uint8_t, isa::kPacketBytes> packet) {
   faulted = true;
   fault = f;
+  // The operands by their index in the faulting packet's instruction.
+  const isa::InstrInfo *info = isa::findOpcode(isa::detail::load32(packet.data(), 0));
+  const auto index = [&](const std::string &name) {
+    const int i = info && !name.empty() ? info->operandIndex(name) : -1;
+    return i < 0 ? 0xffu : static_cast<uint32_t>(i);
+  };
+  // The access only of the faults about a range's access.
+  const bool aboutAccess = f.code == mem::FaultCode::Unmapped ||
+                           f.code == mem::FaultCode::Permission ||
+                           f.code == mem::FaultCode::OutOfRegion;
+  faultOperands = index(f.operand) | index(f.otherOperand) << 8 |
+                  (aboutAccess ? uint32_t(static_cast<uint8_t>(f.access)) << 16 : 0u);
 }
 
 } // namespace npu::rt

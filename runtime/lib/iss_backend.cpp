@@ -40,12 +40,10 @@ public:
   sim::Stats stats() const override { return iss_.stats(); }
   std::vector<sim::PacketRecord> takeRecords() override { return iss_.takeRecords(); }
 
-  std::string faultDiagnostic() const override {
-    return csrs_.faulted ? csrs_.fault.describe() : std::string();
-  }
+  mem::Fault deviceFault() override { return csrs_.fault; }
 
   void waitIdle() override {
-    isa::Packet packet;
+    isa::Packet packet{};
     while (csrs_.ready()) {
       const uint64_t slotAddress = csrs_.slotAddress(csrs_.head);
       try {
@@ -53,9 +51,10 @@ public:
         const bool halted = iss_.step(packet, csrs_.packets);
         csrs_.complete(halted);
       } catch (const mem::DeviceFault &e) {
+        // A ring the device cannot read is a fault of the packet it was fetching.
         mem::Fault fault = e.fault();
         fault.packetIndex = static_cast<int64_t>(csrs_.packets);
-        csrs_.raise(fault);
+        csrs_.raise(fault, packet);
       }
     }
   }

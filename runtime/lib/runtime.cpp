@@ -116,22 +116,14 @@ struct Runtime::Impl {
   }
 
   FaultInfo readFault() {
-    using namespace isa::csr;
     FaultInfo info;
-    info.fault.code = static_cast<mem::FaultCode>(backend->readCsr(ERROR_CODE));
-    const uint64_t devicePacket =
-        backend->readCsr(FAULT_PACKET_LO) | uint64_t(backend->readCsr(FAULT_PACKET_HI)) << 32;
-    info.fault.address =
-        backend->readCsr(FAULT_ADDR_LO) | uint64_t(backend->readCsr(FAULT_ADDR_HI)) << 32;
-    info.fault.packetIndex = static_cast<int64_t>(devicePacket);
+    info.fault = backend->deviceFault();
+    const uint64_t devicePacket = static_cast<uint64_t>(info.fault.packetIndex);
     info.streamIndex = streamIndexAtReset + droppedSinceReset + devicePacket;
     isa::Packet packet;
     backend->readMemory(ringBase + (devicePacket & (ringEntries - 1)) * isa::kPacketBytes,
                         packet.data(), packet.size());
     info.disassembly = as::formatPacket(packet);
-    info.fault.detail = backend->faultDiagnostic();
-    if (info.fault.detail.empty())
-      info.fault.detail = mem::faultCodeName(info.fault.code);
     return info;
   }
 

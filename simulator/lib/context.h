@@ -1,16 +1,15 @@
-// What an instruction's semantics see: checked typed views of device
-// memory, fault reporting with the packet index, and overflow-checked size
-// arithmetic. Internal to libnpu_iss.
+// What an instruction's semantics see: typed views of device memory and
+// the data-dependent fault. Internal to libnpu_iss.
 #pragma once
 
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/mem/physical_memory.h"
+#include "npu/sim/checks.h"
 
 #include <cstdint>
 #include <cstring>
 #include <span>
-#include <string>
 
 namespace npu::sim {
 
@@ -23,10 +22,15 @@ struct Work {
   uint64_t m = 0, k = 0, n = 0, batch = 0; // matrix engine shape
 };
 
+// Semantics run only after checkPacket passed, on the ranges it admitted:
+// a span outside them (in direction or extent) is a bug of the semantics
+// and throws std::logic_error, so what the ISS writes is always within the
+// write ranges of its checks (co-simulation compares them).
 class ExecContext {
 public:
-  ExecContext(mem::PhysicalMemory &memory, uint64_t packetIndex, const isa::InstrInfo &info)
-      : memory_(memory), packetIndex_(packetIndex), info_(info) {}
+  ExecContext(mem::PhysicalMemory &memory, uint64_t packetIndex, const isa::InstrInfo &info,
+              PacketBytes packet, const OperandRanges &ranges)
+      : memory_(memory), packetIndex_(packetIndex), info_(info), packet_(packet), ranges_(ranges) {}
 
   template <class T> std::span<const T> read(uint64_t address, uint64_t count) {
     return {reinterpret_cast<const T *>(span(address, count, sizeof(T), mem::Access::Read)), count};
@@ -35,34 +39,26 @@ public:
     return {reinterpret_cast<T *>(span(address, count, sizeof(T), mem::Access::Write)), count};
   }
   template <class T> std::span<T> update(uint64_t address, uint64_t count) {
-    return {reinterpret_cast<T *>(span(address, count, sizeof(T), readWrite())), count};
+    return {reinterpret_cast<T *>(
+                span(address, count, sizeof(T), mem::Access::Read | mem::Access::Write)),
+            count};
   }
 
-  [[noreturn]] void fault(mem::FaultCode code, uint64_t address, uint64_t length,
-                          const std::string &detail) const;
-
-  // a * b, or an InvalidOperand fault naming `what` if it overflows 64 bits.
-  uint64_t mul(uint64_t a, uint64_t b, const char *what) const;
-  uint64_t add(uint64_t a, uint64_t b, const char *what) const;
-
-  // Faults with Overlap unless the byte ranges are disjoint (or, where
-  // `allowIdentical`, exactly the same range: an in-place operation).
-  void requireDisjoint(const char *nameA, uint64_t a, uint64_t bytesA, const char *nameB,
-                       uint64_t b, uint64_t bytesB, bool allowIdentical) const;
+  // Faults with IndexOutOfRange: `index`, read at `address` (`width` bytes)
+  // of the index operand `indices`, selects no row.
+  [[noreturn]] void indexFault(int indices, uint64_t address, uint64_t width, int64_t index) const;
 
   const isa::InstrInfo &info() const { return info_; }
   uint64_t packetIndex() const { return packetIndex_; }
 
 private:
-  static mem::Access readWrite() {
-    return static_cast<mem::Access>(static_cast<uint8_t>(mem::Access::Read) |
-                                    static_cast<uint8_t>(mem::Access::Write));
-  }
   uint8_t *span(uint64_t address, uint64_t count, uint64_t elementSize, mem::Access access);
 
   mem::PhysicalMemory &memory_;
   uint64_t packetIndex_;
   const isa::InstrInfo &info_;
+  PacketBytes packet_;
+  const OperandRanges &ranges_;
 };
 
 // The bit pattern of a float and back, for semantics that work on bits.

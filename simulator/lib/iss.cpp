@@ -7,22 +7,6 @@
 
 namespace npu::sim {
 
-namespace {
-
-mem::FaultCode faultCodeFor(isa::DecodeError error) {
-  switch (error) {
-  case isa::DecodeError::UnknownOpcode: return mem::FaultCode::UnknownOpcode;
-  case isa::DecodeError::ReservedBits: return mem::FaultCode::ReservedBits;
-  case isa::DecodeError::Misaligned: return mem::FaultCode::Misaligned;
-  case isa::DecodeError::OutOfRange:
-  case isa::DecodeError::BadEnum:
-  case isa::DecodeError::None: break;
-  }
-  return mem::FaultCode::InvalidOperand;
-}
-
-} // namespace
-
 const char *modeName(Mode mode) {
   switch (mode) {
   case Mode::Func: return "func";
@@ -71,22 +55,18 @@ void Iss::resetStats() {
 }
 
 bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index) {
-  isa::Instruction decoded;
-  std::string error;
-  isa::DecodeError why;
-  if (!isa::decode(packet, decoded, &error, &why)) {
-    mem::Fault f;
-    f.code = faultCodeFor(why);
-    f.packetIndex = static_cast<int64_t>(index);
-    f.detail = error;
-    throw mem::DeviceFault(f);
+  OperandRanges ranges;
+  FaultFacts facts = checkPacket(packet, memory_.map(), ranges);
+  if (facts.code != mem::FaultCode::None) {
+    facts.packetIndex = static_cast<int64_t>(index);
+    throw mem::DeviceFault(describeFault(facts, packet, memory_.map()));
   }
-  const isa::InstrInfo &info = isa::info(decoded.opcode);
-  ExecContext ctx(memory_, index, info);
+  const isa::InstrInfo &info = *isa::findOpcode(isa::detail::load32(packet.data(), 0));
+  ExecContext ctx(memory_, index, info, packet, ranges);
   const bool executes = mode_ != Mode::Perf;
   arith::FloatEnvGuard floatEnv;
   Work work;
-  switch (decoded.opcode) {
+  switch (info.opcode) {
 #define NPU_DISPATCH(NAME, Type, family)                                                            \
   case isa::Opcode::NAME: {                                                                        \
     const auto op = isa::inst::Type::fromPacket(packet.data());                                    \
@@ -100,14 +80,14 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   }
 
   const uint64_t cycles = mode_ == Mode::Func ? 0 : packetCycles(info, work);
-  const PacketRecord record{index,         decoded.opcode,
+  const PacketRecord record{index,         info.opcode,
                             info.engine,   stats_.cycles,
                             satAdd(stats_.cycles, cycles), work.bytesRead,
                             work.bytesWritten};
   account(stats_, record);
   if (recording_)
     records_.push_back(record);
-  return decoded.opcode == isa::Opcode::HALT;
+  return info.opcode == isa::Opcode::HALT;
 }
 
 RunResult Iss::run(std::span<const isa::Packet> packets, uint64_t maxPackets) {

@@ -196,8 +196,8 @@ TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
   ASSERT_TRUE(fault);
   EXPECT_EQ(fault->fault.code, mem::FaultCode::Divergence);
   EXPECT_EQ(fault->streamIndex, 0u);
-  EXPECT_THAT(fault->fault.detail, HasSubstr("cosim divergence at packet 0 (rmsnorm_bwd"));
-  EXPECT_THAT(fault->fault.detail, HasSubstr("memory differs at 0x"));
+  EXPECT_THAT(fault->describe(), HasSubstr("stream packet 0 (rmsnorm_bwd"));
+  EXPECT_THAT(fault->describe(), HasSubstr("ISS/RTL divergence at packet 0: memory differs at 0x"));
   EXPECT_THAT(fault->fault.detail, HasSubstr("ulp"));
 }
 
@@ -238,29 +238,39 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
   EXPECT_EQ(device.readCsr(isa::csr::STATUS), 0u);
 }
 
-// A budget shorter than a matrix panel's compute steps (no memory traffic):
-// the report names the packet in flight and the engine states.
+// A budget shorter than an engine's work between two completed memory
+// requests (a matrix panel's compute steps, a vector chunk's micro-program
+// steps): the engine in flight makes no progress, the detector fires and
+// the report names the packet and the engine states.
 TEST(RtlDevice, HangReportNamesThePacketAndTheEngineStates) {
-  mem::PhysicalMemory memory;
-  rtl::DeviceOptions options;
-  options.memoryLatency = 1;
-  options.hangCycles = 20;
-  rtl::Device device(memory, options);
   isa::inst::Matmul mm;
   mm.m = mm.n = 8;
   mm.k = 32;
   mm.a = 0x1000'0000;
   mm.b = 0x1000'1000;
   mm.c = 0x1000'2000;
-  const isa::Packet p = isa::packetOf(mm);
-  ringOne(device, memory, p);
-  try {
-    device.runUntilIdle();
-    FAIL() << "no hang detected";
-  } catch (const rtl::HangError &e) {
-    EXPECT_EQ(e.fault().packetIndex, 0);
-    EXPECT_THAT(e.fault().detail,
-                HasSubstr("in packet 0 (matmul); states: command execute (5), dma 0, matrix "));
+  isa::inst::Silu silu;
+  silu.n = 64;
+  silu.src = 0x1000'0000;
+  silu.dst = 0x1000'1000;
+  const std::pair<isa::Packet, const char *> cases[] = {
+      {isa::packetOf(mm), "in packet 0 (matmul); states: command execute (9), dma 0, matrix "},
+      {isa::packetOf(silu), "in packet 0 (silu); states: command execute (9), dma 0, matrix 0, "
+                            "vector "}};
+  for (const auto &[packet, report] : cases) {
+    mem::PhysicalMemory memory;
+    rtl::DeviceOptions options;
+    options.memoryLatency = 1;
+    options.hangCycles = 30;
+    rtl::Device device(memory, options);
+    ringOne(device, memory, packet);
+    try {
+      device.runUntilIdle();
+      ADD_FAILURE() << "no hang detected: " << report;
+    } catch (const rtl::HangError &e) {
+      EXPECT_EQ(e.fault().packetIndex, 0);
+      EXPECT_THAT(e.fault().detail, HasSubstr(report));
+    }
   }
 }
 

@@ -11,7 +11,7 @@ def TestHardware : HardwareConfig {
   let AxiMaxBurst = 16;
   let MemLatency = 20;
   let FetchCycles = 4;
-  let RingEntries = 1024; let VectorRegisters = 16;
+  let RingEntries = 1024; let VectorRegisters = 16; let RegionEntries = 8;
 }
 def IsaVersion {
   int Major = 1;

@@ -13,9 +13,7 @@ Work work(const isa::inst::SoftmaxBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
-  ctx.requireDisjoint("dx", op.dx, n * 4, "y", op.y, n * 4, true);
-  ctx.requireDisjoint("dx", op.dx, n * 4, "dy", op.dy, n * 4, true);
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *y = ctx.read<float>(op.y, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();
   float *dx = ctx.write<float>(op.dx, n).data();
@@ -47,16 +45,7 @@ Work work(const isa::inst::RmsnormBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
-  const uint64_t rowBytes = uint64_t(op.cols) * 4;
-  ctx.requireDisjoint("dx", op.dx, n * 4, "x", op.x, n * 4, true);
-  ctx.requireDisjoint("dx", op.dx, n * 4, "dy", op.dy, n * 4, true);
-  ctx.requireDisjoint("dx", op.dx, n * 4, "rstd", op.rstd, uint64_t(op.rows) * 4, false);
-  if (op.write_dweight) {
-    ctx.requireDisjoint("dweight", op.dweight, rowBytes, "x", op.x, n * 4, false);
-    ctx.requireDisjoint("dweight", op.dweight, rowBytes, "dy", op.dy, n * 4, false);
-    ctx.requireDisjoint("dweight", op.dweight, rowBytes, "dx", op.dx, n * 4, false);
-  }
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *x = ctx.read<float>(op.x, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();
   const float *rstd = ctx.read<float>(op.rstd, op.rows).data();
@@ -97,9 +86,6 @@ template <class Op> Work pointwiseWork(const Op &op) {
 }
 
 template <class Op> void pointwise(ExecContext &ctx, const Op &op, Program program) {
-  const uint64_t bytes = uint64_t(op.n) * 4;
-  ctx.requireDisjoint("dx", op.dx, bytes, "x", op.x, bytes, true);
-  ctx.requireDisjoint("dx", op.dx, bytes, "dy", op.dy, bytes, true);
   const float *x = ctx.read<float>(op.x, op.n).data();
   const float *dy = ctx.read<float>(op.dy, op.n).data();
   float *dx = ctx.write<float>(op.dx, op.n).data();

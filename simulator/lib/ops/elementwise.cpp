@@ -30,10 +30,8 @@ template <class Op> Work binaryWork(const Op &op) {
 // given `alpha`, alpha*b rounded first (ADD and SUB).
 template <class Op>
 void binary(ExecContext &ctx, const Op &op, Program program, const float *alpha = nullptr) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const uint64_t bCount = broadcastElements(op.bcast, op.rows, op.cols);
-  ctx.requireDisjoint("dst", op.dst, n * 4, "a", op.a, n * 4, true);
-  ctx.requireDisjoint("dst", op.dst, n * 4, "b", op.b, bCount * 4, op.bcast == isa::Broadcast::none);
   const float *a = ctx.read<float>(op.a, n).data();
   const float *b = ctx.read<float>(op.b, bCount).data();
   std::vector<float> scaled;
@@ -66,7 +64,6 @@ template <class Op> Work scalarWork(const Op &op) {
 
 // dst = program(a, s), or program(s, a) for the reversed forms.
 template <class Op> void withScalar(ExecContext &ctx, const Op &op, Program program, bool reversed) {
-  ctx.requireDisjoint("dst", op.dst, uint64_t(op.n) * 4, "a", op.a, uint64_t(op.n) * 4, true);
   const float *a = ctx.read<float>(op.a, op.n).data();
   float *dst = ctx.write<float>(op.dst, op.n).data();
   const float s = op.s;

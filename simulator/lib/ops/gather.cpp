@@ -4,7 +4,6 @@
 #include "../vector_ops.h"
 
 #include <cstring>
-#include <string>
 
 namespace npu::sim {
 
@@ -23,10 +22,8 @@ template <class Op> uint64_t checkedIndex(ExecContext &ctx, const Op &op, const 
     index = narrow;
   }
   if (index < 0 || static_cast<uint64_t>(index) >= op.rows)
-    ctx.fault(mem::FaultCode::IndexOutOfRange, op.indices + indexBytes(op.itype) * t,
-              indexBytes(op.itype),
-              "index " + std::to_string(index) + " at position " + std::to_string(t) +
-                  " is outside [0, " + std::to_string(op.rows) + ")");
+    ctx.indexFault(ctx.info().operandIndex("indices"), op.indices + indexBytes(op.itype) * t,
+                   indexBytes(op.itype), index);
   return static_cast<uint64_t>(index);
 }
 
@@ -42,12 +39,10 @@ template <class Op> Work gatherWork(const Op &op) {
 Work work(const isa::inst::Embedding &op) { return gatherWork(op); }
 
 void execute(ExecContext &ctx, const isa::inst::Embedding &op) {
-  const uint64_t rowBytes = ctx.mul(op.dim, 4, "row size");
-  const uint64_t tableBytes = ctx.mul(op.rows, rowBytes, "table size");
-  const uint64_t outBytes = ctx.mul(op.count, rowBytes, "output size");
-  const uint64_t idxBytes = ctx.mul(op.count, indexBytes(op.itype), "index size");
-  ctx.requireDisjoint("dst", op.dst, outBytes, "table", op.table, tableBytes, false);
-  ctx.requireDisjoint("dst", op.dst, outBytes, "indices", op.indices, idxBytes, false);
+  const uint64_t rowBytes = uint64_t(op.dim) * 4;
+  const uint64_t tableBytes = op.rows * rowBytes;
+  const uint64_t outBytes = op.count * rowBytes;
+  const uint64_t idxBytes = op.count * indexBytes(op.itype);
   const uint8_t *indices = ctx.read<uint8_t>(op.indices, idxBytes).data();
   const uint8_t *table = ctx.read<uint8_t>(op.table, tableBytes).data();
   uint8_t *dst = ctx.write<uint8_t>(op.dst, outBytes).data();
@@ -62,12 +57,10 @@ Work work(const isa::inst::EmbeddingBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::EmbeddingBwd &op) {
-  const uint64_t rowBytes = ctx.mul(op.dim, 4, "row size");
-  const uint64_t tableBytes = ctx.mul(op.rows, rowBytes, "table size");
-  const uint64_t dyBytes = ctx.mul(op.count, rowBytes, "gradient size");
-  const uint64_t idxBytes = ctx.mul(op.count, indexBytes(op.itype), "index size");
-  ctx.requireDisjoint("dtable", op.dtable, tableBytes, "dy", op.dy, dyBytes, false);
-  ctx.requireDisjoint("dtable", op.dtable, tableBytes, "indices", op.indices, idxBytes, false);
+  const uint64_t rowBytes = uint64_t(op.dim) * 4;
+  const uint64_t tableBytes = op.rows * rowBytes;
+  const uint64_t dyBytes = op.count * rowBytes;
+  const uint64_t idxBytes = op.count * indexBytes(op.itype);
   const uint8_t *indices = ctx.read<uint8_t>(op.indices, idxBytes).data();
   const float *dy = ctx.read<float>(op.dy, dyBytes / 4).data();
   float *dtable = ctx.update<float>(op.dtable, tableBytes / 4).data();

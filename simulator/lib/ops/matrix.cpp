@@ -4,8 +4,6 @@
 #include "../context.h"
 #include "../../kernels/gemm.h"
 
-#include <string>
-
 namespace npu::sim {
 
 namespace {
@@ -15,28 +13,20 @@ struct MatrixLayout {
   uint64_t aBytes, bBytes, cBytes; // extent of one matrix each
 };
 
-// Resolves dense pitches and checks that each pitch covers its stored row.
-MatrixLayout layoutOf(ExecContext &ctx, uint64_t m, uint64_t k, uint64_t n, uint64_t lda,
-                      uint64_t ldb, uint64_t ldc, bool transA, bool transB, bool acc) {
+// Resolves dense pitches. The check stage verified the pitches and the
+// extents (the memory operands in isa/matrix.td), so nothing overflows.
+MatrixLayout layoutOf(uint64_t m, uint64_t k, uint64_t n, uint64_t lda, uint64_t ldb, uint64_t ldc,
+                      bool transA, bool transB, bool acc) {
   const uint64_t aRows = transA ? k : m, aCols = transA ? m : k;
   const uint64_t bRows = transB ? n : k, bCols = transB ? k : n;
   lda = lda ? lda : aCols;
   ldb = ldb ? ldb : bCols;
   ldc = ldc ? ldc : n;
-  const auto check = [&](const char *name, uint64_t pitch, uint64_t row) {
-    if (pitch < row)
-      ctx.fault(mem::FaultCode::InvalidOperand, 0, 0,
-                std::string(name) + " = " + std::to_string(pitch) +
-                    " is less than the stored row length " + std::to_string(row));
-  };
-  check("lda", lda, aCols);
-  check("ldb", ldb, bCols);
-  check("ldc", ldc, n);
   MatrixLayout l;
   l.shape = {m, k, n, lda, ldb, ldc, transA, transB, acc};
-  l.aBytes = satMul(satAdd(satMul(aRows - 1, lda), aCols), 4);
-  l.bBytes = satMul(satAdd(satMul(bRows - 1, ldb), bCols), 4);
-  l.cBytes = satMul(satAdd(satMul(m - 1, ldc), n), 4);
+  l.aBytes = ((aRows - 1) * lda + aCols) * 4;
+  l.bBytes = ((bRows - 1) * ldb + bCols) * 4;
+  l.cBytes = ((m - 1) * ldc + n) * 4;
   return l;
 }
 
@@ -60,9 +50,7 @@ Work work(const isa::inst::Matmul &op) { return matrixWork(op.m, op.k, op.n, 1, 
 
 void execute(ExecContext &ctx, const isa::inst::Matmul &op) {
   const MatrixLayout l =
-      layoutOf(ctx, op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb, op.acc);
-  ctx.requireDisjoint("c", op.c, l.cBytes, "a", op.a, l.aBytes, false);
-  ctx.requireDisjoint("c", op.c, l.cBytes, "b", op.b, l.bBytes, false);
+      layoutOf(op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb, op.acc);
   const float *a = ctx.read<float>(op.a, l.aBytes / 4).data();
   const float *b = ctx.read<float>(op.b, l.bBytes / 4).data();
   float *c = op.acc ? ctx.update<float>(op.c, l.cBytes / 4).data()
@@ -73,20 +61,13 @@ void execute(ExecContext &ctx, const isa::inst::Matmul &op) {
 Work work(const isa::inst::Bmm &op) { return matrixWork(op.m, op.k, op.n, op.batch, op.acc); }
 
 void execute(ExecContext &ctx, const isa::inst::Bmm &op) {
-  const MatrixLayout l = layoutOf(ctx, op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
-  if (op.batch > 1 && op.stride_c * 4 < l.cBytes)
-    ctx.fault(mem::FaultCode::Overlap, op.c, 0,
-              "stride_c = " + std::to_string(op.stride_c) +
-                  " makes consecutive C matrices overlap (each has " +
-                  std::to_string(l.cBytes / 4) + " elements)");
-  const auto extent = [&](uint64_t stride, uint64_t one, const char *what) {
-    return ctx.add(ctx.mul(ctx.mul(op.batch - 1, stride, what), 4, what), one, what);
+  const MatrixLayout l = layoutOf(op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
+  const auto extent = [&](uint64_t stride, uint64_t one) {
+    return (op.batch - 1) * stride * 4 + one;
   };
-  const uint64_t aExtent = extent(op.stride_a, l.aBytes, "A batch extent");
-  const uint64_t bExtent = extent(op.stride_b, l.bBytes, "B batch extent");
-  const uint64_t cExtent = extent(op.stride_c, l.cBytes, "C batch extent");
-  ctx.requireDisjoint("c", op.c, cExtent, "a", op.a, aExtent, false);
-  ctx.requireDisjoint("c", op.c, cExtent, "b", op.b, bExtent, false);
+  const uint64_t aExtent = extent(op.stride_a, l.aBytes);
+  const uint64_t bExtent = extent(op.stride_b, l.bBytes);
+  const uint64_t cExtent = extent(op.stride_c, l.cBytes);
   const float *a = ctx.read<float>(op.a, aExtent / 4).data();
   const float *b = ctx.read<float>(op.b, bExtent / 4).data();
   float *c = op.acc ? ctx.update<float>(op.c, cExtent / 4).data()

@@ -22,8 +22,7 @@ template <class Op> Work rowsWork(const Op &op, uint64_t extraReads) {
 Work work(const isa::inst::Softmax &op) { return rowsWork(op, 0); }
 
 void execute(ExecContext &ctx, const isa::inst::Softmax &op) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
-  ctx.requireDisjoint("dst", op.dst, n * 4, "src", op.src, n * 4, true);
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   float *dst = ctx.write<float>(op.dst, n).data();
   const float scale = op.scale;
@@ -57,14 +56,7 @@ Work work(const isa::inst::Rmsnorm &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
-  ctx.requireDisjoint("dst", op.dst, n * 4, "src", op.src, n * 4, true);
-  if (op.use_weight)
-    ctx.requireDisjoint("dst", op.dst, n * 4, "weight", op.weight, uint64_t(op.cols) * 4, false);
-  if (op.write_rstd) {
-    ctx.requireDisjoint("rstd", op.rstd, uint64_t(op.rows) * 4, "src", op.src, n * 4, false);
-    ctx.requireDisjoint("rstd", op.rstd, uint64_t(op.rows) * 4, "dst", op.dst, n * 4, false);
-  }
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;
   float *rstd = op.write_rstd ? ctx.write<float>(op.rstd, op.rows).data() : nullptr;

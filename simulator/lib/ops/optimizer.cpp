@@ -14,18 +14,6 @@ Work work(const isa::inst::Adamw &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::Adamw &op) {
-  const uint64_t bytes = uint64_t(op.n) * 4;
-  const struct {
-    const char *name;
-    uint64_t address;
-  } arrays[] = {{"param", op.param}, {"grad", op.grad}, {"exp_avg", op.exp_avg},
-                {"exp_avg_sq", op.exp_avg_sq}};
-  for (size_t i = 0; i < 4; ++i) {
-    for (size_t j = i + 1; j < 4; ++j)
-      ctx.requireDisjoint(arrays[i].name, arrays[i].address, bytes, arrays[j].name,
-                          arrays[j].address, bytes, false);
-    ctx.requireDisjoint(arrays[i].name, arrays[i].address, bytes, "hyper", op.hyper, 32, false);
-  }
   const float *h = ctx.read<float>(op.hyper, 8).data();
   const float lr = h[0], beta1 = h[1], beta2 = h[2], eps = h[3], weightDecay = h[4],
               biasCorrection1 = h[5], biasCorrection2Sqrt = h[6];

@@ -16,8 +16,7 @@ template <class Op> Work reduceWork(const Op &op, uint64_t outputs) {
 
 // dst[i] = f(row i) for every row.
 template <class Op, class F> void perRow(ExecContext &ctx, const Op &op, F f) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
-  ctx.requireDisjoint("dst", op.dst, uint64_t(op.rows) * 4, "src", op.src, n * 4, false);
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   float *dst = ctx.write<float>(op.dst, op.rows).data();
   for (uint64_t i = 0; i < op.rows; ++i)
@@ -46,8 +45,7 @@ void execute(ExecContext &ctx, const isa::inst::RowMean &op) {
 
 Work work(const isa::inst::ColSum &op) { return reduceWork(op, op.cols); }
 void execute(ExecContext &ctx, const isa::inst::ColSum &op) {
-  const uint64_t n = ctx.mul(op.rows, op.cols, "rows x cols");
-  ctx.requireDisjoint("dst", op.dst, uint64_t(op.cols) * 4, "src", op.src, n * 4, false);
+  const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   float *dst = ctx.write<float>(op.dst, op.cols).data();
   // Each column is one accumulator, rows added in increasing order from +0.

@@ -1,4 +1,5 @@
 #include "npu/mem/address_map.h"
+#include "npu/mem/fault.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -272,6 +273,44 @@ TEST(AddressMapTest, OverrideRejectsMalformedSpecs) {
               StartsWith("override 'weights=zero:4K' base: 'zero' is not a number"));
   EXPECT_EQ(map.regions.size(), 5u);
   EXPECT_EQ(map.byName("weights")->size, 256 * kMiB) << "a failed override changes nothing";
+}
+
+// What the engines may touch (the region check of every device): the
+// region's permissions, nothing in the CSR window or the command ring, and
+// never past the region's end or 2^64.
+TEST(AddressMapTest, EngineAccessFollowsTheRegionTableRules) {
+  AddressMap map = AddressMap::defaults();
+  map.regions.push_back({.name = "rom", .base = 0x5000'0000, .size = 4096, .writable = false});
+  map.regions.push_back({.name = "top", .base = 0xffff'ffff'ffff'f000, .size = 4096});
+  EXPECT_EQ(map.checkEngineAccess(0x1000'0000, 64, Access::Read | Access::Write), FaultCode::None);
+  EXPECT_EQ(map.checkEngineAccess(0x4000'0000, 1, Access::Read), FaultCode::Unmapped);
+  EXPECT_EQ(map.checkEngineAccess(0x0fff'fff0, 32, Access::Read), FaultCode::OutOfRegion);
+  EXPECT_EQ(map.checkEngineAccess(0x5000'0000, 4, Access::Read), FaultCode::None);
+  EXPECT_EQ(map.checkEngineAccess(0x5000'0000, 4, Access::Write), FaultCode::Permission);
+  EXPECT_EQ(map.checkEngineAccess(0x3000'0000, 4, Access::Read), FaultCode::Permission);
+  EXPECT_EQ(map.checkEngineAccess(0x2000'0000, 64, Access::Read), FaultCode::Permission);
+  EXPECT_EQ(map.checkEngineAccess(0x2000'0000, 64, Access::Write), FaultCode::Permission);
+  EXPECT_EQ(map.checkEngineAccess(0xffff'ffff'ffff'f000, 4096, Access::Write), FaultCode::None);
+  EXPECT_EQ(map.checkEngineAccess(0xffff'ffff'ffff'fff0, 32, Access::Read), FaultCode::OutOfRegion);
+  EXPECT_TRUE(map.byName("ring")->isCommandRing());
+  EXPECT_FALSE(map.byName("ring")->engineReadable());
+  EXPECT_TRUE(map.byName("ring")->readable) << "the host still writes packets there";
+
+  EXPECT_EQ(map.regionText(0x1000'0040), "region 'activations' 0x10000000-0x1fffffff");
+  EXPECT_EQ(map.regionText(0x5000'0000), "region 'rom' 0x50000000-0x50000fff, read-only");
+  EXPECT_EQ(map.regionText(0x3000'0000), "region 'csr' 0x30000000-0x30000fff, the CSR window");
+  EXPECT_EQ(map.regionText(0x2000'0000), "region 'ring' 0x20000000-0x200fffff, the command ring");
+  EXPECT_EQ(map.regionText(0xffff'ffff'ffff'ffff),
+            "region 'top' 0xfffffffffffff000-0xffffffffffffffff");
+  EXPECT_EQ(map.regionText(0x4000'0000), "no region");
+
+  Fault fault;
+  fault.code = FaultCode::OutOfRegion;
+  fault.address = 0xffff'ffff'ffff'fff0;
+  fault.length = 32;
+  map.annotate(fault);
+  EXPECT_EQ(fault.detail, "runs 16 bytes past its end");
+  EXPECT_EQ(fault.region, "region 'top' 0xfffffffffffff000-0xffffffffffffffff");
 }
 
 } // namespace

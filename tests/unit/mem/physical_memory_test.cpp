@@ -60,7 +60,8 @@ TEST(PhysicalMemoryTest, FirstAndLastByteOfEveryMemoryRegion) {
 
     Fault past = memory.check(last, 2, Access::Read);
     EXPECT_EQ(past.code, FaultCode::OutOfRegion) << region.name;
-    EXPECT_THAT(past.detail, HasSubstr("runs 1 byte past the end of region '" + region.name));
+    EXPECT_THAT(past.region, HasSubstr("region '" + region.name + "'"));
+    EXPECT_EQ(past.detail, "runs 1 byte past its end") << region.name;
   }
 }
 
@@ -79,7 +80,10 @@ TEST(PhysicalMemoryTest, RangeStraddlingTwoAdjacentRegionsIsOutOfRegion) {
   EXPECT_EQ(fault.address, 0x0FFF'FFF0u);
   EXPECT_EQ(fault.length, 32u);
   EXPECT_EQ(fault.access, Access::Write);
-  EXPECT_EQ(fault.detail, "runs 16 bytes past the end of region 'weights' [0x0, 0x10000000)");
+  EXPECT_EQ(fault.region, "region 'weights' 0x0-0xfffffff");
+  EXPECT_EQ(fault.detail, "runs 16 bytes past its end");
+  EXPECT_EQ(fault.describe(), "out-of-region write of 32 bytes at 0x0ffffff0 (region 'weights' "
+                              "0x0-0xfffffff): runs 16 bytes past its end");
 }
 
 TEST(PhysicalMemoryTest, UnmappedFaultCarriesEverything) {
@@ -95,8 +99,7 @@ TEST(PhysicalMemoryTest, UnmappedFaultCarriesEverything) {
     EXPECT_EQ(fault.length, 64u);
     EXPECT_EQ(fault.access, Access::Read);
     EXPECT_EQ(fault.packetIndex, -1);
-    EXPECT_STREQ(error.what(), "unmapped address 0x40000000 (read of 64 bytes): no region of the "
-                               "address map contains it");
+    EXPECT_STREQ(error.what(), "unmapped read of 64 bytes at 0x40000000 (no region)");
   }
 }
 
@@ -117,7 +120,8 @@ TEST(PhysicalMemoryTest, AddressPlusLengthNear2To64NeverWraps) {
   EXPECT_EQ(memory.check(0, UINT64_MAX, Access::Read).code, FaultCode::OutOfRegion);
   Fault fault = faultOf([&] { memory.hostSpan(0xFFFF'FFFF'FFFF'FFF0, 0x20, Access::Read); });
   EXPECT_EQ(fault.code, FaultCode::OutOfRegion);
-  EXPECT_EQ(fault.detail, "runs 16 bytes past the end of region 'top' [0xfffffffffffff000, 2^64)");
+  EXPECT_EQ(fault.region, "region 'top' 0xfffffffffffff000-0xffffffffffffffff");
+  EXPECT_EQ(fault.detail, "runs 16 bytes past its end");
 
   PhysicalMemory defaults;
   EXPECT_EQ(defaults.check(UINT64_MAX, 1, Access::Read).code, FaultCode::Unmapped);
@@ -156,14 +160,14 @@ TEST(PhysicalMemoryTest, RegionPermissionsAreEnforced) {
 
   Fault write = faultOf([&] { memory.write(0x100, &word, 4); });
   EXPECT_EQ(write.code, FaultCode::Permission);
-  EXPECT_EQ(write.detail, "region 'rom' [0x0, 0x10000) does not allow writes");
+  EXPECT_EQ(write.region, "region 'rom' 0x0-0xffff, read-only");
   EXPECT_EQ(faultOf([&] { memory.fill(0, 0, 1); }).code, FaultCode::Permission);
   EXPECT_EQ(faultOf([&] { memory.hostSpan(0, 4, Access::Read | Access::Write); }).code,
             FaultCode::Permission);
 
   Fault read = faultOf([&] { memory.read(0x10000, &word, 4); });
   EXPECT_EQ(read.code, FaultCode::Permission);
-  EXPECT_EQ(read.detail, "region 'sink' [0x10000, 0x20000) does not allow reads");
+  EXPECT_EQ(read.region, "region 'sink' 0x10000-0x1ffff, write-only");
   EXPECT_EQ(faultOf([&] { memory.hostSpan(0x10000, 4, Access::Read | Access::Write); }).code,
             FaultCode::Permission);
   EXPECT_EQ(memory.check(0x10000, 4, Access::Read | Access::Write).access,
@@ -185,7 +189,7 @@ TEST(PhysicalMemoryTest, CsrWindowIsNotMemory) {
   for (Access access : {Access::Read, Access::Write, Access::Read | Access::Write}) {
     Fault fault = faultOf([&] { memory.hostSpan(0x3000'0000, 4, access); });
     EXPECT_EQ(fault.code, FaultCode::Permission);
-    EXPECT_THAT(fault.detail, HasSubstr("region 'csr' [0x30000000, 0x30001000) is the CSR window"));
+    EXPECT_EQ(fault.region, "region 'csr' 0x30000000-0x30000fff, the CSR window");
   }
   EXPECT_THROW(memory.read(0x3000'0FFC, &word, 4), DeviceFault);
   PhysicalMemory::RegionStats csr = statsOf(memory.stats(), "csr");
@@ -327,24 +331,46 @@ TEST(PhysicalMemoryTest, MovedMemoryKeepsContentsAndCounters) {
   EXPECT_EQ(moved.stats().at(0).bytesWritten, 1u);
 }
 
+// One line: instruction and operand, what happened to which bytes, the
+// region, the packet, why.
 TEST(FaultTest, DescribeFormats) {
-  Fault fault{.code = FaultCode::Unmapped,
-              .address = 0x4000'0000,
-              .length = 64,
-              .access = Access::Read,
-              .packetIndex = 3,
-              .detail = "no region"};
-  EXPECT_EQ(fault.describe(),
-            "unmapped address 0x40000000 (read of 64 bytes) at packet 3: no region");
+  Fault fault;
   fault.code = FaultCode::OutOfRegion;
+  fault.address = 0x0fff'f000;
+  fault.length = 8192;
+  fault.access = Access::Write;
+  fault.packetIndex = 3;
+  fault.instruction = "SILU";
+  fault.operand = "dst";
+  fault.region = "region 'weights' 0x0-0xfffffff";
+  fault.detail = "runs 4096 bytes past its end";
+  EXPECT_EQ(fault.describe(), "SILU dst: out-of-region write of 8192 bytes at 0x0ffff000 (region "
+                              "'weights' 0x0-0xfffffff) at packet 3: runs 4096 bytes past its end");
+  fault.code = FaultCode::Unmapped;
+  fault.address = 0x4000'0000;
   fault.length = 1;
   fault.access = Access::Read | Access::Write;
   fault.packetIndex = -1;
+  fault.instruction.clear();
+  fault.region = "no region";
   fault.detail.clear();
-  EXPECT_EQ(fault.describe(),
-            "out-of-region access at address 0x40000000 (read-modify-write of 1 byte)");
-  Fault opcode{.code = FaultCode::UnknownOpcode, .packetIndex = 12, .detail = "opcode 0x77"};
-  EXPECT_EQ(opcode.describe(), "unknown opcode at packet 12: opcode 0x77");
+  EXPECT_EQ(fault.describe(), "unmapped read-modify-write of 1 byte at 0x40000000 (no region)");
+  fault.code = FaultCode::Permission;
+  EXPECT_EQ(fault.describe(), "forbidden read-modify-write of 1 byte at 0x40000000 (no region)");
+  Fault overlap;
+  overlap.code = FaultCode::Overlap;
+  overlap.address = 0x1000'0010;
+  overlap.length = 48;
+  overlap.packetIndex = 0;
+  overlap.instruction = "COPY";
+  overlap.operand = "dst";
+  overlap.otherOperand = "src";
+  EXPECT_EQ(overlap.describe(), "COPY dst: overlap of 48 bytes with src at 0x10000010 at packet 0");
+  Fault opcode;
+  opcode.code = FaultCode::UnknownOpcode;
+  opcode.packetIndex = 12;
+  opcode.detail = "0x00000077";
+  EXPECT_EQ(opcode.describe(), "unknown opcode at packet 12: 0x00000077");
   EXPECT_EQ(Fault{}.describe(), "no fault");
   DeviceFault error(opcode);
   EXPECT_EQ(error.what(), opcode.describe());

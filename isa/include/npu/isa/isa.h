@@ -69,6 +69,49 @@ struct SyntaxItem {
   char literal;
 };
 
+// The byte range of an address operand, computed from other operands of its
+// packet (isa/base.td, "Memory operands"). Operand references are indices
+// into InstrInfo::operands, -1 for none.
+enum class ExtentKind : uint8_t { Product, Matrix, Strided };
+
+// 2^elemLog2 bytes times the product of the factor operands, times 2^v for
+// the value v of the operand shiftBy.
+struct ProductInfo {
+  int8_t factors[4];
+  uint8_t elemLog2;
+  int8_t shiftBy;
+};
+
+struct MemOperandInfo {
+  uint8_t operand;
+  bool reads, writes;
+  int8_t when;       // flag: accessed only when set
+  int8_t updateWhen; // flag: a write is a read-modify-write when set
+  ExtentKind kind;
+  // Product: choices[0], or choices[value of the enum operand selector].
+  int8_t selector;
+  uint8_t numChoices;
+  ProductInfo choices[4];
+  // Matrix: f32 rows x cols, stored transposed when the flag trans is set,
+  // stored rows pitch elements apart (0 or no operand: dense); batch
+  // matrices batchStride elements apart, not overlapping when distinct.
+  int8_t rows, cols, pitch, trans, batch, batchStride;
+  bool distinct;
+  // Strided: the view of sizes[d] elements of 2^esize bytes, strides[d]
+  // elements apart (signed), lowest to highest element.
+  int8_t sizes[4], strides[4], esize;
+};
+
+// Memory operands a and b (indices into InstrInfo::memory) must not overlap,
+// except as an exact alias where inPlace holds (only while the enum operand
+// inPlaceIf has inPlaceValue, when named).
+struct DisjointInfo {
+  uint8_t a, b;
+  bool inPlace;
+  int8_t inPlaceIf;
+  uint32_t inPlaceValue;
+};
+
 } // namespace npu::isa
 
 #include "npu/isa/npu_isa_gen.h"
@@ -89,9 +132,17 @@ struct InstrInfo {
   uint32_t perElementCycles;
   uint64_t usedBits[8]; // opcode and operand bits; the rest is reserved
   const char *doc;
+  // Every address operand's range in check order, and the overlap rules in
+  // check order.
+  const MemOperandInfo *memory;
+  uint32_t numMemory;
+  const DisjointInfo *disjoints;
+  uint32_t numDisjoints;
 
   std::span<const OperandInfo> operandList() const { return {operands, numOperands}; }
   std::span<const SyntaxItem> syntaxList() const { return {syntax, numSyntaxItems}; }
+  std::span<const MemOperandInfo> memoryList() const { return {memory, numMemory}; }
+  std::span<const DisjointInfo> disjointList() const { return {disjoints, numDisjoints}; }
   // Index of the operand called `name`, or -1.
   int operandIndex(std::string_view name) const;
 };
@@ -118,9 +169,10 @@ void encode(const Instruction &inst, std::span<uint8_t, kPacketBytes> out);
 enum class DecodeError { None, UnknownOpcode, ReservedBits, OutOfRange, Misaligned, BadEnum };
 
 // Decodes and validates a packet: unknown opcodes, reserved bits that are
-// set and operands outside their constraints are errors (never UB).
+// set and operands outside their constraints are errors (never UB). On an
+// operand's failure, *operand is its index (else -1).
 bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out,
-            std::string *error = nullptr, DecodeError *why = nullptr);
+            std::string *error = nullptr, DecodeError *why = nullptr, int *operand = nullptr);
 
 // Interprets the raw bits of an operand as a signed value (i32) or returns
 // them unchanged (other kinds).

@@ -10,6 +10,15 @@
 
 namespace npu::mem {
 
+struct Fault;
+enum class FaultCode : uint32_t;
+enum class Access : uint8_t;
+
+// The region the runtime places the command ring in. Packets reach it only
+// through the driver: no engine may read or write it, so that a stream cannot
+// rewrite packets the device has yet to fetch.
+inline constexpr std::string_view kCommandRingRegion = "ring";
+
 struct Region {
   std::string name;
   uint64_t base = 0;
@@ -23,6 +32,13 @@ struct Region {
 
   // Computed as an offset so that a region ending exactly at 2^64 works.
   bool contains(uint64_t address) const { return address - base < size; }
+
+  bool isCommandRing() const { return name == kCommandRingRegion; }
+  // What a device's engines may do here: a Memory region's permissions; the
+  // CSR window and the command ring belong to the command processor, and an
+  // engine reaching them is a Permission fault.
+  bool engineReadable() const { return readable && kind == Kind::Memory && !isCommandRing(); }
+  bool engineWritable() const { return writable && kind == Kind::Memory && !isCommandRing(); }
 };
 
 // Map files are JSON objects with one key, "regions", an array of objects:
@@ -72,6 +88,24 @@ struct AddressMap {
   // The region containing address, or nullptr.
   const Region *find(uint64_t address) const;
   const Region *byName(std::string_view name) const;
+
+  // The fault code of an engine's access to [address, address + length):
+  // Unmapped (no region holds address), Permission (see
+  // Region::engineReadable), OutOfRegion (the range runs past the end of
+  // its region, or past 2^64) or None. Every device's region check decides
+  // by this rule (the ISS's check stage here, the RTL's region table in
+  // hardware).
+  FaultCode checkEngineAccess(uint64_t address, uint64_t length, Access access) const;
+
+  // "region 'weights' 0x0-0xfffffff", with ", read-only", ", write-only",
+  // ", the CSR window" or ", the command ring" where that matters, or "no
+  // region".
+  std::string regionText(uint64_t address) const;
+
+  // Sets fault.region to the region holding fault.address and, for an
+  // OutOfRegion fault, fault.detail to how far the range runs past it: the
+  // description every backend gives a bad range.
+  void annotate(Fault &fault) const;
 };
 
 // Granularity of region bases and sizes.

@@ -45,19 +45,35 @@ constexpr bool includes(Access set, Access direction) {
 // "read", "write" or "read-modify-write".
 const char *accessName(Access access);
 
+// A fault as one line for humans. Every backend fills the same fields for
+// the same fault (the ISS where it raises it, the RTL's backend from the
+// device's fault registers), so that equal faults read identically.
 struct Fault {
   FaultCode code = FaultCode::None;
+  // The range at fault (Unmapped, Permission, OutOfRegion, Overlap: the
+  // overlapping bytes), the misaligned address, or the index's address and
+  // width; for a matrix pitch below its row, the stored row length.
   uint64_t address = 0;
   uint64_t length = 0;
   Access access = Access::Read;
   int64_t packetIndex = -1; // -1: not attributed to a packet (yet)
+  // The faulting packet's instruction as its upper-case mnemonic ("" when
+  // the opcode names none), the operand at fault ("" for faults of the whole
+  // packet) and, for Overlap, the operand it overlaps.
+  std::string instruction;
+  std::string operand;
+  std::string otherOperand;
+  // The region holding `address` as AddressMap::regionText describes it, for
+  // faults about memory; "" otherwise.
+  std::string region;
+  // Why, where the fields above do not say it.
   std::string detail;
 
-  // One line for humans, e.g.
-  // "unmapped address 0x40000000 (read of 64 bytes) at packet 3: <detail>".
-  // The access part is left out for faults that are not about an address
-  // range (unknown opcode, reserved bits, timeout), the packet part when
-  // packetIndex is -1.
+  // One line, e.g.
+  // "SILU dst: out-of-region write of 4096 bytes at 0x0ffff000 (region
+  // 'weights' 0x0-0xfffffff) at packet 3: runs 4096 bytes past its end".
+  // The instruction part is left out when instruction is empty, the packet
+  // part when packetIndex is -1.
   std::string describe() const;
 };
 

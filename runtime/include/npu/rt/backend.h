@@ -43,9 +43,11 @@ public:
   virtual sim::Stats stats() const = 0;
   virtual std::vector<sim::PacketRecord> takeRecords() = 0;
 
-  // A human-readable cause of the current fault beyond what the CSRs say
-  // (e.g. which operands overlap), or empty. Diagnostics only.
-  virtual std::string faultDiagnostic() const { return {}; }
+  // The fault the device stopped at (STATUS.FAULT is set), described
+  // completely: every backend describes the same fault of the same packet
+  // with the same text (npu/sim/checks.h, describeFault). packetIndex counts
+  // from the last RESET.
+  virtual mem::Fault deviceFault() = 0;
 
   // A human-readable report on the run since the last RESET beyond the
   // statistics (cosim: ISS and RTL cycles side by side), or empty.

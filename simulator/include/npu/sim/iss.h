@@ -46,9 +46,11 @@ class Iss {
 public:
   explicit Iss(mem::PhysicalMemory &memory, Mode mode = Mode::Func);
 
-  // Executes one packet. Returns true if it was HALT. A bad packet or a bad
-  // access throws mem::DeviceFault carrying `index` as the packet index;
-  // the packet then has no effect on statistics (its partial writes stay).
+  // Executes one packet. Returns true if it was HALT. A fault throws
+  // mem::DeviceFault carrying `index` as the packet index, described by
+  // describeFault (npu/sim/checks.h); the packet then has no effect on
+  // statistics. A packet failing checkPacket has no effect at all; an index
+  // out of range stops it after the rows before the bad index.
   bool step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index);
 
   // Executes packets[0...] until HALT, the end, a fault or maxPackets.
