@@ -257,6 +257,26 @@ at::Tensor &uniform(at::Tensor &self, double from, double to,
                     [&](at::Tensor &host, at::Generator &gen) { host.uniform_(from, to, gen); });
 }
 
+// Whether `from`'s TensorImpl may be shallow-copied into `self`'s, which
+// decides `param.data = moved` in Module._apply (Module.to, .npu(), .cpu()):
+// when it may, the Parameter object stays and only its data moves, as for
+// CPU<->CUDA; otherwise PyTorch makes new Parameters, so tied weights come
+// apart and an optimizer built before the move updates dead copies. c10's
+// own rule knows only its built-in dense backends; a dense npu tensor is a
+// plain strided TensorImpl like them.
+bool hasCompatibleShallowCopyType(const at::Tensor &self, const at::Tensor &from) {
+  c10::TensorImpl *impl = self.unsafeGetTensorImpl();
+  if (impl->has_compatible_shallow_copy_type(from.key_set()))
+    return true;
+  auto dense = [](const at::Tensor &t) {
+    // c10's rule against a dense CPU key set holds for its dense backends.
+    return t.key_set().has(c10::DispatchKey::PrivateUse1) ||
+           t.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(
+               c10::DispatchKeySet(c10::DispatchKey::CPU));
+  };
+  return dense(self) && dense(from);
+}
+
 } // namespace
 
 void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes) {
@@ -291,6 +311,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("zero_", zero);
   m.impl("normal_", normal);
   m.impl("uniform_", uniform);
+  m.impl("_has_compatible_shallow_copy_type", hasCompatibleShallowCopyType);
 }
 
 } // namespace npu::bridge
