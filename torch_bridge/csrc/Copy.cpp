@@ -158,9 +158,26 @@ void copyInto(const at::Tensor &dst, const at::Tensor &src) {
 
 namespace {
 
-at::Tensor copyFrom(const at::Tensor &self, const at::Tensor &dst, bool /*nonBlocking*/) {
+OpCounter &copyCounter() {
   static OpCounter counter("_copy_from");
-  OpScope scope(counter);
+  return counter;
+}
+
+// Whether copy_ has nothing to do: the early exit of PyTorch's copy_ (which
+// sends npu copies here before reaching it) for a view of the same data.
+bool sameData(const at::Tensor &dst, const at::Tensor &src) {
+  return dst.is_alias_of(src) && dst.storage_offset() == src.storage_offset() &&
+         dst.strides() == src.strides() && dst.sizes() == src.sizes() &&
+         dst.scalar_type() == src.scalar_type() && dst.is_conj() == src.is_conj() &&
+         dst.is_neg() == src.is_neg();
+}
+
+// copy_ (dst.copy_(self)) whenever a side is on the npu.
+at::Tensor copyFrom(const at::Tensor &self, const at::Tensor &dst, bool /*nonBlocking*/) {
+  if (sameData(dst, self))
+    return dst;
+  checkPointwiseWrite(dst, {self});
+  OpScope scope(copyCounter());
   if (logOps())
     scope.describe(shapeString(self) + " " + self.device().str() + " -> " + dst.device().str());
   copyInto(dst, self);
@@ -177,6 +194,11 @@ at::Tensor copyFromAndResize(const at::Tensor &self, const at::Tensor &dst) {
 }
 
 } // namespace
+
+void copyResult(const at::Tensor &dst, const at::Tensor &src) {
+  OpScope scope(copyCounter());
+  copyInto(dst, src);
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copyFrom);

@@ -31,6 +31,10 @@ template <class Op, class... Args> decltype(auto) fallbackTo(Args &&...args) {
 // dst <- src with broadcasting and dtype conversion, for any devices with
 // at least one npu side (the body of _copy_from).
 void copyInto(const at::Tensor &dst, const at::Tensor &src);
+// copyInto as a native op of its own (counted and submitted as _copy_from),
+// without copy_'s overlap checks: for out= kernels that write a computed
+// result into out where PyTorch's CPU kernel writes it unchecked.
+void copyResult(const at::Tensor &dst, const at::Tensor &src);
 
 // A CPU tensor with the values of the npu tensor src (waits for the device).
 at::Tensor download(const at::Tensor &src);

@@ -183,6 +183,9 @@ void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits)
   emitGather(dst, addressOf(staged), {numel}, c10::IntArrayRef(&zero, 1), itemsize);
 }
 
+// fill_(Scalar) and zero_ write any self, an expanded one too, as on the
+// CPU (every element gets the same value); fill_(Tensor) and the random
+// fills refuse a self with internal overlap, as the CPU's do.
 at::Tensor &fillScalar(at::Tensor &self, const at::Scalar &value) {
   static OpCounter counter("fill_");
   OpScope scope(counter);
@@ -204,6 +207,7 @@ at::Tensor &fillScalar(at::Tensor &self, const at::Scalar &value) {
 at::Tensor &fillTensor(at::Tensor &self, const at::Tensor &value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
+  checkInternalOverlap(self);
   if (value.device().is_cpu())
     return fillScalar(self, value.item());
   static OpCounter counter("fill_");
@@ -226,6 +230,7 @@ at::Tensor &zero(at::Tensor &self) {
 // Draws on the host with the npu generator's state, then uploads.
 template <class Draw>
 at::Tensor &randomFill(at::Tensor &self, std::optional<at::Generator> generator, Draw draw) {
+  checkInternalOverlap(self);
   NpuGeneratorImpl *npuGen =
       at::get_generator_or_default<NpuGeneratorImpl>(generator, defaultGenerator());
   at::Tensor host = at::empty(self.sizes(), self.options().device(c10::kCPU));
