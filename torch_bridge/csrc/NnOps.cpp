@@ -323,6 +323,12 @@ fusedRmsNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
                      const std::optional<at::Tensor> &weight, std::array<bool, 2> outputMask) {
   static OpCounter counter("_fused_rms_norm_backward");
   const bool hasWeight = weight && weight->defined();
+  const std::string op = "aten::_fused_rms_norm_backward";
+  checkOnNpu(gradOut, op, "grad_out");
+  checkOnNpu(input, op, "input");
+  checkOnNpu(rstd, op, "rstd");
+  if (hasWeight)
+    checkOnNpu(*weight, op, "weight");
   TORCH_CHECK(isFloatNpu(gradOut) && isFloatNpu(input) && isFloatNpu(rstd) &&
                   (!hasWeight || isFloatNpu(*weight)),
               "_fused_rms_norm_backward on the NPU needs float32 npu tensors");

@@ -208,6 +208,9 @@ at::Tensor &fillTensor(at::Tensor &self, const at::Tensor &value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
   checkInternalOverlap(self);
+  // As PyTorch's fill_, a value on another device than self is read (item).
+  if (!isNpu(self))
+    return self.fill_(value.item());
   if (value.device().is_cpu())
     return fillScalar(self, value.item());
   static OpCounter counter("fill_");
