@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 
 import pytest
 import torch
@@ -100,3 +101,35 @@ def test_a_device_fault_is_reported_and_the_device_recovers():
     with pytest.raises(RuntimeError, match=r"device fault .*index 99 .*outside \[0, 11\).*was reset"):
         lookup.cpu()
     assert torch.equal((table * 2).cpu(), table.cpu() * 2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(3, 4),
+    lambda: torch.randn(40, 50) * 1e6,  # summarised, scientific notation
+    lambda: torch.arange(12).view(3, 4),  # int64
+    lambda: torch.rand(5) > 0.5,
+    lambda: torch.randn(6, 8)[::2, 1:7:2],  # a strided view
+    lambda: torch.tensor(float("nan")),
+    lambda: torch.empty(0, 3),
+], ids=["float", "summarised", "int64", "bool", "view", "scalar", "empty"])
+def test_printing_formats_one_host_copy_natively(make):
+    host = make()
+    x = host.to("npu")
+    torch.npu.set_strict(True)  # any op on the npu other than the copy would raise
+    try:
+        torch.npu.reset_stats()
+        text = repr(x)
+    finally:
+        torch.npu.set_strict(False)
+    assert torch.npu.fallback_stats() == {}
+    assert "device='npu:0'" in text
+    assert re.sub(r",\s*device='npu:0'", "", text) == repr(host)
+
+
+def test_printing_keeps_grad_fn_and_parameter_forms():
+    w = torch.nn.Parameter(torch.ones(2, 2)).to("npu")
+    y = w * 2
+    assert repr(y) == "tensor([[2., 2.],\n        [2., 2.]], device='npu:0', grad_fn=<MulBackward0>)"
+    parameter = torch.nn.Linear(2, 1).npu().bias
+    assert repr(parameter).startswith("Parameter containing:\ntensor([") and "requires_grad=True" in repr(parameter)
+    assert str(torch.ones(2, device="npu")) == "tensor([1., 1.], device='npu:0')"
