@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+import npu_bridge
 import pytest
 import torch
 
@@ -68,3 +69,26 @@ def test_a_capture_cannot_nest(tmp_path):
         with pytest.raises(RuntimeError, match="already running"):
             with torch.npu.capture(tmp_path / "inner.npubin"):
                 pass
+
+
+def test_a_capture_into_a_missing_directory_fails_before_the_work(tmp_path):
+    trace = tmp_path / "missing" / "fwd.npubin"
+    x = torch.ones(4).to("npu")
+    torch.npu.reset_stats()
+    with pytest.raises(RuntimeError, match=f"cannot write the trace '{trace}': directory '{trace.parent}' "
+                                           "does not exist"):
+        with torch.npu.capture(trace):
+            (x * 2).cpu()
+    assert torch.npu.op_stats().get("mul", {}).get("calls", 0) == 0  # the body never ran
+    assert not npu_bridge._C._capturing()
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("")
+    with pytest.raises(RuntimeError, match="is not a directory"):
+        with torch.npu.capture(not_a_directory / "fwd.npubin"):
+            pass
+    with pytest.raises(RuntimeError, match="is a directory"):
+        with torch.npu.capture(tmp_path):
+            pass
+    with torch.npu.capture(tmp_path / "after.npubin"):  # and captures still work
+        (x * 2).cpu()
+    assert (tmp_path / "after.npubin").stat().st_size > 0
