@@ -76,11 +76,16 @@ void endCapture() {
   deviceCall([] { runtime().endCapture(); });
 }
 
-// At interpreter exit: a capture still running is written out.
+// At interpreter exit: a capture still running is written out. A runtime
+// that never started (the device was not used, or could not start, e.g. an
+// unknown NPU_BACKEND) is not started now.
 void shutdown() {
+  rt::Runtime *started = startedRuntime();
+  if (!started)
+    return;
   flush();
-  if (runtime().capturing())
-    deviceCall([] { runtime().endCapture(); });
+  if (started->capturing())
+    deviceCall([started] { started->endCapture(); });
 }
 
 } // namespace

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -101,6 +103,32 @@ def test_a_device_fault_is_reported_and_the_device_recovers():
     with pytest.raises(RuntimeError, match=r"device fault .*index 99 .*outside \[0, 11\).*was reset"):
         lookup.cpu()
     assert torch.equal((table * 2).cpu(), table.cpu() * 2)
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def test_an_unknown_npu_backend_fails_at_first_use_with_the_available_ones():
+    result = run_python(
+        "import torch, npu_bridge\n"
+        "try:\n"
+        "    torch.ones(2, device='npu')\n"
+        "except RuntimeError as e:\n"
+        "    print('RuntimeError:', e)\n"
+        "try:\n"
+        "    torch.npu.get_backend()\n"
+        "except RuntimeError as e:\n"
+        "    print('RuntimeError:', e)\n",
+        NPU_BACKEND="quantum")
+    assert result.returncode == 0, result.stderr  # not an abort
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RuntimeError:")]
+    assert len(lines) == 2, result.stdout + result.stderr
+    for line in lines:
+        assert re.search(r"cannot start the NPU runtime: unknown backend 'quantum' \(available: [a-z, ]*iss", line), line
+    # Nothing more at exit (the runtime that could not start is not retried).
+    assert "terminate" not in result.stderr and "Exception" not in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("make", [
