@@ -126,7 +126,8 @@ def test_an_unknown_npu_backend_fails_at_first_use_with_the_available_ones():
     lines = [line for line in result.stdout.splitlines() if line.startswith("RuntimeError:")]
     assert len(lines) == 2, result.stdout + result.stderr
     for line in lines:
-        assert re.search(r"cannot start the NPU runtime: unknown backend 'quantum' \(available: [a-z, ]*iss", line), line
+        assert re.search(r"cannot start the NPU runtime: unknown backend 'quantum' \(available: [a-z, ]*iss",
+                         line), line
     # Nothing more at exit (the runtime that could not start is not retried).
     assert "terminate" not in result.stderr and "Exception" not in result.stderr, result.stderr
 
