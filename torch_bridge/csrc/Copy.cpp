@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <unordered_map>
 
 namespace npu::bridge {
 
@@ -158,9 +159,26 @@ void copyInto(const at::Tensor &dst, const at::Tensor &src) {
 
 namespace {
 
-at::Tensor copyFrom(const at::Tensor &self, const at::Tensor &dst, bool /*nonBlocking*/) {
+OpCounter &copyCounter() {
   static OpCounter counter("_copy_from");
-  OpScope scope(counter);
+  return counter;
+}
+
+// Whether copy_ has nothing to do: the early exit of PyTorch's copy_ (which
+// sends npu copies here before reaching it) for a view of the same data.
+bool sameData(const at::Tensor &dst, const at::Tensor &src) {
+  return dst.is_alias_of(src) && dst.storage_offset() == src.storage_offset() &&
+         dst.strides() == src.strides() && dst.sizes() == src.sizes() &&
+         dst.scalar_type() == src.scalar_type() && dst.is_conj() == src.is_conj() &&
+         dst.is_neg() == src.is_neg();
+}
+
+// copy_ (dst.copy_(self)) whenever a side is on the npu.
+at::Tensor copyFrom(const at::Tensor &self, const at::Tensor &dst, bool /*nonBlocking*/) {
+  if (sameData(dst, self))
+    return dst;
+  checkPointwiseWrite(dst, {self});
+  OpScope scope(copyCounter());
   if (logOps())
     scope.describe(shapeString(self) + " " + self.device().str() + " -> " + dst.device().str());
   copyInto(dst, self);
@@ -176,11 +194,66 @@ at::Tensor copyFromAndResize(const at::Tensor &self, const at::Tensor &dst) {
   return dst;
 }
 
+// _to_cpu: how the CPU fallback moves an op's tensors to the host. Tensors
+// that share an npu storage become views of one host copy of it, with the
+// same offsets and strides, so that the CPU kernel sees the aliasing the op
+// was called with: it refuses an expanded output or a partly overlapping
+// input exactly as it does for CPU tensors, and computes what it computes
+// for them. (Copied one by one, as PyTorch's default does, they would share
+// nothing.)
+std::vector<at::Tensor> toCpu(at::TensorList tensors) {
+  std::vector<at::Tensor> result(tensors.size());
+  std::unordered_map<const c10::StorageImpl *, std::vector<size_t>> byStorage;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const at::Tensor &t = tensors[i];
+    if (!t.defined() || !isNpu(t))
+      result[i] = t.defined() ? t.cpu() : t;
+    else if (t.numel() == 0)
+      result[i] = at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kCPU));
+    else
+      byStorage[t.storage().unsafeGetStorageImpl()].push_back(i);
+  }
+  // Views of any dtype start at a multiple of their item size: a copy from
+  // a 16-byte boundary places each of them at a whole element offset.
+  constexpr int64_t kAlignment = 16;
+  for (const auto &[storage, members] : byStorage) {
+    int64_t begin = std::numeric_limits<int64_t>::max(), end = 0;
+    for (size_t i : members) {
+      const at::Tensor &t = tensors[i];
+      int64_t last = t.storage_offset();
+      for (int64_t d = 0; d < t.dim(); ++d)
+        last += (t.size(d) - 1) * t.stride(d);
+      begin = std::min(begin, t.storage_offset() * int64_t(t.element_size()));
+      end = std::max(end, (last + 1) * int64_t(t.element_size()));
+    }
+    begin -= begin % kAlignment;
+    at::Tensor span = at::empty({end - begin}, at::TensorOptions().dtype(at::kByte));
+    const uint64_t base = reinterpret_cast<uint64_t>(storage->data());
+    flush();
+    deviceCall([&] { runtime().memcpyDeviceToHost(span.data_ptr(), base + begin, end - begin); });
+    logCopy("D->H", end - begin, "the span of a storage, for the CPU fallback");
+    for (size_t i : members) {
+      const at::Tensor &t = tensors[i];
+      const int64_t itemsize = t.element_size();
+      result[i] = at::empty({0}, t.options().device(c10::kCPU))
+                      .set_(span.storage(), (t.storage_offset() * itemsize - begin) / itemsize,
+                            t.sizes(), t.strides());
+    }
+  }
+  return result;
+}
+
 } // namespace
+
+void copyResult(const at::Tensor &dst, const at::Tensor &src) {
+  OpScope scope(copyCounter());
+  copyInto(dst, src);
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copyFrom);
   m.impl("_copy_from_and_resize", copyFromAndResize);
+  m.impl("_to_cpu", toCpu);
 }
 
 } // namespace npu::bridge

@@ -67,6 +67,10 @@ rt::Runtime &runtime() {
   return *g_runtime.load();
 }
 
+rt::Runtime *startedRuntime() {
+  return g_runtime.load(std::memory_order_acquire);
+}
+
 std::string backendName() {
   return runtime().backendName();
 }

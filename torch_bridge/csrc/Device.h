@@ -24,6 +24,8 @@ namespace npu::bridge {
 // --- The runtime ------------------------------------------------------------
 
 rt::Runtime &runtime();
+// The runtime if the device was used, else nullptr (starts nothing).
+rt::Runtime *startedRuntime();
 std::string backendName();
 // Re-creates the runtime (a fresh device) on the named backend. Fails with a
 // clear message when tensors are still live on the device (their addresses

@@ -297,6 +297,7 @@ at::Tensor &binaryInplace(OpCounter &counter, BinaryOp op, at::Tensor &self, con
   TORCH_CHECK(at::infer_size(self.sizes(), b.sizes()) == self.sizes(), "output with shape ",
               self.sizes(), " doesn't match the broadcast shape ",
               at::infer_size(self.sizes(), b.sizes()));
+  checkPointwiseWrite(self, {b});
   binaryStore(counter, op, self, self, b, alpha);
   return self;
 }
@@ -304,6 +305,7 @@ at::Tensor &binaryInplace(OpCounter &counter, BinaryOp op, at::Tensor &self, con
 at::Tensor &binaryOut(OpCounter &counter, BinaryOp op, const at::Tensor &a, const at::Tensor &b,
                       float alpha, at::Tensor &out) {
   at::native::resize_output(out, at::infer_size(a.sizes(), b.sizes()));
+  checkPointwiseWrite(out, {a, b});
   binaryStore(counter, op, out, a, b, alpha);
   return out;
 }
@@ -384,6 +386,14 @@ NPU_MINMAX(minimum, Min)
 
 // --- Unary ops ---------------------------------------------------------------
 
+void checkPointwiseOut(const at::Tensor &out, const at::Tensor &self) {
+  checkPointwiseWrite(out, {self});
+}
+
+void checkCopiedOut(const at::Tensor &out, const at::Tensor & /*self*/) {
+  checkInternalOverlap(out);
+}
+
 // out <- op(self) for a float32 npu self and out of self's shape.
 void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
                 auto &&emitInto) {
@@ -399,7 +409,10 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
     storeInto(out, addressOf(dst));
 }
 
-#define NPU_UNARY(name, kind)                                                                      \
+// checkOut is what the out= form checks: checkPointwiseWrite for the ops
+// that are TensorIterator kernels on the CPU, checkInternalOverlap for those
+// whose out= form PyTorch generates (the functional op, then a copy into out).
+#define NPU_UNARY(name, kind, checkOut)                                                            \
   at::Tensor name##Functional(const at::Tensor &self) {                                            \
     static OpCounter counter(#name);                                                               \
     if (!isFloatNpu(self))                                                                         \
@@ -413,6 +426,7 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
     static OpCounter counter(#name "_");                                                           \
     if (!isFloatNpu(self))                                                                         \
       return fallbackTo<NPU_ATEN_OP(name##_)>(self);                                               \
+    checkInternalOverlap(self);                                                                    \
     unaryStore(counter, self, self,                                                                \
                [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::kind, d, s, n); });      \
     return self;                                                                                   \
@@ -422,24 +436,25 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
     if (!isFloatNpu(self) || !isFloatNpu(out))                                                     \
       return fallbackTo<NPU_ATEN_OP2(name, out)>(self, out);                                       \
     at::native::resize_output(out, self.sizes());                                                  \
+    checkOut(out, self);                                                                           \
     unaryStore(counter, out, self,                                                                 \
                [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::kind, d, s, n); });      \
     return out;                                                                                    \
   }
 
-NPU_UNARY(neg, Neg)
-NPU_UNARY(exp, Exp)
-NPU_UNARY(log, Log)
-NPU_UNARY(rsqrt, Rsqrt)
-NPU_UNARY(sqrt, Sqrt)
-NPU_UNARY(reciprocal, Reciprocal)
-NPU_UNARY(abs, Abs)
-NPU_UNARY(relu, Relu)
-NPU_UNARY(sigmoid, Sigmoid)
-NPU_UNARY(tanh, Tanh)
-NPU_UNARY(silu, Silu)
-NPU_UNARY(sin, Sin)
-NPU_UNARY(cos, Cos)
+NPU_UNARY(neg, Neg, checkPointwiseOut)
+NPU_UNARY(exp, Exp, checkPointwiseOut)
+NPU_UNARY(log, Log, checkPointwiseOut)
+NPU_UNARY(rsqrt, Rsqrt, checkPointwiseOut)
+NPU_UNARY(sqrt, Sqrt, checkPointwiseOut)
+NPU_UNARY(reciprocal, Reciprocal, checkPointwiseOut)
+NPU_UNARY(abs, Abs, checkPointwiseOut)
+NPU_UNARY(relu, Relu, checkCopiedOut)
+NPU_UNARY(sigmoid, Sigmoid, checkPointwiseOut)
+NPU_UNARY(tanh, Tanh, checkPointwiseOut)
+NPU_UNARY(silu, Silu, checkPointwiseOut)
+NPU_UNARY(sin, Sin, checkPointwiseOut)
+NPU_UNARY(cos, Cos, checkPointwiseOut)
 
 // GELU: the tanh approximation is an instruction; the exact (erf) form is not.
 at::Tensor geluFunctional(const at::Tensor &self, c10::string_view approximate) {
@@ -456,6 +471,7 @@ at::Tensor &geluInplace(at::Tensor &self, c10::string_view approximate) {
   static OpCounter counter("gelu_");
   if (!isFloatNpu(self) || approximate != "tanh")
     return fallbackTo<NPU_ATEN_OP(gelu_)>(self, approximate);
+  checkInternalOverlap(self);
   unaryStore(counter, self, self,
              [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::Gelu, d, s, n); });
   return self;
@@ -466,6 +482,7 @@ at::Tensor &geluOut(const at::Tensor &self, c10::string_view approximate, at::Te
   if (!isFloatNpu(self) || !isFloatNpu(out) || approximate != "tanh")
     return fallbackTo<NPU_ATEN_OP2(gelu, out)>(self, approximate, out);
   at::native::resize_output(out, self.sizes());
+  checkPointwiseWrite(out, {self});
   unaryStore(counter, out, self,
              [](uint64_t d, uint64_t s, int64_t n) { emitUnary(UnaryOp::Gelu, d, s, n); });
   return out;
@@ -518,6 +535,7 @@ at::Tensor &powInplace(at::Tensor &self, const at::Scalar &exponent) {
   static OpCounter counter("pow_");
   if (!powLowerable(self, exponent))
     return fallbackTo<NPU_ATEN_OP2(pow_, Scalar)>(self, exponent);
+  checkInternalOverlap(self);
   const double p = exponent.toDouble();
   unaryStore(counter, self, self, [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
   return self;
@@ -529,6 +547,7 @@ at::Tensor &powOut(const at::Tensor &self, const at::Scalar &exponent, at::Tenso
     return fallbackTo<NPU_ATEN_OP2(pow, Tensor_Scalar_out)>(self, exponent, out);
   const double p = exponent.toDouble();
   at::native::resize_output(out, self.sizes());
+  checkPointwiseWrite(out, {self});
   unaryStore(counter, out, self, [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
   return out;
 }

@@ -6,6 +6,7 @@
 #include "Layout.h"
 #include "Ops.h"
 
+#include <ATen/core/op_registration/adaption.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -42,7 +43,33 @@ std::string describeArguments(const c10::OperatorHandle &op, const torch::jit::S
   return text;
 }
 
+// PyTorch's kernels refuse tensors on different devices (TensorIterator,
+// and the device checks of the generated CUDA wrappers); run on the host,
+// such a call would succeed instead, its result on the device of its first
+// tensor. Allowed, as for CUDA tensors: 0-dim CPU tensors (scalars) and CPU
+// index lists (Tensor?[] arguments, for indexing).
+void checkDevices(const c10::OperatorHandle &op, const torch::jit::Stack &stack,
+                  const std::string &name) {
+  const std::vector<c10::Argument> &arguments = op.schema().arguments();
+  const size_t first = stack.size() - arguments.size();
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const c10::IValue &value = stack[first + i];
+    if (value.isTensor()) {
+      checkOnNpu(value.toTensor(), name, arguments[i].name());
+    } else if (value.isTensorList()) {
+      for (const at::Tensor &t : value.toTensorList())
+        checkOnNpu(t, name, arguments[i].name());
+    }
+  }
+}
+
 } // namespace
+
+void checkOnNpu(const at::Tensor &t, const std::string &op, const std::string &argument) {
+  if (t.defined() && !isNpu(t) && !(t.device().is_cpu() && t.dim() == 0))
+    c10::impl::common_device_check_failure(c10::Device(c10::DeviceType::PrivateUse1, 0), t,
+                                           op.c_str(), argument.c_str());
+}
 
 void explainFallback(const std::string &op, const std::string &reason) {
   TORCH_CHECK(!strictMode(), "NPU_STRICT=1: ", op, " would run on the CPU: ", reason);
@@ -52,6 +79,7 @@ void explainFallback(const std::string &op, const std::string &reason) {
 
 void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const std::string name = operatorName(op);
+  checkDevices(op, *stack, name);
   TORCH_CHECK(!strictMode(), "NPU_STRICT=1: ", name,
               " has no NPU kernel for these arguments and would run on the CPU");
   countFallback(name);

@@ -41,10 +41,15 @@ at::Tensor gradFunctional(OpCounter &counter, const at::Tensor &dy, const at::Te
   return out;
 }
 
+// The .grad_input form. PyTorch's CPU kernels of these gradients are
+// TensorIterator ops with its overlap checks, except threshold_backward's,
+// which autograd runs in place (no checks: `checked` false).
 template <class Emit>
 at::Tensor &gradOut(OpCounter &counter, const at::Tensor &dy, const at::Tensor &x, at::Tensor &out,
-                    Emit emitInto) {
+                    Emit emitInto, bool checked = true) {
   at::native::resize_output(out, at::infer_size(dy.sizes(), x.sizes()));
+  if (checked)
+    checkPointwiseWrite(out, {dy, x});
   gradStore(counter, out, dy, x, emitInto);
   return out;
 }
@@ -160,10 +165,12 @@ at::Tensor &thresholdBackwardOut(const at::Tensor &dy, const at::Tensor &x,
   if (!thresholdLowerable(dy, x, threshold) || !isFloatNpu(out))
     return fallbackTo<NPU_ATEN_OP2(threshold_backward, grad_input)>(dy, x, threshold, out);
   const float t = threshold.toFloat();
-  return gradOut(counter, dy, x, out,
-                 [t](const at::Tensor &dst, const at::Tensor &g, const at::Tensor &in) {
-                   emitThresholdGrad(dst, g, in, t);
-                 });
+  return gradOut(
+      counter, dy, x, out,
+      [t](const at::Tensor &dst, const at::Tensor &g, const at::Tensor &in) {
+        emitThresholdGrad(dst, g, in, t);
+      },
+      /*checked=*/false);
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/Functions.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Copy.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -65,7 +67,9 @@ void storeThroughHost(const at::Tensor &dst, uint64_t src) {
     runtime().memcpyDeviceToHost(span.data_ptr(), addressOf(dst), extent * itemsize);
     runtime().memcpyDeviceToHost(values.data_ptr(), src, values.nbytes());
   });
-  span.as_strided(dst.sizes(), dst.strides()).copy_(values);
+  // dst may have internal overlap (an expanded out that the op's CPU kernel
+  // writes unchecked): the last write wins, as with the packets.
+  at::native::copy_ignoring_overlaps(span.as_strided(dst.sizes(), dst.strides()), values);
   deviceCall(
       [&] { runtime().memcpyHostToDevice(addressOf(dst), span.data_ptr(), extent * itemsize); });
   if (debugLevel() >= 2)
@@ -325,6 +329,17 @@ bool mayOverlap(const at::Tensor &a, const at::Tensor &b) {
   const auto [a0, a1] = range(a);
   const auto [b0, b1] = range(b);
   return a0 < b1 && b0 < a1;
+}
+
+void checkPointwiseWrite(const at::Tensor &out, c10::ArrayRef<at::Tensor> inputs) {
+  at::assert_no_internal_overlap(out);
+  for (const at::Tensor &input : inputs)
+    if (!input.is_same(out))
+      at::assert_no_partial_overlap(out, input);
+}
+
+void checkInternalOverlap(const at::Tensor &out) {
+  at::assert_no_internal_overlap(out);
 }
 
 void emitFillWords(uint64_t dst, uint32_t pattern, uint64_t words) {

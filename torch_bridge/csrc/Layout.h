@@ -73,6 +73,19 @@ at::Tensor contiguousOnDevice(const at::Tensor &t);
 // Whether the memory of a and b may intersect.
 bool mayOverlap(const at::Tensor &a, const at::Tensor &b);
 
+// What the kernel of an op refuses to write, as PyTorch's CPU kernel of the
+// op does and with its messages (ATen/MemoryOverlap.h). Out and in-place
+// kernels call one of these before writing an existing tensor `out`.
+//
+// TensorIterator's check, behind the pointwise ops and copy_: `out` may not
+// have elements that share memory (an expanded view), and an input either
+// is `out` or does not overlap it partially (a shifted or transposed view).
+void checkPointwiseWrite(const at::Tensor &out, c10::ArrayRef<at::Tensor> inputs);
+// `out` may not have elements that share memory; inputs may overlap it (out=
+// forms that PyTorch computes into a new tensor and copies into out, and
+// kernels such as mm that only check their output).
+void checkInternalOverlap(const at::Tensor &out);
+
 // A full-size contiguous copy of t expanded (broadcast) to `shape`.
 at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape);
 // `tensor` as a contiguous buffer of dst's shape that a packet writing dst

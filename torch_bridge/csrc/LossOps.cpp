@@ -253,8 +253,8 @@ nllLossForwardOut(const at::Tensor &self, const at::Tensor &target,
       nllLossImpl(counter, self, target, weight, reduction, ignoreIndex.expect_int());
   at::native::resize_output(output, loss.sizes());
   at::native::resize_output(totalWeight, {});
-  output.copy_(loss);
-  totalWeight.copy_(total);
+  copyResult(output, loss);
+  copyResult(totalWeight, total);
   return {output, totalWeight};
 }
 
@@ -336,7 +336,7 @@ at::Tensor &nllLossBackwardOut(const at::Tensor &gradOutput, const at::Tensor &s
   const at::Tensor result = nllLossBackwardImpl(counter, gradOutput, self, target, weight,
                                                 reduction, ignoreIndex.expect_int(), totalWeight);
   at::native::resize_output(gradInput, self.sizes());
-  gradInput.copy_(result);
+  copyResult(gradInput, result);
   return gradInput;
 }
 

@@ -125,6 +125,7 @@ at::Tensor &mmOut(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
   if (logOps())
     scope.describe(productDescription(a, b));
   at::native::resize_output(out, {a.size(0), b.size(1)});
+  checkInternalOverlap(out); // as the CPU's mm: only out's own overlap
   matmulStore(out, a, b);
   return out;
 }
@@ -174,6 +175,9 @@ at::Tensor &addmmOut(const at::Tensor &bias, const at::Tensor &a, const at::Tens
   if (logOps())
     scope.describe(shapeString(bias) + " + " + productDescription(a, b));
   at::native::resize_output(out, {a.size(0), b.size(1)});
+  // As the CPU's addmm, which copies the bias into out first: out's own
+  // overlap, and the bias's with it.
+  checkPointwiseWrite(out, {bias});
   if (out.is_same(bias)) {
     // In place (addmm_): the product must not overwrite the bias first.
     const at::Tensor biasCopy = emptyNpuLike(bias);

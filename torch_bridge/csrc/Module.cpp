@@ -6,6 +6,11 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+
 namespace py = pybind11;
 
 namespace npu::bridge {
@@ -41,7 +46,27 @@ py::dict deviceStats() {
   return stats;
 }
 
+// The runtime writes a trace when the capture ends; a path it cannot write
+// must fail here, before the work to be captured runs, not after it.
+void checkTracePath(const std::string &path) {
+  namespace fs = std::filesystem;
+  TORCH_CHECK(!path.empty(), "torch.npu.capture: the trace path is empty");
+  const fs::path trace(path);
+  const fs::path directory = trace.has_parent_path() ? trace.parent_path() : fs::path(".");
+  std::error_code error;
+  const fs::file_status status = fs::status(directory, error);
+  TORCH_CHECK(fs::exists(status), "torch.npu.capture: cannot write the trace '", path,
+              "': directory '", directory.string(), "' does not exist");
+  TORCH_CHECK(fs::is_directory(status), "torch.npu.capture: cannot write the trace '", path, "': '",
+              directory.string(), "' is not a directory");
+  TORCH_CHECK(access(directory.c_str(), W_OK) == 0, "torch.npu.capture: cannot write the trace '",
+              path, "' into directory '", directory.string(), "': ", std::strerror(errno));
+  TORCH_CHECK(!fs::is_directory(fs::status(trace, error)), "torch.npu.capture: the trace path '",
+              path, "' is a directory");
+}
+
 void beginCapture(const std::string &path) {
+  checkTracePath(path);
   flush();
   deviceCall([&] { runtime().beginCapture(path); });
 }
@@ -51,11 +76,16 @@ void endCapture() {
   deviceCall([] { runtime().endCapture(); });
 }
 
-// At interpreter exit: a capture still running is written out.
+// At interpreter exit: a capture still running is written out. A runtime
+// that never started (the device was not used, or could not start, e.g. an
+// unknown NPU_BACKEND) is not started now.
 void shutdown() {
+  rt::Runtime *started = startedRuntime();
+  if (!started)
+    return;
   flush();
-  if (runtime().capturing())
-    deviceCall([] { runtime().endCapture(); });
+  if (started->capturing())
+    deviceCall([started] { started->endCapture(); });
 }
 
 } // namespace

@@ -136,7 +136,7 @@ at::Tensor &softmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at
     return fallbackTo<NPU_ATEN_OP2(_softmax, out)>(self, dim, halfToFloat, out);
   static OpCounter counter("_softmax.out");
   at::native::resize_output(out, self.sizes());
-  out.copy_(softmaxImpl(counter, self, dim, false));
+  copyResult(out, softmaxImpl(counter, self, dim, false));
   return out;
 }
 
@@ -145,7 +145,7 @@ at::Tensor &logSoftmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat,
     return fallbackTo<NPU_ATEN_OP2(_log_softmax, out)>(self, dim, halfToFloat, out);
   static OpCounter counter("_log_softmax.out");
   at::native::resize_output(out, self.sizes());
-  out.copy_(softmaxImpl(counter, self, dim, true));
+  copyResult(out, softmaxImpl(counter, self, dim, true));
   return out;
 }
 
@@ -196,7 +196,7 @@ at::Tensor &softmaxBackwardOut(const at::Tensor &gradOutput, const at::Tensor &o
     return fallbackTo<NPU_ATEN_OP2(_softmax_backward_data, out)>(gradOutput, output, dim,
                                                                  inputDtype, gradInput);
   at::native::resize_output(gradInput, output.sizes());
-  gradInput.copy_(softmaxBackwardImpl(counter, gradOutput, output, dim, false));
+  copyResult(gradInput, softmaxBackwardImpl(counter, gradOutput, output, dim, false));
   return gradInput;
 }
 
@@ -215,7 +215,7 @@ at::Tensor &logSoftmaxBackwardOut(const at::Tensor &gradOutput, const at::Tensor
     return fallbackTo<NPU_ATEN_OP2(_log_softmax_backward_data, out)>(gradOutput, output, dim,
                                                                      inputDtype, out);
   at::native::resize_output(out, output.sizes());
-  out.copy_(softmaxBackwardImpl(counter, gradOutput, output, dim, true));
+  copyResult(out, softmaxBackwardImpl(counter, gradOutput, output, dim, true));
   return out;
 }
 
@@ -323,6 +323,12 @@ fusedRmsNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
                      const std::optional<at::Tensor> &weight, std::array<bool, 2> outputMask) {
   static OpCounter counter("_fused_rms_norm_backward");
   const bool hasWeight = weight && weight->defined();
+  const std::string op = "aten::_fused_rms_norm_backward";
+  checkOnNpu(gradOut, op, "grad_out");
+  checkOnNpu(input, op, "input");
+  checkOnNpu(rstd, op, "rstd");
+  if (hasWeight)
+    checkOnNpu(*weight, op, "weight");
   TORCH_CHECK(isFloatNpu(gradOut) && isFloatNpu(input) && isFloatNpu(rstd) &&
                   (!hasWeight || isFloatNpu(*weight)),
               "_fused_rms_norm_backward on the NPU needs float32 npu tensors");
@@ -448,6 +454,7 @@ at::Tensor &embeddingDenseBackwardOut(const at::Tensor &gradOutput, const at::Te
         gradOutput, indices, numWeights.expect_int(), paddingIdx.expect_int(), scaleGradByFreq,
         out);
   at::native::resize_output(out, embeddingGradShape(gradOutput, numWeights.expect_int()));
+  checkInternalOverlap(out); // PyTorch's generated out= form copies into out
   embeddingBackwardStore(counter, out, gradOutput, indices, paddingIdx.expect_int());
   return out;
 }

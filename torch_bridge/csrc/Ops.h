@@ -18,6 +18,14 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack);
 #define NPU_ATEN_OP(name) at::_ops::name
 #define NPU_ATEN_OP2(name, overload) at::_ops::name##_##overload
 
+// Raises PyTorch's device error ("Expected all tensors to be on the same
+// device, but got <argument> is on cpu, different from other tensors on
+// npu:0 (when checking argument in method <op>)") unless t is undefined, on
+// the npu, or a 0-dim CPU tensor (a scalar, which PyTorch lets mix with
+// device tensors). The CPU fallback checks every op's tensors so; kernels
+// with no fallback call it themselves.
+void checkOnNpu(const at::Tensor &t, const std::string &op, const std::string &argument);
+
 // Says why a native kernel sends a call to the CPU fallback (an argument it
 // cannot lower): with NPU_STRICT=1 an error naming the op and the reason,
 // otherwise a warning once per op and reason. The fallback itself follows.
@@ -31,6 +39,10 @@ template <class Op, class... Args> decltype(auto) fallbackTo(Args &&...args) {
 // dst <- src with broadcasting and dtype conversion, for any devices with
 // at least one npu side (the body of _copy_from).
 void copyInto(const at::Tensor &dst, const at::Tensor &src);
+// copyInto as a native op of its own (counted and submitted as _copy_from),
+// without copy_'s overlap checks: for out= kernels that write a computed
+// result into out where PyTorch's CPU kernel writes it unchecked.
+void copyResult(const at::Tensor &dst, const at::Tensor &src);
 
 // A CPU tensor with the values of the npu tensor src (waits for the device).
 at::Tensor download(const at::Tensor &src);

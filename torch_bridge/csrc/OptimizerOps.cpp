@@ -299,6 +299,7 @@ at::Tensor &lerpScalarInplace(at::Tensor &self, const at::Tensor &end, const at:
   if (!lowerable({self, end}) || weight.isComplex())
     return fallbackTo<NPU_ATEN_OP2(lerp_, Scalar)>(self, end, weight);
   checkInplaceShape(self, broadcastShape({self, end}));
+  checkPointwiseWrite(self, {end});
   const float w = weight.toFloat();
   pointwiseStore(counter, self, {self, end},
                  [&](const at::Tensor &dst) { emitLerp(dst, self, end, w); });
@@ -311,6 +312,7 @@ at::Tensor &lerpScalarOut(const at::Tensor &self, const at::Tensor &end, const a
   if (!lowerable({self, end, out}) || weight.isComplex())
     return fallbackTo<NPU_ATEN_OP2(lerp, Scalar_out)>(self, end, weight, out);
   at::native::resize_output(out, broadcastShape({self, end}));
+  checkPointwiseWrite(out, {self, end});
   const float w = weight.toFloat();
   pointwiseStore(counter, out, {self, end},
                  [&](const at::Tensor &dst) { emitLerp(dst, self, end, w); });
@@ -336,6 +338,7 @@ at::Tensor &lerpScalarOut(const at::Tensor &self, const at::Tensor &end, const a
     if (!lowerable({self, t1, t2}) || value.isComplex())                                           \
       return fallbackTo<NPU_ATEN_OP(name##_)>(self, t1, t2, value);                                \
     checkInplaceShape(self, broadcastShape({self, t1, t2}));                                       \
+    checkPointwiseWrite(self, {t1, t2});                                                           \
     const float v = value.toFloat();                                                               \
     pointwiseStore(counter, self, {self, t1, t2}, [&](const at::Tensor &dst) {                     \
       emitAddc(BinaryOp::kind, dst, self, t1, t2, v);                                              \
@@ -348,6 +351,7 @@ at::Tensor &lerpScalarOut(const at::Tensor &self, const at::Tensor &end, const a
     if (!lowerable({self, t1, t2, out}) || value.isComplex())                                      \
       return fallbackTo<NPU_ATEN_OP2(name, out)>(self, t1, t2, value, out);                        \
     at::native::resize_output(out, broadcastShape({self, t1, t2}));                                \
+    checkPointwiseWrite(out, {self, t1, t2});                                                      \
     const float v = value.toFloat();                                                               \
     pointwiseStore(counter, out, {self, t1, t2}, [&](const at::Tensor &dst) {                      \
       emitAddc(BinaryOp::kind, dst, self, t1, t2, v);                                              \

@@ -125,7 +125,9 @@ void reduceStore(OpCounter &counter, Reduction kind, const at::Tensor &out, cons
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(self) + " -> " + shapeString(out));
-  if (out.is_contiguous()) {
+  // The reductions read self while they write: an out that overlaps it
+  // gets the result through a fresh buffer.
+  if (out.is_contiguous() && !mayOverlap(out, self)) {
     emitReduction(kind, out, self, dims);
   } else {
     const at::Tensor dense = emptyNpuLike(out);
@@ -146,10 +148,15 @@ at::Tensor reduce(OpCounter &counter, Reduction kind, const at::Tensor &self,
   return out;
 }
 
+// The out= form. PyTorch's CPU reductions do not check overlaps, except
+// mean's (`checked`), which refuses an out with internal overlap.
 at::Tensor &reduceOut(OpCounter &counter, Reduction kind, const at::Tensor &self,
-                      at::OptionalIntArrayRef dim, bool keepdim, at::Tensor &out) {
+                      at::OptionalIntArrayRef dim, bool keepdim, at::Tensor &out,
+                      bool checked = false) {
   const std::bitset<64> dims = reductionDims(self, dim);
   at::native::resize_output(out, reducedShape(self, dims, keepdim));
+  if (checked)
+    checkInternalOverlap(out);
   reduceStore(counter, kind, out, self, dims);
   return out;
 }
@@ -190,7 +197,7 @@ at::Tensor &meanOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   static OpCounter counter("mean.out");
   if (!lowerable(self, dtype) || !isFloatNpu(out))
     return fallbackTo<NPU_ATEN_OP2(mean, out)>(self, dim, keepdim, dtype, out);
-  return reduceOut(counter, Reduction::Mean, self, dim, keepdim, out);
+  return reduceOut(counter, Reduction::Mean, self, dim, keepdim, out, /*checked=*/true);
 }
 
 at::Tensor amax(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {

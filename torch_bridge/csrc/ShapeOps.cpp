@@ -10,6 +10,7 @@
 #include "Ops.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/cat_ops.h>
@@ -95,12 +96,24 @@ at::Tensor &whereOut(const at::Tensor &cond, const at::Tensor &a, const at::Tens
   if (!whereLowerable(cond, a, b) || !isFloatNpu(out))
     return fallbackTo<NPU_ATEN_OP2(where, self_out)>(cond, a, b, out);
   at::native::resize_output(out, whereShape(cond, a, b));
+  checkPointwiseWrite(out, {cond, a, b});
   whereStore(counter, out, cond, a, b);
   return out;
 }
 
 at::Tensor scalarTensor(const at::Scalar &value) {
   return at::scalar_tensor(value, at::TensorOptions().dtype(at::kDouble));
+}
+
+// What PyTorch's CPU masked_fill_ checks before writing: a warning for an
+// expanded self (each of its elements is written with the value of its
+// last position), an error for a mask that partly overlaps it.
+void checkMaskedFillWrite(const at::Tensor &self, const at::Tensor &mask) {
+  if (at::has_internal_overlap(self) == at::MemOverlap::Yes)
+    TORCH_WARN("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+               "before performing this operation. This also applies to advanced indexing e.g. "
+               "tensor[mask] = scalar");
+  at::assert_no_partial_overlap(self, mask);
 }
 
 bool maskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Tensor &value) {
@@ -125,6 +138,7 @@ at::Tensor &maskedFillScalarInplace(at::Tensor &self, const at::Tensor &mask,
   const at::Tensor v = scalarTensor(value);
   if (!maskLowerable(self, mask, v))
     return fallbackTo<NPU_ATEN_OP2(masked_fill_, Scalar)>(self, mask, value);
+  checkMaskedFillWrite(self, mask);
   whereStore(counter, self, mask, v, self);
   return self;
 }
@@ -144,6 +158,7 @@ at::Tensor &maskedFillTensorInplace(at::Tensor &self, const at::Tensor &mask,
   static OpCounter counter("masked_fill_");
   if (value.dim() != 0 || !maskLowerable(self, mask, value))
     return fallbackTo<NPU_ATEN_OP2(masked_fill_, Tensor)>(self, mask, value);
+  checkMaskedFillWrite(self, mask);
   whereStore(counter, self, mask, value, self);
   return self;
 }
@@ -220,10 +235,12 @@ at::Tensor catInto(OpCounter &counter, const at::ITensorListRef &tensors, int64_
   }
   if (logOps())
     scope.describe(std::to_string(inputs.size()) + " tensors -> " + c10::str(shape));
-  if (!out.defined())
+  if (!out.defined()) {
     out = emptyNpu(shape, dtype);
-  else
+  } else {
     at::native::resize_output(out, shape);
+    checkPointwiseWrite(out, inputs);
+  }
   if (out.numel() == 0)
     return out;
   bool direct = out.is_contiguous();

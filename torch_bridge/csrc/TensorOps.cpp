@@ -183,6 +183,9 @@ void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits)
   emitGather(dst, addressOf(staged), {numel}, c10::IntArrayRef(&zero, 1), itemsize);
 }
 
+// fill_(Scalar) and zero_ write any self, an expanded one too, as on the
+// CPU (every element gets the same value); fill_(Tensor) and the random
+// fills refuse a self with internal overlap, as the CPU's do.
 at::Tensor &fillScalar(at::Tensor &self, const at::Scalar &value) {
   static OpCounter counter("fill_");
   OpScope scope(counter);
@@ -204,6 +207,10 @@ at::Tensor &fillScalar(at::Tensor &self, const at::Scalar &value) {
 at::Tensor &fillTensor(at::Tensor &self, const at::Tensor &value) {
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
+  checkInternalOverlap(self);
+  // As PyTorch's fill_, a value on another device than self is read (item).
+  if (!isNpu(self))
+    return self.fill_(value.item());
   if (value.device().is_cpu())
     return fillScalar(self, value.item());
   static OpCounter counter("fill_");
@@ -226,6 +233,7 @@ at::Tensor &zero(at::Tensor &self) {
 // Draws on the host with the npu generator's state, then uploads.
 template <class Draw>
 at::Tensor &randomFill(at::Tensor &self, std::optional<at::Generator> generator, Draw draw) {
+  checkInternalOverlap(self);
   NpuGeneratorImpl *npuGen =
       at::get_generator_or_default<NpuGeneratorImpl>(generator, defaultGenerator());
   at::Tensor host = at::empty(self.sizes(), self.options().device(c10::kCPU));
@@ -255,6 +263,26 @@ at::Tensor &uniform(at::Tensor &self, double from, double to,
                     std::optional<at::Generator> generator) {
   return randomFill(self, std::move(generator),
                     [&](at::Tensor &host, at::Generator &gen) { host.uniform_(from, to, gen); });
+}
+
+// Whether `from`'s TensorImpl may be shallow-copied into `self`'s, which
+// decides `param.data = moved` in Module._apply (Module.to, .npu(), .cpu()):
+// when it may, the Parameter object stays and only its data moves, as for
+// CPU<->CUDA; otherwise PyTorch makes new Parameters, so tied weights come
+// apart and an optimizer built before the move updates dead copies. c10's
+// own rule knows only its built-in dense backends; a dense npu tensor is a
+// plain strided TensorImpl like them.
+bool hasCompatibleShallowCopyType(const at::Tensor &self, const at::Tensor &from) {
+  c10::TensorImpl *impl = self.unsafeGetTensorImpl();
+  if (impl->has_compatible_shallow_copy_type(from.key_set()))
+    return true;
+  auto dense = [](const at::Tensor &t) {
+    // c10's rule against a dense CPU key set holds for its dense backends.
+    return t.key_set().has(c10::DispatchKey::PrivateUse1) ||
+           t.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(
+               c10::DispatchKeySet(c10::DispatchKey::CPU));
+  };
+  return dense(self) && dense(from);
 }
 
 } // namespace
@@ -291,6 +319,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("zero_", zero);
   m.impl("normal_", normal);
   m.impl("uniform_", uniform);
+  m.impl("_has_compatible_shallow_copy_type", hasCompatibleShallowCopyType);
 }
 
 } // namespace npu::bridge

@@ -12,13 +12,14 @@ import atexit
 import torch
 
 from . import _C  # noqa: F401  (registers the device with PyTorch)
-from . import device
+from . import _printing, device
 
 torch.utils.rename_privateuse1_backend("npu")
 torch._register_device_module("npu", device)
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=False, for_storage=True
 )
+_printing.install()
 atexit.register(_C._shutdown)
 
 __all__ = ["device"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import re
+import subprocess
 from collections.abc import Iterator
 
 import torch
@@ -22,6 +24,37 @@ SUMS = {"rtol": 1e-5, "atol": 1e-5}
 def build_dir() -> pathlib.Path:
     path = pathlib.Path(os.environ.get("NPU_BUILD_DIR", REPO / "build"))
     return path if path.is_absolute() else REPO / path
+
+
+def npu_sim() -> pathlib.Path:
+    path = build_dir() / "bin" / "npu-sim"
+    if not path.exists():
+        raise AssertionError(f"{path} is missing: build the toolchain (scripts/build) or set NPU_BUILD_DIR")
+    return path
+
+
+def replay(trace: os.PathLike[str] | str, *options: str) -> subprocess.CompletedProcess:
+    """npu-sim replaying a captured trace (on the ISS unless options say otherwise)."""
+    return subprocess.run([str(npu_sim()), *options, str(trace)], capture_output=True, text=True, timeout=600)
+
+
+def assert_replay_passes(result: subprocess.CompletedProcess) -> int:
+    """Asserts that a replay ran to the end and that every check region (each
+    range the host read during the capture) held the captured bytes: exit
+    status 0 and npu-sim's summary "checks: N passed, 0 failed" with N > 0
+    (mismatches and faults go to stderr). Returns N.
+
+    A replay compares the device with the recording of itself: it shows that
+    the trace is complete and the execution reproducible, not that the NPU
+    computes what the CPU does."""
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    summary = re.search(r"^checks: (\d+) passed, (\d+) failed$", result.stdout, re.MULTILINE)
+    assert summary, output
+    passed, failed = int(summary[1]), int(summary[2])
+    assert failed == 0 and passed > 0, output
+    assert "mismatch" not in result.stderr, output
+    return passed
 
 
 @contextlib.contextmanager

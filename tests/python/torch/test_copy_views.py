@@ -86,13 +86,24 @@ def test_copy_into_views():
     assert torch.equal(z.cpu(), torch.arange(12.0).view(4, 3).t())
 
 
-def test_overlapping_device_copies_read_the_source_first():
-    # The CPU refuses overlapping copies; the NPU stages the source (COPY and
-    # COPY_STRIDED need disjoint ranges), so the result is as if read first.
+def test_overlapping_copies_are_refused_as_on_the_cpu():
+    # copy_ refuses a source that partly overlaps the destination and a
+    # destination whose elements share memory, with PyTorch's messages.
     y = torch.arange(10.0).to("npu")
-    with native("_copy_from"):
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer"):
         y[1:].copy_(y[:-1])
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers"):
+        y[:1].expand(4).copy_(torch.ones(4).to("npu"))
+    assert torch.equal(y.cpu(), torch.arange(10.0))  # untouched
+    # The way PyTorch asks for: a clone. COPY needs disjoint ranges, which
+    # the clone is.
+    with native("_copy_from"):
+        y[1:].copy_(y[:-1].clone())
     assert torch.equal(y.cpu(), torch.tensor([0.0, 0, 1, 2, 3, 4, 5, 6, 7, 8]))
+    # A view of the same data: nothing to copy, as copy_'s early exit.
+    torch.npu.reset_stats()
+    y.copy_(y.view(2, 5).view(10))
+    assert torch.npu.op_stats()["_copy_from"]["calls"] == 0
 
 
 def test_broadcasting_copy_and_dtype_conversions():

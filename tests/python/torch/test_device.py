@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import gc
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -100,3 +103,62 @@ def test_a_device_fault_is_reported_and_the_device_recovers():
     with pytest.raises(RuntimeError, match=r"device fault .*index 99 .*outside \[0, 11\).*was reset"):
         lookup.cpu()
     assert torch.equal((table * 2).cpu(), table.cpu() * 2)
+
+
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def test_an_unknown_npu_backend_fails_at_first_use_with_the_available_ones():
+    result = run_python(
+        "import torch, npu_bridge\n"
+        "try:\n"
+        "    torch.ones(2, device='npu')\n"
+        "except RuntimeError as e:\n"
+        "    print('RuntimeError:', e)\n"
+        "try:\n"
+        "    torch.npu.get_backend()\n"
+        "except RuntimeError as e:\n"
+        "    print('RuntimeError:', e)\n",
+        NPU_BACKEND="quantum")
+    assert result.returncode == 0, result.stderr  # not an abort
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RuntimeError:")]
+    assert len(lines) == 2, result.stdout + result.stderr
+    for line in lines:
+        assert re.search(r"cannot start the NPU runtime: unknown backend 'quantum' \(available: [a-z, ]*iss",
+                         line), line
+    # Nothing more at exit (the runtime that could not start is not retried).
+    assert "terminate" not in result.stderr and "Exception" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(3, 4),
+    lambda: torch.randn(40, 50) * 1e6,  # summarised, scientific notation
+    lambda: torch.arange(12).view(3, 4),  # int64
+    lambda: torch.rand(5) > 0.5,
+    lambda: torch.randn(6, 8)[::2, 1:7:2],  # a strided view
+    lambda: torch.tensor(float("nan")),
+    lambda: torch.empty(0, 3),
+], ids=["float", "summarised", "int64", "bool", "view", "scalar", "empty"])
+def test_printing_formats_one_host_copy_natively(make):
+    host = make()
+    x = host.to("npu")
+    torch.npu.set_strict(True)  # any op on the npu other than the copy would raise
+    try:
+        torch.npu.reset_stats()
+        text = repr(x)
+    finally:
+        torch.npu.set_strict(False)
+    assert torch.npu.fallback_stats() == {}
+    assert "device='npu:0'" in text
+    assert re.sub(r",\s*device='npu:0'", "", text) == repr(host)
+
+
+def test_printing_keeps_grad_fn_and_parameter_forms():
+    w = torch.nn.Parameter(torch.ones(2, 2)).to("npu")
+    y = w * 2
+    assert repr(y) == "tensor([[2., 2.],\n        [2., 2.]], device='npu:0', grad_fn=<MulBackward0>)"
+    parameter = torch.nn.Linear(2, 1).npu().bias
+    assert repr(parameter).startswith("Parameter containing:\ntensor([") and "requires_grad=True" in repr(parameter)
+    assert str(torch.ones(2, device="npu")) == "tensor([1., 1.], device='npu:0')"

@@ -93,3 +93,33 @@ print(w.sum().item())
     assert "[VIEW]" not in copies.stderr
     views = run_python(code, NPU_DEBUG="3")
     assert "[VIEW] view -> [64]" in views.stderr
+
+
+# Calls of ops without an NPU kernel on views that share memory: the fallback
+# hands the CPU kernel views of one host copy of each storage, so it raises
+# where it raises for CPU tensors and computes what it computes for them.
+ALIASED_FALLBACKS = {
+    "partly overlapping in-place input": lambda t: t[1:].atan2_(t[:-1]),
+    "partly overlapping out=": lambda t: torch.hypot(t[:-1], t[:-1], out=t[1:]),
+    "expanded in-place": lambda t: t[:1].expand(4, 4).erf_(),
+    "expanded out=": lambda t: torch.atan2(t[:4], t[1:], out=t[4:].expand(4, 4)),
+    "transposed in-place input": lambda t: t[:4].atan2_(t[:4].t()),
+    "the same tensor twice": lambda t: t.atan2_(t),
+    "disjoint views": lambda t: t[:2].atan2_(t[3:]),
+    "a view read by a non-pointwise op": lambda t: torch.cumsum(t[:-1], 0, out=t[1:]),
+}
+
+
+@pytest.mark.parametrize("call", ALIASED_FALLBACKS.values(), ids=ALIASED_FALLBACKS.keys())
+def test_fallbacks_see_the_aliasing_of_their_tensors(call):
+    cpu = torch.randn(5, 4)
+    npu = cpu.to("npu")
+    errors = []
+    for t in (cpu, npu):
+        try:
+            call(t)
+            errors.append(None)
+        except RuntimeError as e:
+            errors.append(str(e).splitlines()[0])
+    assert errors[1] == errors[0]
+    torch.testing.assert_close(npu.cpu(), cpu, rtol=1e-6, atol=1e-6, equal_nan=True)

@@ -1,0 +1,146 @@
+"""The ops the bridge registers for the npu, read from the dispatcher, and
+sample arguments for each, so that tests can run every registered op (a new
+registration is picked up by them; one whose arguments cannot be made up
+from its schema fails them until it has an entry in SAMPLES)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+SHAPE = (4, 6)
+
+
+def registered_ops() -> list[torch._ops.OpOverload]:
+    """Every aten op with an npu (PrivateUse1) kernel of the bridge's own."""
+    ops = []
+    for name in torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1"):
+        namespace, _, qualified = name.partition("::")
+        if namespace != "aten":
+            continue
+        base, _, overload = qualified.partition(".")
+        ops.append(getattr(getattr(torch.ops.aten, base), overload or "default"))
+    return sorted(ops, key=str)
+
+
+def op_name(op: torch._ops.OpOverload) -> str:
+    return op._schema.name + ("." + op._schema.overload_name if op._schema.overload_name else "")
+
+
+def written_arguments(op: torch._ops.OpOverload) -> list[torch.Argument]:
+    return [a for a in op._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+
+
+def is_out_argument(argument: torch.Argument) -> bool:
+    """An out= tensor (keyword-only and written), which the tests allocate."""
+    return argument.kwarg_only and argument.alias_info is not None and argument.alias_info.is_write
+
+
+def randn(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape)
+
+
+# Arguments that the schema alone does not determine, per op (keyword
+# arguments of the op's schema, CPU tensors). Out tensors are left out.
+SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
+    "aten::mm.out": lambda: dict(self=randn(4, 6), mat2=randn(6, 6)),
+    "aten::mm": lambda: dict(self=randn(4, 6), mat2=randn(6, 6)),
+    "aten::addmm.out": lambda: dict(self=randn(4, 6), mat1=randn(4, 6), mat2=randn(6, 6)),
+    "aten::addmm": lambda: dict(self=randn(4, 6), mat1=randn(4, 6), mat2=randn(6, 6)),
+    "aten::bmm.out": lambda: dict(self=randn(2, 4, 6), mat2=randn(2, 6, 6)),
+    "aten::bmm": lambda: dict(self=randn(2, 4, 6), mat2=randn(2, 6, 6)),
+    "aten::mv": lambda: dict(self=randn(4, 6), vec=randn(6)),
+    "aten::dot": lambda: dict(self=randn(6), tensor=randn(6)),
+    "aten::nll_loss_forward": lambda: dict(
+        self=randn(*SHAPE).log_softmax(-1), target=torch.tensor([0, 5, 2, 3]), weight=randn(6).abs(),
+        reduction=1, ignore_index=-100),
+    "aten::nll_loss_forward.output": lambda: dict(
+        self=randn(*SHAPE).log_softmax(-1), target=torch.tensor([0, 5, 2, 3]), weight=None, reduction=0,
+        ignore_index=-100),
+    "aten::nll_loss_backward": lambda: dict(
+        grad_output=randn(4), self=randn(*SHAPE), target=torch.tensor([0, 5, 2, 3]), weight=randn(6).abs(),
+        reduction=0, ignore_index=-100, total_weight=torch.tensor(4.0)),
+    "aten::nll_loss_backward.grad_input": lambda: dict(
+        grad_output=randn(4), self=randn(*SHAPE), target=torch.tensor([0, 5, 2, 3]), weight=None,
+        reduction=0, ignore_index=-100, total_weight=torch.tensor(4.0)),
+    "aten::embedding": lambda: dict(weight=randn(*SHAPE), indices=torch.tensor([0, 3, 1, 3])),
+    "aten::embedding_dense_backward": lambda: dict(
+        grad_output=randn(*SHAPE), indices=torch.tensor([0, 3, 1, 3]), num_weights=4, padding_idx=-1,
+        scale_grad_by_freq=False),
+    "aten::embedding_dense_backward.out": lambda: dict(
+        grad_output=randn(*SHAPE), indices=torch.tensor([0, 3, 1, 3]), num_weights=4, padding_idx=-1,
+        scale_grad_by_freq=False),
+    "aten::cat": lambda: dict(tensors=[randn(1, 6), randn(3, 6)], dim=0),
+    "aten::cat.out": lambda: dict(tensors=[randn(1, 6), randn(3, 6)], dim=0),
+    "aten::fill_.Tensor": lambda: dict(self=randn(*SHAPE), value=torch.tensor(2.5)),
+    "aten::masked_fill.Tensor": lambda: dict(
+        self=randn(*SHAPE), mask=torch.rand(*SHAPE) > 0.5, value=torch.tensor(2.5)),
+    "aten::masked_fill_.Tensor": lambda: dict(
+        self=randn(*SHAPE), mask=torch.rand(*SHAPE) > 0.5, value=torch.tensor(2.5)),
+    "aten::_fused_rms_norm": lambda: dict(input=randn(*SHAPE), normalized_shape=[6], weight=randn(6), eps=1e-6),
+    "aten::_fused_rms_norm_backward": lambda: dict(
+        grad_out=randn(*SHAPE), input=randn(*SHAPE), normalized_shape=[6], rstd=randn(4, 1).abs(),
+        weight=randn(6), output_mask=[True, True]),
+    "aten::_safe_softmax": lambda: dict(self=randn(*SHAPE), dim=-1),
+    "aten::sum": lambda: dict(self=randn(*SHAPE)),
+    "aten::lerp.Scalar": lambda: dict(self=randn(*SHAPE), end=randn(*SHAPE), weight=0.3),
+}
+
+for _name in ("aten::_fused_adamw_", "aten::_fused_adam_"):
+    SAMPLES[_name] = lambda: dict(
+        self=[randn(*SHAPE)], grads=[randn(*SHAPE)], exp_avgs=[randn(*SHAPE)], exp_avg_sqs=[randn(*SHAPE).abs()],
+        max_exp_avg_sqs=[], state_steps=[torch.tensor(1.0)], lr=1e-3, beta1=0.9, beta2=0.999,
+        weight_decay=0.01, eps=1e-8, amsgrad=False, maximize=False)
+for _name in ("aten::_fused_adamw_.tensor_lr", "aten::_fused_adam_.tensor_lr"):
+    SAMPLES[_name] = lambda: dict(
+        self=[randn(*SHAPE)], grads=[randn(*SHAPE)], exp_avgs=[randn(*SHAPE)], exp_avg_sqs=[randn(*SHAPE).abs()],
+        max_exp_avg_sqs=[], state_steps=[torch.tensor(1.0)], lr=torch.tensor(1e-3), beta1=0.9, beta2=0.999,
+        weight_decay=0.01, eps=1e-8, amsgrad=False, maximize=False)
+
+# Values of required non-tensor arguments by name, for the ops not in SAMPLES.
+NAMED_VALUES: dict[str, Any] = {
+    "dim": -1,
+    "half_to_float": False,
+    "input_dtype": torch.float32,
+    "exponent": 3.0,
+    "value": 0.5,
+    "threshold": 0.0,
+    "approximate": "tanh",
+    "weight": 0.3,
+    "keepdim": False,
+}
+# Tensor arguments that are masks.
+BOOL_TENSORS = {"mask", "condition"}
+
+
+def sample(op: torch._ops.OpOverload) -> dict[str, Any]:
+    """Keyword arguments (CPU tensors) for op, without its out= tensors.
+    Raises LookupError when the schema does not determine them."""
+    name = op_name(op)
+    if name in SAMPLES:
+        return SAMPLES[name]()
+    kwargs: dict[str, Any] = {}
+    for argument in op._schema.arguments:
+        kind = str(argument.type)
+        if kind == "Tensor":
+            if is_out_argument(argument):
+                continue
+            kwargs[argument.name] = (
+                torch.rand(*SHAPE) > 0.5 if argument.name in BOOL_TENSORS else randn(*SHAPE))
+        elif argument.name in NAMED_VALUES:
+            value = NAMED_VALUES[argument.name]
+            kwargs[argument.name] = [value] if kind.startswith(("List", "Optional[List")) else value
+        elif not argument.has_default_value():
+            raise LookupError(f"{name}: no sample for argument {argument.name} ({kind}); add one to SAMPLES")
+    return kwargs
+
+
+def out_shapes(op: torch._ops.OpOverload, kwargs: dict[str, Any]) -> dict[str, torch.Size]:
+    """The shapes of op's out= tensors for these CPU arguments (read from
+    the CPU kernel, which resizes an empty out)."""
+    outs = {a.name: torch.empty(0) for a in op._schema.arguments if is_out_argument(a) and str(a.type) == "Tensor"}
+    if outs:
+        op(**kwargs, **outs)
+    return {name: t.shape for name, t in outs.items()}
