@@ -30,6 +30,17 @@ using ::testing::HasSubstr;
 constexpr uint64_t kRing = 0x2000'0000;
 constexpr uint64_t kArena = 0x1000'0000, kArenaBytes = 0x3'0000;
 
+// Puts `stream` in the ring at kRing and rings the doorbell.
+void startRing(rtl::Device &device, mem::PhysicalMemory &memory,
+               const std::vector<isa::Packet> &stream) {
+  for (size_t i = 0; i < stream.size(); ++i)
+    memory.write(kRing + 64 * i, stream[i].data(), 64);
+  using namespace isa::csr;
+  device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRing));
+  device.writeCsr(RING_ENTRIES, 4);
+  device.writeCsr(RING_TAIL, static_cast<uint32_t>(stream.size()));
+}
+
 std::string caseName(const ::testing::TestParamInfo<test::FaultCase> &info) {
   std::string name;
   for (char ch : std::string(info.param.name))
@@ -58,13 +69,9 @@ TEST_P(RtlFaultText, TheIssLineForEveryClass) {
   ASSERT_TRUE(issRun.fault) << c.name;
 
   rtl::Device device(rtlMemory, rtl::DeviceOptions{});
-  for (size_t i = 0; i < stream.size(); ++i)
-    rtlMemory.write(kRing + 64 * i, stream[i].data(), 64);
   using namespace isa::csr;
-  device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRing));
-  device.writeCsr(RING_ENTRIES, 4);
   const uint64_t start = device.cycle();
-  device.writeCsr(RING_TAIL, static_cast<uint32_t>(stream.size()));
+  startRing(device, rtlMemory, stream);
   device.runUntilIdle();
   EXPECT_LT(device.cycle() - start, 1000u) << c.name << ": the fault came late";
   ASSERT_TRUE(device.readCsr(STATUS) & STATUS_FAULT) << c.name;
@@ -224,12 +231,8 @@ TEST(RtlTopOfMemory, ARangeEndingAt2To64) {
   sim::Iss iss(issMemory, sim::Mode::Func);
   ASSERT_FALSE(iss.run(stream).fault);
   rtl::Device device(rtlMemory, rtl::DeviceOptions{});
-  for (size_t i = 0; i < stream.size(); ++i)
-    rtlMemory.write(kRing + 64 * i, stream[i].data(), 64);
   using namespace isa::csr;
-  device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRing));
-  device.writeCsr(RING_ENTRIES, 4);
-  device.writeCsr(RING_TAIL, 2);
+  startRing(device, rtlMemory, stream);
   device.runUntilIdle();
   ASSERT_EQ(device.readCsr(STATUS) & STATUS_FAULT, 0u) << device.fault().describe();
   EXPECT_EQ(device.readCsr(RING_HEAD), 2u);
