@@ -93,9 +93,10 @@ json runSeed(verify::GeneratorOptions options, const verify::RunOptions &run, bo
       d["reproducer"] = reproducer;
       if (minimise) {
         verify::MinimiseOptions mo;
-        mo.run = run;
         mo.maxRuns = maxMinimiseRuns;
-        const verify::MinimiseResult m = verify::minimise(stream.object, result, mo);
+        const verify::MinimiseResult m = verify::minimise(
+            stream.object, result, [&](const bin::Object &o) { return verify::runStream(o, run); },
+            mo);
         d["minimised"] = {{"packets", m.object.text.size()},
                           {"data_bytes", m.dataBytes()},
                           {"runs", m.runs},

@@ -61,7 +61,8 @@ std::vector<uint8_t> npyPayload(const std::string &path, std::vector<uint8_t> by
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
       throw InputError(path + ": truncated .npy header");
-    headerLength = bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
+    headerLength =
+        bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
     start = 12;
   } else {
     throw InputError(path + ": unsupported .npy version " + std::to_string(major));
@@ -93,14 +94,23 @@ void writeNpy(const std::string &path, const std::vector<uint8_t> &data, const s
   if (data.size() % width)
     throw po::error("dump of " + std::to_string(data.size()) + " bytes is not a whole number of " +
                     dtype + " elements");
-  std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (" +
+  std::string header = "{'descr': '" + std::string(descr) +
+                       "', 'fortran_order': False, 'shape': (" +
                        std::to_string(data.size() / width) + ",), }";
   while ((10 + header.size() + 1) % 64)
     header += ' ';
   header += '\n';
   std::ofstream out(path, std::ios::binary);
-  const char preamble[] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                           static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  const char preamble[] = {'\x93',
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           static_cast<char>(header.size() & 0xff),
+                           static_cast<char>(header.size() >> 8)};
   out.write(preamble, sizeof preamble);
   out << header;
   out.write(reinterpret_cast<const char *>(data.data()), static_cast<std::streamsize>(data.size()));
@@ -119,9 +129,8 @@ bin::Object loadProgram(const std::string &path, const std::vector<std::string> 
   }
   as::Options options;
   options.includeDirs = includeDirs;
-  as::AssembleResult result =
-      as::assembleString(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
-                         path, options);
+  as::AssembleResult result = as::assembleString(
+      std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()), path, options);
   for (const as::Diagnostic &d : result.diagnostics)
     std::cerr << as::formatDiagnostic(d);
   if (!result.ok())
@@ -175,7 +184,8 @@ size_t verifyChecks(const bin::Object &object, rt::Runtime &runtime, bool quiet)
       if (++mismatches <= 10) {
         if (f32)
           std::fprintf(stderr,
-                       "  mismatch at 0x%08" PRIx64 ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
+                       "  mismatch at 0x%08" PRIx64
+                       ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
                        "%s ulp (tolerance %u)\n",
                        check.address + i, want, asFloat(want), got, asFloat(got),
                        ulp == UINT64_MAX ? "inf" : std::to_string(ulp).c_str(), check.ulpTolerance);
@@ -315,7 +325,7 @@ int run(const po::variables_map &vm) {
     const auto halt = std::find_if(text.begin(), text.end(), [](const isa::Packet &p) {
       return isa::detail::load32(p.data(), 0) == static_cast<uint32_t>(isa::Opcode::HALT);
     });
-    const char *stop = fault                                               ? "fault"
+    const char *stop = fault ? "fault"
                        : halt != text.end() && stats.packets == uint64_t(halt - text.begin()) + 1
                            ? "halt"
                        : text.size() < program.text.size() ? "packet limit"
@@ -346,7 +356,8 @@ int run(const po::variables_map &vm) {
       writeNpy(d.path, bytes, d.dtype);
     } else {
       std::ofstream out(d.path, std::ios::binary);
-      out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      out.write(reinterpret_cast<const char *>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
       if (!out)
         throw InputError(d.path + ": write error");
     }
@@ -366,31 +377,31 @@ int run(const po::variables_map &vm) {
 
 int main(int argc, char **argv) {
   po::options_description options("Options");
-  options.add_options()
-      ("backend,b", po::value<std::string>()->default_value("", "$NPU_BACKEND or iss"),
-       "execution backend: iss, or rtl and cosim when built with Verilator")
-      ("mode,m", po::value<std::string>()->default_value("func"),
-       "what the ISS computes: func (values only), perf (cycles only) or both")
-      ("max-packets", po::value<uint64_t>(), "stop after this many packets")
-      ("trace,t", "print every executed packet with its cycles and bytes")
-      ("trace-json", po::value<std::string>(), "write a Perfetto/Chrome trace timeline")
-      ("stats-json", po::value<std::string>(), "write statistics as JSON")
-      ("vcd", po::value<std::string>(), "rtl, cosim: write a VCD waveform of the RTL")
-      ("vcd-start", po::value<uint64_t>()->default_value(0), "first clock cycle of the waveform")
-      ("vcd-stop", po::value<uint64_t>()->default_value(UINT64_MAX, "end"),
-       "clock cycle at which the waveform stops")
-      ("dump", po::value<std::vector<std::string>>()->default_value({}, ""),
-       "ADDR:LEN:FILE[:DTYPE] write memory after the run (raw, or .npy with dtype f32|i32|i64|u8)")
-      ("load", po::value<std::vector<std::string>>()->default_value({}, ""),
-       "FILE@ADDR load a raw or .npy file into memory before the run")
-      ("memory-config", po::value<std::string>(), "address map as JSON (replaces the defaults)")
-      ("region", po::value<std::vector<std::string>>()->default_value({}, ""),
-       "NAME=BASE:SIZE[:rw|r|w] add or replace an address-map region")
-      ("include,I", po::value<std::vector<std::string>>()->default_value({}, ""),
-       "include directory for .npuasm input")
-      ("ignore-isa-hash", "run a .npubin built for a different ISA encoding")
-      ("quiet,q", "print only errors and mismatches")
-      ("input", po::value<std::string>()->required(), "program: .npubin or .npuasm");
+  options.add_options()("backend,b",
+                        po::value<std::string>()->default_value("", "$NPU_BACKEND or iss"),
+                        "execution backend: iss, or rtl and cosim when built with Verilator")(
+      "mode,m", po::value<std::string>()->default_value("func"),
+      "what the ISS computes: func (values only), perf (cycles only) or both")(
+      "max-packets", po::value<uint64_t>(), "stop after this many packets")(
+      "trace,t", "print every executed packet with its cycles and bytes")(
+      "trace-json", po::value<std::string>(), "write a Perfetto/Chrome trace timeline")(
+      "stats-json", po::value<std::string>(), "write statistics as JSON")(
+      "vcd", po::value<std::string>(), "rtl, cosim: write a VCD waveform of the RTL")(
+      "vcd-start", po::value<uint64_t>()->default_value(0), "first clock cycle of the waveform")(
+      "vcd-stop", po::value<uint64_t>()->default_value(UINT64_MAX, "end"),
+      "clock cycle at which the waveform stops")(
+      "dump", po::value<std::vector<std::string>>()->default_value({}, ""),
+      "ADDR:LEN:FILE[:DTYPE] write memory after the run (raw, or .npy with dtype f32|i32|i64|u8)")(
+      "load", po::value<std::vector<std::string>>()->default_value({}, ""),
+      "FILE@ADDR load a raw or .npy file into memory before the run")(
+      "memory-config", po::value<std::string>(), "address map as JSON (replaces the defaults)")(
+      "region", po::value<std::vector<std::string>>()->default_value({}, ""),
+      "NAME=BASE:SIZE[:rw|r|w] add or replace an address-map region")(
+      "include,I", po::value<std::vector<std::string>>()->default_value({}, ""),
+      "include directory for .npuasm input")("ignore-isa-hash",
+                                             "run a .npubin built for a different ISA encoding")(
+      "quiet,q", "print only errors and mismatches")("input", po::value<std::string>()->required(),
+                                                     "program: .npubin or .npuasm");
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;

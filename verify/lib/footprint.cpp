@@ -94,7 +94,8 @@ void describe(Footprint &f, const isa::inst::CopyStrided &op) {
   add(f, NPU_BUFFER(op, src, static_cast<uint64_t>(std::min(lowBytes, kMax)),
                     static_cast<uint64_t>(std::min(spanBytes, kMax)), Role::Read, Content::Bytes));
   add(f, NPU_BUFFER(op, dst, 0, mul(count, es), Role::Write, Content::Bytes));
-  f.work = count;
+  // Elements of a non-unit innermost stride move one per memory request.
+  f.work = op.stride3 == 1 ? count : mul(count, 16);
 }
 
 // --- matrix ----------------------------------------------------------------
@@ -271,6 +272,7 @@ void describe(Footprint &f, const isa::inst::Rmsnorm &op) {
   if (op.write_rstd)
     add(f, NPU_BUFFER(op, rstd, 0, floats(op.rows), Role::Write, Content::F32));
   f.inPlace.emplace_back("dst", "src");
+  f.unspecifiedOverlap.emplace_back("rstd", "weight");
   f.work = mul(n, 3);
 }
 
@@ -296,6 +298,9 @@ void describe(Footprint &f, const isa::inst::RmsnormBwd &op) {
     add(f, NPU_BUFFER(op, dweight, 0, floats(op.cols), Role::Write, Content::F32));
   f.inPlace.emplace_back("dx", "x");
   f.inPlace.emplace_back("dx", "dy");
+  f.unspecifiedOverlap.emplace_back("dx", "weight");
+  f.unspecifiedOverlap.emplace_back("dweight", "weight");
+  f.unspecifiedOverlap.emplace_back("dweight", "rstd");
   f.work = mul(n, 5);
 }
 
@@ -396,6 +401,12 @@ const Buffer *Footprint::find(std::string_view operand) const {
 bool Footprint::inPlaceAllowed(std::string_view written, std::string_view read) const {
   return std::any_of(inPlace.begin(), inPlace.end(),
                      [&](const auto &p) { return written == p.first && read == p.second; });
+}
+
+bool Footprint::overlapUnspecified(std::string_view a, std::string_view b) const {
+  return std::any_of(unspecifiedOverlap.begin(), unspecifiedOverlap.end(), [&](const auto &p) {
+    return (a == p.first && b == p.second) || (a == p.second && b == p.first);
+  });
 }
 
 Footprint footprintOf(const isa::Instruction &inst) {

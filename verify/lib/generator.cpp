@@ -254,7 +254,7 @@ private:
     if (victim) {
       Buffer &b = *std::find_if(f.buffers.begin(), f.buffers.end(),
                                 [&](const Buffer &x) { return &x == victim; });
-      b.address = faultingAddress(b, intent.injected, intent.note);
+      b.address = faultingAddress(b, f, intent.injected, intent.note);
     }
     const isa::InstrInfo &info = isa::info(opcode);
     for (uint32_t i = 0; i < info.numOperands; ++i) {
@@ -315,7 +315,8 @@ private:
     return i < 0 ? 1 : info.operands[i].align;
   }
 
-  uint64_t faultingAddress(const Buffer &b, mem::FaultCode code, std::string &note) {
+  uint64_t faultingAddress(const Buffer &b, const Footprint &f, mem::FaultCode code,
+                           std::string &note) {
     const uint64_t align = std::max<uint64_t>(alignOf(b.operand), 1);
     std::vector<const mem::Region *> regions;
     for (const mem::Region &r : map_.regions)
@@ -330,16 +331,27 @@ private:
         }
     }
     if (code == mem::FaultCode::OutOfRegion) {
-      std::vector<const Arena *> arenas;
-      for (const Arena &a : arenas_)
-        arenas.push_back(&a);
-      const Arena &a = *arenas[rng_.below(arenas.size())];
-      const uint64_t inside = alignUp(1 + rng_.below(b.bytes - align), align);
-      const uint64_t end = a.region.base + a.region.size;
-      note = std::string(b.operand) + " runs " +
-             std::to_string(b.bytes - std::min(inside, b.bytes)) + " bytes past the end of '" +
-             a.region.name + "'";
-      return alignDown(end - inside + b.lowBytes, align);
+      // Across the end of a region, clear of the packet's other buffers (an
+      // overlap would be found first).
+      const auto clear = [&](uint64_t begin) {
+        for (const Buffer &other : f.buffers)
+          if (&other != &b && begin < other.begin() + other.bytes &&
+              other.begin() < begin + b.bytes)
+            return false;
+        return true;
+      };
+      for (int attempt = 0; attempt < 32; ++attempt) {
+        const Arena &a = arenas_[rng_.below(arenas_.size())];
+        const uint64_t inside = alignUp(1 + rng_.below(b.bytes - align), align);
+        const uint64_t end = a.region.base + a.region.size;
+        const uint64_t address = alignDown(end - inside + b.lowBytes, align);
+        if (!clear(address - b.lowBytes))
+          continue;
+        note = std::string(b.operand) + " runs " +
+               std::to_string(b.bytes - (end - (address - b.lowBytes))) +
+               " bytes past the end of '" + a.region.name + "'";
+        return address;
+      }
     }
     // Unmapped: a gap of the address map large enough for the whole buffer.
     std::vector<std::pair<uint64_t, uint64_t>> gaps;
@@ -529,7 +541,7 @@ private:
     for (Buffer &w : f.buffers)
       if (w.writes())
         for (Buffer &o : f.buffers)
-          if (&o != &w)
+          if (&o != &w && !f.overlapUnspecified(w.operand, o.operand))
             pairs.emplace_back(&w, &o);
     while (!pairs.empty()) {
       const size_t i = rng_.below(pairs.size());

@@ -12,8 +12,8 @@ namespace {
 
 class Reducer {
 public:
-  Reducer(const RunResult &failing, const MinimiseOptions &options)
-      : signature_(failing.signature), options_(options) {}
+  Reducer(const RunResult &failing, const StreamRunner &run, const MinimiseOptions &options)
+      : signature_(failing.signature), run_(run), options_(options) {}
 
   // Runs a candidate; true (and it becomes the best) if it still diverges
   // with the same signature.
@@ -23,7 +23,7 @@ public:
     ++runs_;
     RunResult run;
     try {
-      run = runStream(candidate, options_.run);
+      run = run_(candidate);
     } catch (const std::exception &) {
       return false; // e.g. a data segment the shrunk stream no longer needs in a bad place
     }
@@ -41,6 +41,7 @@ public:
 
 private:
   std::string signature_;
+  const StreamRunner &run_;
   const MinimiseOptions &options_;
   uint32_t runs_ = 0;
 };
@@ -95,6 +96,9 @@ void reduceOperands(Reducer &reducer, bin::Object &best, RunResult &bestRun) {
                 rules::slotMax(op));
           if (v / 2 != v && (!op.hasRange || v / 2 >= op.min))
             simpler.push_back(static_cast<uint64_t>(v / 2) & rules::slotMax(op));
+          const int64_t closer = v > 0 ? v - 1 : v + 1;
+          if (v != 0 && (!op.hasRange || closer >= op.min))
+            simpler.push_back(static_cast<uint64_t>(closer) & rules::slotMax(op));
         } else if (rules::isMode(op) || op.kind == isa::OperandKind::F32) {
           if (inst.operands[i] != op.defaultBits)
             simpler.push_back(op.defaultBits);
@@ -155,7 +159,7 @@ size_t MinimiseResult::dataBytes() const {
 }
 
 MinimiseResult minimise(const bin::Object &failing, const RunResult &failingRun,
-                        const MinimiseOptions &options) {
+                        const StreamRunner &run, const MinimiseOptions &options) {
   MinimiseResult result;
   result.packetsBefore = failing.text.size();
   for (const bin::DataSegment &seg : failing.data)
@@ -163,7 +167,7 @@ MinimiseResult minimise(const bin::Object &failing, const RunResult &failingRun,
   result.object = failing;
   result.object.text.resize(std::min<size_t>(failing.text.size(), failingRun.divergentPacket + 1));
   result.run = failingRun;
-  Reducer reducer(failingRun, options);
+  Reducer reducer(failingRun, run, options);
   reducePackets(reducer, result.object, result.run);
   reduceOperands(reducer, result.object, result.run);
   reducePackets(reducer, result.object, result.run);

@@ -64,6 +64,8 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
                                      })
                  : 0;
     mem::FaultCode outcome = mem::FaultCode::None;
+    // A reset clears the cycle counter: keep what the device counted so far.
+    const uint64_t cyclesBefore = runtime.deviceCycles();
     try {
       runtime.submit(std::span<const isa::Packet>(&packet, 1));
       runtime.synchronize();
@@ -77,9 +79,10 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
         result.divergentPacket = i;
         result.diagnostic = fault->fault.detail;
         result.signature = divergenceSignature(opcodeText(opcodeWord), result.diagnostic);
-        break;
+        result.deviceCycles += cyclesBefore;
+        return result; // the device holds the divergence until a reset: nothing more to ask it
       }
-      result.deviceCycles += runtime.deviceCycles();
+      result.deviceCycles += cyclesBefore;
       runtime.reset();
     }
     result.packetsExecuted++;

@@ -11,12 +11,15 @@
 #include "npu/verify/runner.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace npu::verify {
 
+// Runs a candidate stream; runStream on a backend, normally.
+using StreamRunner = std::function<RunResult(const bin::Object &)>;
+
 struct MinimiseOptions {
-  RunOptions run;
   uint32_t maxRuns = 400; // candidate runs at most
 };
 
@@ -28,8 +31,8 @@ struct MinimiseResult {
   size_t dataBytes() const;
 };
 
-// `failing` must diverge with `failingRun.signature`.
+// `failing` must diverge with `failingRun.signature` when `run` runs it.
 MinimiseResult minimise(const bin::Object &failing, const RunResult &failingRun,
-                        const MinimiseOptions &options);
+                        const StreamRunner &run, const MinimiseOptions &options = {});
 
 } // namespace npu::verify
