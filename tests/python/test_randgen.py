@@ -117,6 +117,8 @@ FAKE_WORKER = textwrap.dedent('''\
     for seed in range(first, end):
         r = {"seed": seed, "status": "pass", "packets": 5, "executed": 5, "faults": {}, "cycles": 10,
              "bins": [0], "unexpected": [], "seconds": 0.01}
+        if seed == 12:
+            r["unexpected"] = ["packet 1 (mul): meant to complete, both models faulted overlap"]
         if seed == 3:
             r["status"] = "diverged"
             r["divergence"] = {"packet": 2, "signature": "mul: memory", "diagnostic": "memory differs at 0x10",
@@ -166,6 +168,18 @@ def test_coverage_below_the_minimum_fails(tmp_path):
                 "--min-coverage", 100, "--out", tmp_path / "o", "--quiet")
     assert r.returncode == 1
     assert "coverage 50.00 % is below --min-coverage 100" in r.stdout
+
+
+def test_outcomes_the_generator_did_not_intend_are_reported_and_can_fail(tmp_path):
+    args = ["--seeds", 2, "--first-seed", 11, "--worker", fake_worker(tmp_path), "--out", tmp_path / "o", "--quiet"]
+    r = regress(*args)
+    assert r.returncode == 0
+    assert "1 packets had an outcome the generator did not intend" in r.stdout
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["unexpected_outcomes"] == ["seed 12: packet 1 (mul): meant to complete, both models faulted overlap"]
+    r = regress(*args, "--fail-on-unexpected")
+    assert r.returncode == 1
+    assert "UNEXPECTED seed 12: packet 1 (mul): meant to complete" in r.stdout
 
 
 def test_cluster_run_survives_a_worker_killed_mid_run(tmp_path):

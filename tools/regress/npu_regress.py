@@ -229,7 +229,10 @@ def parse_args(argv):
                         help="directory for summary.json, junit.xml, coverage.md and reproducers")
     parser.add_argument("--no-minimise", action="store_true", help="do not minimise divergences")
     parser.add_argument("--max-minimise-runs", type=int, help="candidate runs per minimisation (default 400)")
-    parser.add_argument("--min-coverage", type=float, help="fail unless at least this % of the bins is hit")
+    parser.add_argument("--min-coverage", type=float, help="fail unless at least this %% of the bins is hit")
+    parser.add_argument("--fail-on-unexpected", action="store_true",
+                        help="fail when a packet's outcome differs from the generator's intent although "
+                             "both models agree (the generator's model and the ISS disagree)")
     parser.add_argument("--replay", metavar="FILE", help="run one .npubin/.npuasm as the regression does")
     parser.add_argument("--worker", help="path of npu-regress-worker (default: beside this script)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -352,6 +355,10 @@ def main(argv=None):
                      f"npu-regress --replay {m['path']}")
         print(line)
     if failures:
+        return EXIT_FAILURE
+    if unexpected and args.fail_on_unexpected:
+        for u in unexpected[:20]:
+            print(f"UNEXPECTED {u}")
         return EXIT_FAILURE
     if args.min_coverage is not None and coverage["percent"] < args.min_coverage:
         print(f"npu-regress: coverage {coverage['percent']:.2f} % is below --min-coverage {args.min_coverage}")

@@ -31,7 +31,7 @@ std::string aliasName(const std::string &a, const std::string &b) {
 struct FootprintUnion {
   std::set<std::pair<std::string, std::string>> aliases;
   std::set<std::string> unusedOperands;
-  bool buffers = false, writtenAndOther = false, f32Inputs = false, indices = false;
+  bool buffers = false, reads = false, writtenAndOther = false, f32Inputs = false, indices = false;
 };
 
 FootprintUnion footprintUnion(const isa::InstrInfo &info) {
@@ -46,6 +46,7 @@ FootprintUnion footprintUnion(const isa::InstrInfo &info) {
       u.aliases.emplace(w, r);
     for (size_t i = 0; i < f.buffers.size(); ++i) {
       const Buffer &b = f.buffers[i];
+      u.reads |= b.reads();
       u.f32Inputs |= b.reads() && b.content == Content::F32;
       u.indices |= b.content == Content::Index32 || b.content == Content::Index64;
       for (size_t j = i + 1; j < f.buffers.size(); ++j) {
@@ -116,8 +117,9 @@ CoverageModel::CoverageModel() {
       for (const mem::Region &r : regions)
         add("region/" + r.name);
       add("edge/region-end");
-      add("chain");
     }
+    if (u.reads)
+      add("chain");
     for (const auto &[a, b] : u.aliases)
       add(aliasName(a, b));
     for (const std::string &operand : u.unusedOperands)

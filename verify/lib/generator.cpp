@@ -213,9 +213,18 @@ public:
     for (uint32_t i = 0; i < body && !mix_.empty(); ++i)
       stream.intents.push_back(packet(stream.object));
     if (endWithHalt) {
-      stream.object.text.push_back(isa::packetOf(isa::inst::Halt{}));
-      stream.intents.push_back(
-          {static_cast<uint32_t>(isa::Opcode::HALT), mem::FaultCode::None, ""});
+      // The final HALT can be made to fault too (it has no operands: only
+      // its reserved bits can be wrong).
+      isa::Packet halt = isa::packetOf(isa::inst::Halt{});
+      PacketIntent intent{static_cast<uint32_t>(isa::Opcode::HALT), mem::FaultCode::None, ""};
+      const bool reserved = std::find(faultClasses_.begin(), faultClasses_.end(),
+                                      mem::FaultCode::ReservedBits) != faultClasses_.end();
+      if (reserved && rng_.percent(options_.faultPercent)) {
+        intent.injected = mem::FaultCode::ReservedBits;
+        setReservedBit(isa::makeInstruction(isa::Opcode::HALT), halt, intent.note);
+      }
+      stream.object.text.push_back(halt);
+      stream.intents.push_back(intent);
     }
     std::sort(
         stream.object.data.begin(), stream.object.data.end(),

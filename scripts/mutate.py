@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Mutation score of the co-verification: seeded, mechanically generated
+single-point mutants of the RTL (SystemVerilog) or of the ISS (C++), each
+built in a scratch copy of the tree and run through the constrained-random
+regression; a mutant is killed when the regression fails (a divergence, a
+worker error or an outcome the generator did not intend).
+
+Mutation operators (one edit per mutant, at a seeded random site):
+  operator   + <-> -, & <-> |, ^ -> &, == <-> !=, < <-> <=, > <-> >=, && <-> ||
+  constant   an integer literal n -> n+1 or n-1 (sized SystemVerilog literals keep their width)
+  condition  if (c) -> if (!(c))
+  state      state <= S_A -> state <= S_B (another state of the same machine; RTL only)
+
+Usage:
+  scripts/mutate.py --target iss --count 20 --seed 1 --work /tmp/npu-mutants [--seeds 40]
+Writes WORK/mutants-<target>.json (one entry per mutant: file, line, edit,
+status killed/survived/stillborn, the killing seed) and prints the score.
+Never touches the source tree it is run from: every edit is made in
+WORK/src, a copy, and reverted after the mutant ran.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+TARGETS = {
+    "iss": {"globs": ["simulator/lib/ops/*.cpp", "simulator/lib/vector_ops.cpp", "simulator/lib/context.cpp",
+                      "simulator/kernels/gemm.cpp", "simulator/arith/lib/softfloat.cpp"],
+            "comment": "//"},
+    "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//"},
+}
+
+BINARY_SWAPS = [(" + ", " - "), (" - ", " + "), (" & ", " | "), (" | ", " & "), (" ^ ", " & "),
+                (" == ", " != "), (" != ", " == "), (" < ", " <= "), (" <= ", " < "), (" > ", " >= "),
+                (" >= ", " > "), (" && ", " || "), (" || ", " && ")]
+
+
+def code_part(line, comment):
+    at = line.find(comment)
+    return line if at < 0 else line[:at]
+
+
+def in_string(code, at):
+    """True when position `at` of the line is inside a string literal (an edit there only changes a message)."""
+    return code[:at].count('"') % 2 == 1
+
+
+def sites(path, text, target):
+    """Every (line index, description, new line) single edit of the file."""
+    out = []
+    lines = text.split("\n")
+    states = sorted(set(re.findall(r"\bS_[A-Z0-9_]+\b", text))) if target == "rtl" else []
+    for i, line in enumerate(lines):
+        code = code_part(line, TARGETS[target]["comment"])
+        stripped = code.strip()
+        if not stripped or stripped.startswith(("#", "import", "include", "`", "localparam", "parameter",
+                                                "typedef", "input", "output", "module", "logic [", "wire [")):
+            continue
+        for old, new in BINARY_SWAPS:
+            start = 0
+            while (at := code.find(old, start)) >= 0:
+                # In SystemVerilog "<=" after a name at statement start is a nonblocking assignment.
+                if target == "rtl" and old.strip() in ("<=", "<") and re.match(r"^\s*[\w\[\]\.:]+\s*$", code[:at]):
+                    start = at + 1
+                    continue
+                if not in_string(code, at):
+                    out.append((i, f"'{old.strip()}' -> '{new.strip()}'", line[:at] + new + line[at + len(old):]))
+                start = at + 1
+        for m in re.finditer(r"(?<![\w'.])(\d+)(?![\w.'])", code):
+            n = int(m.group(1))
+            if n > 4096 or in_string(code, m.start()):
+                continue
+            for d in (1, -1):
+                if n + d >= 0:
+                    out.append((i, f"constant {n} -> {n + d}", line[:m.start()] + str(n + d) + line[m.end():]))
+        for m in re.finditer(r"(\d+)'([dhb])([0-9a-fA-F_]+)", code):
+            base = {"d": 10, "h": 16, "b": 2}[m.group(2)]
+            n = int(m.group(3).replace("_", ""), base)
+            width = int(m.group(1))
+            new = (n + 1) % (1 << width)
+            digits = {10: str(new), 16: format(new, "x"), 2: format(new, "b")}[base]
+            out.append((i, f"constant {m.group(0)} -> {m.group(1)}'{m.group(2)}{digits}",
+                        line[:m.start()] + f"{m.group(1)}'{m.group(2)}{digits}" + line[m.end():]))
+        m = re.search(r"\bif \((.*)\)", code)
+        if m and code.count("(") == code.count(")"):
+            out.append((i, "condition negated", line[:m.start(1)] + "!(" + m.group(1) + ")" + line[m.end(1):]))
+        m = re.search(r"\bstate <= (S_[A-Z0-9_]+)", code)
+        if m and len(states) > 1:
+            for other in states:
+                if other != m.group(1):
+                    out.append((i, f"transition {m.group(1)} -> {other}",
+                                line[:m.start(1)] + other + line[m.end(1):]))
+    return out
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def copy_tree(work):
+    src = work / "src"
+    if src.exists():
+        shutil.rmtree(src)
+    ignore = shutil.ignore_patterns(".git", "build", "build-*", "__pycache__")
+    shutil.copytree(REPO, src, ignore=ignore, symlinks=True)
+    return src
+
+
+def regression(worker, seeds, args, timeout):
+    """Runs seeds one process at a time until the first failure: the killing seed, or None."""
+    cmd = [str(worker), "--seeds", f"0:{seeds}", "--no-minimise", "--packets", "30", *args]
+    deadline = time.monotonic() + timeout
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        seen = 0
+        for line in proc.stdout:
+            r = json.loads(line)
+            seen += 1
+            if r["status"] != "pass" or r.get("unexpected"):
+                proc.kill()
+                return r["seed"], r.get("divergence", {}).get("signature") or r.get("error") or r["unexpected"][0]
+            if time.monotonic() > deadline:
+                proc.kill()
+                return None, f"timeout after {seen} seeds"
+        proc.wait()
+        if proc.returncode != 0 or seen < seeds:
+            return -1, f"worker exited {proc.returncode}: {proc.stderr.read()[-300:]}"
+    return None, ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", choices=sorted(TARGETS), required=True)
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=40, help="regression seeds per mutant")
+    parser.add_argument("--fault-percent", type=int, default=10)
+    parser.add_argument("--faults", default="unmapped,permission,misaligned,invalid-operand,unknown-opcode,"
+                                            "reserved-bits,overlap,index-out-of-range")
+    parser.add_argument("--work", type=Path, required=True, help="scratch directory (created)")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds of regression per mutant")
+    args = parser.parse_args()
+    if args.work.resolve() == REPO or REPO in args.work.resolve().parents:
+        parser.error("--work must be outside the source tree")
+    args.work.mkdir(parents=True, exist_ok=True)
+    src = copy_tree(args.work)
+    build = args.work / f"build-{args.target}"
+    env = dict(os.environ, CCACHE_BASEDIR=str(src))
+    if not (build / "build.ninja").exists():
+        r = run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                 "-DNPU_BUILD_TESTS=OFF"], env=env)
+        if r.returncode:
+            sys.exit(f"configure failed: {r.stderr[-2000:]}")
+    worker = build / "bin" / "npu-regress-worker"
+
+    rng = random.Random(args.seed)
+    files = sorted({p for g in TARGETS[args.target]["globs"] for p in src.glob(g)})
+    candidates = []
+    for path in files:
+        text = path.read_text()
+        for i, what, new in sites(path, text, args.target):
+            candidates.append((path, i, what, new))
+    rng.shuffle(candidates)
+    regress_args = ["--fault-percent", str(args.fault_percent), "--faults", args.faults]
+
+    r = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+    if r.returncode:
+        sys.exit(f"the unmutated build fails: {r.stdout[-2000:]}")
+    killer, why = regression(worker, args.seeds, regress_args, args.timeout)
+    if killer is not None:
+        sys.exit(f"the unmutated tree fails the regression (seed {killer}: {why}); fix that first")
+
+    results = []
+    report = args.work / f"mutants-{args.target}.json"
+    for path, i, what, new in candidates:
+        if sum(r["status"] != "stillborn" for r in results) >= args.count:
+            break
+        text = path.read_text()
+        lines = text.split("\n")
+        entry = {"file": str(path.relative_to(src)), "line": i + 1, "edit": what,
+                 "before": lines[i].strip(), "after": new.strip()}
+        lines[i] = new
+        path.write_text("\n".join(lines))
+        try:
+            start = time.monotonic()
+            b = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+            if b.returncode:
+                entry["status"] = "stillborn"
+            else:
+                killer, why = regression(worker, args.seeds, regress_args, args.timeout)
+                entry["status"] = "killed" if killer is not None else "survived"
+                entry["seed"], entry["why"] = killer, why
+            entry["seconds"] = round(time.monotonic() - start, 1)
+        finally:
+            path.write_text(text)
+        results.append(entry)
+        print(f"[{len(results)}] {entry['status']:9} {entry['file']}:{entry['line']} {what}"
+              + (f" (seed {entry.get('seed')}: {entry.get('why', '')[:80]})" if entry["status"] == "killed" else ""),
+              flush=True)
+        report.write_text(json.dumps(results, indent=2) + "\n")
+    # Leave the scratch build matching the unmutated source.
+    run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+    live = [r for r in results if r["status"] != "stillborn"]
+    killed = sum(r["status"] == "killed" for r in live)
+    print(f"{args.target}: {killed} of {len(live)} mutants killed ({100.0 * killed / max(len(live), 1):.1f} %), "
+          f"{len(results) - len(live)} stillborn; details in {report}")
+
+
+if __name__ == "__main__":
+    main()
