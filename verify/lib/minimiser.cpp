@@ -72,9 +72,48 @@ void reducePackets(Reducer &reducer, bin::Object &best, RunResult &bestRun) {
   }
 }
 
+// Tries `changed` in place of packet p; true if it still diverges.
+bool tryOperands(Reducer &reducer, bin::Object &best, RunResult &bestRun, size_t p,
+                 const isa::Instruction &current, isa::Instruction changed) {
+  legalise(changed);
+  if (!isa::validate(changed) || changed == current)
+    return false;
+  bin::Object candidate = best;
+  isa::encode(changed, candidate.text[p]);
+  return reducer.tryCandidate(candidate, best, bestRun);
+}
+
+// The smallest magnitude of size-like operand i that still diverges, by
+// bisection between the operand's floor (its range minimum, or 0) and its
+// value: a handful of runs even for a size in the thousands.
+bool shrinkOperand(Reducer &reducer, bin::Object &best, RunResult &bestRun, size_t p,
+                   isa::Instruction &inst, uint32_t i) {
+  const isa::OperandInfo &op = isa::info(inst.opcode).operands[i];
+  const int64_t value = isa::operandValue(op, inst.operands[i]);
+  const int64_t sign = value < 0 ? -1 : 1;
+  int64_t low = op.hasRange ? std::max<int64_t>(0, sign > 0 ? op.min : -op.max) : 0;
+  int64_t high = value * sign; // diverges
+  bool shrunk = false;
+  while (low < high && !reducer.exhausted()) {
+    const int64_t mid = low + (high - low) / 2;
+    isa::Instruction changed = inst;
+    changed.operands[i] = static_cast<uint64_t>(mid * sign) & rules::slotMax(op);
+    if (tryOperands(reducer, best, bestRun, p, inst, changed)) {
+      shrunk = true;
+      if (p >= best.text.size())
+        break; // it now diverges at an earlier packet
+      isa::decode(best.text[p], inst);
+      high = mid;
+    } else {
+      low = mid + 1;
+    }
+  }
+  return shrunk;
+}
+
 // Simpler operands, packet by packet from the divergent one backwards:
-// each size halved or set to its minimum, flags cleared, enums and scalars
-// at their defaults.
+// sizes, pitches and strides as small as they can be, flags cleared, enums
+// and f32 scalars at their defaults.
 void reduceOperands(Reducer &reducer, bin::Object &best, RunResult &bestRun) {
   bool progress = true;
   while (progress && !reducer.exhausted()) {
@@ -84,37 +123,19 @@ void reduceOperands(Reducer &reducer, bin::Object &best, RunResult &bestRun) {
       if (!isa::decode(best.text[p], inst))
         continue;
       const isa::InstrInfo &info = isa::info(inst.opcode);
-      for (uint32_t i = 0; i < info.numOperands && !reducer.exhausted(); ++i) {
+      for (uint32_t i = 0; i < info.numOperands && !reducer.exhausted() && p < best.text.size();
+           ++i) {
         const isa::OperandInfo &op = info.operands[i];
-        std::vector<uint64_t> simpler;
         if (rules::isSizeLike(op)) {
-          const int64_t v = isa::operandValue(op, inst.operands[i]);
-          const int64_t floor = op.hasRange ? std::max<int64_t>(op.min, v < 0 ? v : 0) : 0;
-          if (v > floor && op.hasRange && op.min <= 1)
-            simpler.push_back(
-                static_cast<uint64_t>(std::max<int64_t>(op.min, std::min<int64_t>(1, v))) &
-                rules::slotMax(op));
-          if (v / 2 != v && (!op.hasRange || v / 2 >= op.min))
-            simpler.push_back(static_cast<uint64_t>(v / 2) & rules::slotMax(op));
-          const int64_t closer = v > 0 ? v - 1 : v + 1;
-          if (v != 0 && (!op.hasRange || closer >= op.min))
-            simpler.push_back(static_cast<uint64_t>(closer) & rules::slotMax(op));
-        } else if (rules::isMode(op) || op.kind == isa::OperandKind::F32) {
-          if (inst.operands[i] != op.defaultBits)
-            simpler.push_back(op.defaultBits);
-        }
-        for (uint64_t raw : simpler) {
+          progress |= shrinkOperand(reducer, best, bestRun, p, inst, i);
+        } else if ((rules::isMode(op) || op.kind == isa::OperandKind::F32) &&
+                   inst.operands[i] != op.defaultBits) {
           isa::Instruction changed = inst;
-          changed.operands[i] = raw;
-          legalise(changed);
-          if (!isa::validate(changed) || changed == inst)
-            continue;
-          bin::Object candidate = best;
-          isa::encode(changed, candidate.text[p]);
-          if (reducer.tryCandidate(candidate, best, bestRun)) {
-            inst = changed;
+          changed.operands[i] = op.defaultBits;
+          if (tryOperands(reducer, best, bestRun, p, inst, changed)) {
             progress = true;
-            break;
+            if (p < best.text.size())
+              isa::decode(best.text[p], inst);
           }
         }
       }
@@ -149,6 +170,30 @@ void reduceData(Reducer &reducer, bin::Object &best, RunResult &bestRun) {
   }
 }
 
+// Zero bytes at either end of a segment mean nothing (memory starts at
+// zero): trimmed, and checked once.
+void trimData(Reducer &reducer, bin::Object &best, RunResult &bestRun) {
+  bin::Object candidate = best;
+  for (bin::DataSegment &seg : candidate.data) {
+    const auto first =
+        std::find_if(seg.bytes.begin(), seg.bytes.end(), [](uint8_t b) { return b != 0; });
+    const auto last =
+        std::find_if(seg.bytes.rbegin(), seg.bytes.rend(), [](uint8_t b) { return b != 0; });
+    const size_t head = static_cast<size_t>(first - seg.bytes.begin());
+    const size_t tail = static_cast<size_t>(last - seg.bytes.rbegin());
+    if (head == seg.bytes.size()) {
+      seg.bytes.clear();
+      continue;
+    }
+    seg.address += head;
+    seg.bytes = std::vector<uint8_t>(seg.bytes.begin() + static_cast<std::ptrdiff_t>(head),
+                                     seg.bytes.end() - static_cast<std::ptrdiff_t>(tail));
+  }
+  std::erase_if(candidate.data, [](const bin::DataSegment &seg) { return seg.bytes.empty(); });
+  if (candidate.data != best.data)
+    reducer.tryCandidate(candidate, best, bestRun);
+}
+
 } // namespace
 
 size_t MinimiseResult::dataBytes() const {
@@ -172,6 +217,7 @@ MinimiseResult minimise(const bin::Object &failing, const RunResult &failingRun,
   reduceOperands(reducer, result.object, result.run);
   reducePackets(reducer, result.object, result.run);
   reduceData(reducer, result.object, result.run);
+  trimData(reducer, result.object, result.run);
   result.runs = reducer.runs();
   result.object.metadata.emplace_back("minimised-from",
                                       std::to_string(result.packetsBefore) + " packets");
