@@ -170,6 +170,8 @@ int replay(const std::string &path, const verify::RunOptions &run) {
 int run(const po::variables_map &vm) {
   verify::RunOptions run;
   run.backend = vm["backend"].as<std::string>();
+  // Checked first, so that --list-bins also validates the generator options.
+  verify::GeneratorOptions options = cli::generatorOptionsFrom(vm);
   if (vm.count("list-bins"))
     return listBins();
   if (vm.count("replay"))
@@ -178,7 +180,6 @@ int run(const po::variables_map &vm) {
     throw po::error("give --seeds FIRST:END, --replay FILE or --list-bins");
   if (!vm["seed"].defaulted())
     throw po::error("the worker takes its seeds from --seeds, not --seed");
-  verify::GeneratorOptions options = cli::generatorOptionsFrom(vm);
   const auto [first, end] = parseSeedRange(vm["seeds"].as<std::string>());
   const bool minimise = !vm.count("no-minimise");
   for (uint64_t seed = first; seed < end; ++seed) {

@@ -80,6 +80,13 @@ def test_bad_options_are_usage_errors(tmp_path, args, exit_code, message):
     assert not (tmp_path / "s.npubin").exists()
 
 
+def test_regress_rejects_bad_generator_options_before_running(tmp_path):
+    r = regress("--seeds", 2, "--faults", "overlap,timeout", "--out", tmp_path / "o")
+    assert r.returncode == 2
+    assert "npu-regress: error: --faults: unknown fault class 'timeout'" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_an_unwritable_output_is_an_error_naming_it(tmp_path):
     target = tmp_path / "missing-dir" / "s.npubin"
     r = randgen("--seed", 1, "-o", target)

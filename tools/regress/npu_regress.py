@@ -141,8 +141,15 @@ def run_cluster(address, worker, arguments, seed_chunks, timeout, on_done):
             on_done(future.result())
 
 
+class UsageError(Exception):
+    """The worker rejected the generator options."""
+
+
 def load_bins(worker, arguments):
+    """The coverage model; also has the worker check the generator options."""
     proc = subprocess.run([worker, "--list-bins"] + arguments, capture_output=True, text=True)
+    if proc.returncode == EXIT_USAGE:
+        raise UsageError(proc.stderr.strip().removeprefix("npu-regress-worker: error: "))
     if proc.returncode != 0:
         raise WorkerError(f"{worker} --list-bins failed: {proc.stderr.strip()}")
     return json.loads(proc.stdout)
@@ -260,7 +267,10 @@ def main(argv=None):
         return subprocess.run([worker, "--replay", args.replay, "--backend", args.backend]).returncode
 
     try:
-        model = load_bins(worker, [])
+        model = load_bins(worker, arguments)
+    except UsageError as e:
+        print(f"npu-regress: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except WorkerError as e:
         print(f"npu-regress: error: {e}", file=sys.stderr)
         return EXIT_INPUT
