@@ -24,6 +24,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -108,12 +109,26 @@ def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
 
 
-def copy_tree(work):
+def sync_tree(work, target):
+    """WORK/src as a copy of the tree. Files whose contents changed get a new
+    modification time (so the scratch build recompiles them); the mutation
+    targets always do, since an interrupted run may have left a mutant's
+    object file behind."""
     src = work / "src"
-    if src.exists():
-        shutil.rmtree(src)
-    ignore = shutil.ignore_patterns(".git", "build", "build-*", "__pycache__")
-    shutil.copytree(REPO, src, ignore=ignore, symlinks=True)
+    ignore = {".git", "build", "__pycache__"}
+    for path in REPO.rglob("*"):
+        rel = path.relative_to(REPO)
+        if any(part in ignore or part.startswith("build-") for part in rel.parts) or not path.is_file():
+            continue
+        dst = src / rel
+        data = path.read_bytes()
+        if not dst.exists() or dst.read_bytes() != data:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+            shutil.copymode(path, dst)
+    for glob in TARGETS[target]["globs"]:
+        for path in src.glob(glob):
+            path.touch()
     return src
 
 
@@ -153,7 +168,9 @@ def main():
     if args.work.resolve() == REPO or REPO in args.work.resolve().parents:
         parser.error("--work must be outside the source tree")
     args.work.mkdir(parents=True, exist_ok=True)
-    src = copy_tree(args.work)
+    # A signal ends the run through the finally clauses that revert a mutant.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM"))
+    src = sync_tree(args.work, args.target)
     build = args.work / f"build-{args.target}"
     env = dict(os.environ, CCACHE_BASEDIR=str(src))
     if not (build / "build.ninja").exists():

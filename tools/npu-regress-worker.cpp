@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -89,6 +90,15 @@ json runSeed(verify::GeneratorOptions options, const verify::RunOptions &run, bo
       json d;
       d["packet"] = result.divergentPacket;
       d["signature"] = result.signature;
+      // The injected fault class of the divergent packet ("" for a valid
+      // packet) and how many packets faulted before it: which fault
+      // behaviour, if any, the divergence is about.
+      d["intent"] = result.divergentIntent == mem::FaultCode::None
+                        ? ""
+                        : mem::faultCodeName(result.divergentIntent);
+      d["faults_before"] =
+          std::count_if(result.outcomes.begin(), result.outcomes.end(),
+                        [](mem::FaultCode c) { return c != mem::FaultCode::None; });
       d["diagnostic"] = result.diagnostic;
       d["reproducer"] = reproducer;
       if (minimise) {

@@ -319,7 +319,7 @@ def main(argv=None):
         "packets_per_second": packets / elapsed if elapsed else 0.0,
         "backend": args.backend, "engine": f"dask {args.cluster}" if args.cluster else f"local x{args.jobs}",
         "generator_arguments": generator_arguments(args),
-        "faults": {}, "unexpected_outcomes": unexpected[:200], "unexpected_outcome_count": len(unexpected),
+        "faults": {}, "divergences_by_intent": {}, "unexpected_outcomes": unexpected[:200], "unexpected_outcome_count": len(unexpected),
         "failures": [],
     }
     for r in ordered:
@@ -335,7 +335,8 @@ def main(argv=None):
         if r["status"] == "diverged":
             d = r["divergence"]
             entry.update(signature=d["signature"], packet=d["packet"], diagnostic=d["diagnostic"],
-                         reproducer=d["reproducer"])
+                         reproducer=d["reproducer"], intent=d.get("intent", ""),
+                         faults_before=d.get("faults_before", 0))
             if "minimised" in d:
                 path = out / f"seed-{r['seed']}.min.npuasm"
                 path.write_text(d["minimised"]["npuasm"])
@@ -344,6 +345,9 @@ def main(argv=None):
         else:
             entry.update(error=r["error"], reproducer=r.get("reproducer", ""))
         summary["failures"].append(entry)
+        if r["status"] == "diverged":
+            key = entry["intent"] or "valid packet"
+            summary["divergences_by_intent"][key] = summary["divergences_by_intent"].get(key, 0) + 1
 
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     write_junit(out / "junit.xml", ordered, elapsed)

@@ -79,6 +79,8 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
         result.divergentPacket = i;
         result.diagnostic = fault->fault.detail;
         result.signature = divergenceSignature(opcodeText(opcodeWord), result.diagnostic);
+        if (intents && i < intents->size())
+          result.divergentIntent = (*intents)[i].injected;
         result.deviceCycles += cyclesBefore;
         return result; // the device holds the divergence until a reset: nothing more to ask it
       }

@@ -29,6 +29,8 @@ struct RunResult {
   // The divergent packet's mnemonic and the kind of difference ("memory",
   // or both outcomes), which a minimised stream must keep.
   std::string signature;
+  // What the generator meant the divergent packet to do (given intents).
+  mem::FaultCode divergentIntent = mem::FaultCode::None;
   uint64_t packetsExecuted = 0;         // completed or faulted alike
   std::vector<mem::FaultCode> outcomes; // per executed packet
   uint64_t deviceCycles = 0;
