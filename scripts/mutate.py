@@ -164,6 +164,8 @@ def main():
                                             "reserved-bits,overlap,index-out-of-range")
     parser.add_argument("--work", type=Path, required=True, help="scratch directory (created)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds of regression per mutant")
+    parser.add_argument("--rerun", type=Path,
+                        help="a mutants-*.json of an earlier run: run its survivors again (e.g. with more --seeds)")
     args = parser.parse_args()
     if args.work.resolve() == REPO or REPO in args.work.resolve().parents:
         parser.error("--work must be outside the source tree")
@@ -171,7 +173,7 @@ def main():
     # A signal ends the run through the finally clauses that revert a mutant.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM"))
     src = sync_tree(args.work, args.target)
-    build = args.work / f"build-{args.target}"
+    build = args.work / "build"  # shared by both targets: a mutant rebuilds only what it touches
     env = dict(os.environ, CCACHE_BASEDIR=str(src))
     if not (build / "build.ninja").exists():
         r = run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
@@ -188,6 +190,11 @@ def main():
         for i, what, new in sites(path, text, args.target):
             candidates.append((path, i, what, new))
     rng.shuffle(candidates)
+    if args.rerun:
+        wanted = {(r["file"], r["line"], r["after"]) for r in json.loads(args.rerun.read_text())
+                  if r["status"] == "survived"}
+        candidates = [c for c in candidates
+                      if (str(c[0].relative_to(src)), c[1] + 1, c[3].strip()) in wanted]
     regress_args = ["--fault-percent", str(args.fault_percent), "--faults", args.faults]
 
     r = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
@@ -198,7 +205,7 @@ def main():
         sys.exit(f"the unmutated tree fails the regression (seed {killer}: {why}); fix that first")
 
     results = []
-    report = args.work / f"mutants-{args.target}.json"
+    report = args.work / f"mutants-{args.target}{'-rerun' if args.rerun else ''}.json"
     for path, i, what, new in candidates:
         if sum(r["status"] != "stillborn" for r in results) >= args.count:
             break
