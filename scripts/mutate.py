@@ -145,8 +145,9 @@ def regression(worker, seeds, args, timeout):
                 proc.kill()
                 return r["seed"], r.get("divergence", {}).get("signature") or r.get("error") or r["unexpected"][0]
             if time.monotonic() > deadline:
+                # npu-regress's task timeout would report this as an error.
                 proc.kill()
-                return None, f"timeout after {seen} seeds"
+                return -1, f"timeout after {seen} seeds"
         proc.wait()
         if proc.returncode != 0 or seen < seeds:
             return -1, f"worker exited {proc.returncode}: {proc.stderr.read()[-300:]}"
