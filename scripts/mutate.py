@@ -24,9 +24,11 @@ import os
 import random
 import re
 import shutil
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -133,21 +135,29 @@ def sync_tree(work, target):
 
 
 def regression(worker, seeds, args, timeout):
-    """Runs seeds one process at a time until the first failure: the killing seed, or None."""
+    """Runs the seeds in one worker until the first failure: (killing seed, why), or (None, "")
+    when every seed passes. A worker that crashes (-1) or outlives `timeout` (-1) is detected."""
     cmd = [str(worker), "--seeds", f"0:{seeds}", "--no-minimise", "--packets", "30", *args]
-    deadline = time.monotonic() + timeout
+    lines = queue.Queue()
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)],
+                                  daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout
         seen = 0
-        for line in proc.stdout:
+        while True:
+            try:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                proc.kill()  # npu-regress's task timeout would report this as an error
+                return -1, f"timeout after {seen} seeds"
+            if line is None:
+                break
             r = json.loads(line)
             seen += 1
             if r["status"] != "pass" or r.get("unexpected"):
                 proc.kill()
                 return r["seed"], r.get("divergence", {}).get("signature") or r.get("error") or r["unexpected"][0]
-            if time.monotonic() > deadline:
-                # npu-regress's task timeout would report this as an error.
-                proc.kill()
-                return -1, f"timeout after {seen} seeds"
         proc.wait()
         if proc.returncode != 0 or seen < seeds:
             return -1, f"worker exited {proc.returncode}: {proc.stderr.read()[-300:]}"
@@ -165,6 +175,8 @@ def main():
                                             "reserved-bits,overlap,index-out-of-range")
     parser.add_argument("--work", type=Path, required=True, help="scratch directory (created)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds of regression per mutant")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the mutants already in WORK's report and continue after them")
     parser.add_argument("--rerun", type=Path,
                         help="a mutants-*.json of an earlier run: run its survivors again (e.g. with more --seeds)")
     args = parser.parse_args()
@@ -205,8 +217,10 @@ def main():
     if killer is not None:
         sys.exit(f"the unmutated tree fails the regression (seed {killer}: {why}); fix that first")
 
-    results = []
     report = args.work / f"mutants-{args.target}{'-rerun' if args.rerun else ''}.json"
+    results = json.loads(report.read_text()) if args.resume and report.exists() else []
+    done = {(r["file"], r["line"], r["after"]) for r in results}
+    candidates = [c for c in candidates if (str(c[0].relative_to(src)), c[1] + 1, c[3].strip()) not in done]
     for path, i, what, new in candidates:
         if sum(r["status"] != "stillborn" for r in results) >= args.count:
             break
