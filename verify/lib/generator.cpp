@@ -239,11 +239,28 @@ private:
     isa::Instruction inst = isa::makeInstruction(opcode);
     const bool large = rng_.percent(options_.largePercent);
     drawOperands(rng_, inst, large, options_.specialPercent);
+    // A large packet has one large size; the others give way to it.
+    int keep = -1;
+    if (large) {
+      const isa::InstrInfo &info = isa::info(opcode);
+      std::vector<uint32_t> sizes;
+      for (uint32_t i = 0; i < info.numOperands; ++i)
+        if (rules::isDimension(info.operands[i]))
+          sizes.push_back(i);
+      if (!sizes.empty()) {
+        keep = static_cast<int>(sizes[rng_.below(sizes.size())]);
+        const isa::OperandInfo &op = info.operands[keep];
+        inst.operands[keep] = rawOf(
+            op, clampToRange(op, static_cast<int64_t>(kLargeShape + rng_.below(4 * kLargeShape))));
+        legalise(inst);
+      }
+    }
     const Budget &budget = large ? kLargeBudget : kSmallBudget;
     // Each step halves an operand; 32 halvings empty a 32-bit operand.
     for (uint32_t step = 0; step < 32 * isa::kMaxOperands && !fits(footprintOf(inst), budget);
          ++step)
-      if (!shrinkLargestOperand(inst))
+      // Mostly the largest operand, sometimes another.
+      if (!shrinkOperand(inst, rng_.percent(50) ? 0 : rng_.below(8), keep) && !shrinkOperand(inst))
         break;
     Footprint f = footprintOf(inst);
 
@@ -676,7 +693,7 @@ private:
 
 } // namespace
 
-bool shrinkLargestOperand(isa::Instruction &inst) {
+bool shrinkOperand(isa::Instruction &inst, size_t rank, int keep) {
   const isa::InstrInfo &info = isa::info(inst.opcode);
   const auto magnitude = [&](const isa::Instruction &x, uint32_t i) {
     const int64_t v = isa::operandValue(info.operands[i], x.operands[i]);
@@ -684,12 +701,18 @@ bool shrinkLargestOperand(isa::Instruction &inst) {
   };
   std::vector<uint32_t> candidates;
   for (uint32_t i = 0; i < info.numOperands; ++i)
-    if (rules::isSizeLike(info.operands[i]) && magnitude(inst, i) > 1)
+    if (rules::isSizeLike(info.operands[i]) && magnitude(inst, i) > 1 &&
+        static_cast<int>(i) != keep)
       candidates.push_back(i);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](uint32_t a, uint32_t b) { return magnitude(inst, a) > magnitude(inst, b); });
-  // The largest operand whose halving legalise() does not undo (a pitch
-  // halved below its row is raised back to it).
+  // The rank-th largest operand, or the next one whose halving legalise()
+  // does not undo (a pitch halved below its row is raised back to it).
+  if (candidates.empty())
+    return false;
+  std::rotate(candidates.begin(),
+              candidates.begin() + static_cast<std::ptrdiff_t>(rank % candidates.size()),
+              candidates.end());
   for (uint32_t i : candidates) {
     const isa::OperandInfo &op = info.operands[i];
     isa::Instruction halved = inst;

@@ -67,9 +67,10 @@ struct Budget {
 inline constexpr Budget kSmallBudget{96 << 10, 6 << 10};
 inline constexpr Budget kLargeBudget{4 << 20, 192 << 10};
 
-// Halves the largest size-like operand (a u32 or i32 operand that is not a
-// flag, enum or address) and re-legalises; false when nothing is left to
-// shrink. Used to fit a budget and by the minimiser.
-bool shrinkLargestOperand(isa::Instruction &inst);
+// Halves the rank-th largest size-like operand (a u32 or i32 operand that is
+// not a flag, enum or address; rank modulo their number, 0 the largest;
+// operand index `keep` left alone) and re-legalises; false when nothing is
+// left to shrink. Fits a packet to its budget.
+bool shrinkOperand(isa::Instruction &inst, size_t rank = 0, int keep = -1);
 
 } // namespace npu::verify
