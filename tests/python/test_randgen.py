@@ -204,8 +204,14 @@ def test_outcomes_the_generator_did_not_intend_are_reported_and_can_fail(tmp_pat
     assert "UNEXPECTED seed 12: packet 1 (mul): meant to complete" in r.stdout
 
 
-def test_cluster_run_survives_a_worker_killed_mid_run(tmp_path):
+def test_cluster_run_survives_a_worker_killed_mid_run(tmp_path, monkeypatch):
+    # Dask's lock files and worker spaces go under tmp_path, in this process
+    # and in npu-regress's.
+    monkeypatch.setenv("DASK_TEMPORARY_DIRECTORY", str(tmp_path / "dask"))
     distributed = pytest.importorskip("distributed")
+    import dask
+    monkeypatch.setattr(dask.config, "config", dask.config.config.copy())
+    dask.config.set({"temporary-directory": str(tmp_path / "dask")})
     seeds, first = 12, 50
     args = ["--seeds", seeds, "--first-seed", first, "--packets", 30, "--chunk", 1, "--quiet"]
     local = regress(*args, "--jobs", 2, "--out", tmp_path / "local")
