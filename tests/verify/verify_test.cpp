@@ -278,6 +278,8 @@ TEST(Minimiser, ReducesAFailingStreamToItsCulprit) {
   for (uint64_t seed = 0; seed < 25; ++seed) {
     verify::GeneratorOptions options = optionsFor(seed, 60);
     options.specialPercent = 60;
+    options.opcodes = {isa::Opcode::MUL, isa::Opcode::ADD, isa::Opcode::EXP, isa::Opcode::ROW_SUM,
+                       isa::Opcode::COPY};
     const verify::Stream stream = verify::generate(options);
     const verify::RunResult failing = fakeBug(stream.object);
     if (!failing.diverged || failing.divergentPacket < 5)

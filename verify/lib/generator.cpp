@@ -2,6 +2,7 @@
 
 #include "npu/mem/address_map.h"
 #include "npu/verify/classes.h"
+#include "npu/verify/coverage.h"
 #include "npu/verify/footprint.h"
 #include "table_rules.h"
 
@@ -234,7 +235,20 @@ public:
 
 private:
   PacketIntent packet(bin::Object &object) {
-    const isa::Opcode opcode = rng_.pick(mix_);
+    // A faulting packet is an instruction that can raise the chosen class
+    // (the coverage model's fault bins say which can), so that a class few
+    // instructions have, index-out-of-range, is as frequent as the others.
+    mem::FaultCode planned = mem::FaultCode::None;
+    if (!faultClasses_.empty() && rng_.percent(options_.faultPercent))
+      planned = rng_.pick(faultClasses_);
+    std::vector<isa::Opcode> able;
+    if (planned != mem::FaultCode::None && planned != mem::FaultCode::UnknownOpcode) {
+      const std::string suffix = std::string("/fault/") + mem::faultCodeName(planned);
+      for (isa::Opcode o : mix_)
+        if (CoverageModel::instance().find(isa::info(o).mnemonic + suffix))
+          able.push_back(o);
+    }
+    const isa::Opcode opcode = rng_.pick(able.empty() ? mix_ : able);
     current_ = opcode;
     isa::Instruction inst = isa::makeInstruction(opcode);
     const bool large = rng_.percent(options_.largePercent);
@@ -266,8 +280,8 @@ private:
 
     PacketIntent intent;
     intent.opcodeWord = static_cast<uint32_t>(opcode);
-    if (!faultClasses_.empty() && rng_.percent(options_.faultPercent))
-      intent.injected = rng_.pick(faultClasses_);
+    if (planned != mem::FaultCode::None && canFault(inst, f, planned))
+      intent.injected = planned;
 
     // Address faults take one buffer out of the placement.
     const Buffer *victim = nullptr;
@@ -319,6 +333,30 @@ private:
         if (b.writes())
           written_.push_back({b.begin(), b.bytes, b.content});
     return intent;
+  }
+
+  bool canFault(const isa::Instruction &inst, const Footprint &f, mem::FaultCode code) const {
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    switch (code) {
+    case mem::FaultCode::Unmapped:
+    case mem::FaultCode::Permission: return !f.buffers.empty();
+    case mem::FaultCode::OutOfRegion:
+      return std::any_of(f.buffers.begin(), f.buffers.end(),
+                         [&](const Buffer &b) { return b.bytes > 2 * alignOf(b.operand); });
+    case mem::FaultCode::Misaligned: return !rules::misalignableOperands(info).empty();
+    case mem::FaultCode::InvalidOperand: return !rules::outOfRangeValues(info).empty();
+    case mem::FaultCode::Overlap:
+      for (const Buffer &w : f.buffers)
+        for (const Buffer &o : f.buffers)
+          if (&w != &o && w.writes() && !f.overlapUnspecified(w.operand, o.operand))
+            return true;
+      return false;
+    case mem::FaultCode::IndexOutOfRange:
+      return std::any_of(f.buffers.begin(), f.buffers.end(), [](const Buffer &b) {
+        return b.content == Content::Index32 || b.content == Content::Index64;
+      });
+    default: return true; // unknown opcode, reserved bits
+    }
   }
 
   static bool isAddressFault(mem::FaultCode code) {
