@@ -173,8 +173,9 @@ struct Runtime::Impl {
     return event - 1;
   }
 
-  void waitFor(uint64_t packets) {
+  void waitFor(uint64_t event) {
     std::unique_lock<std::mutex> lock(queueMutex);
+    const uint64_t packets = packetsBefore(event);
     progress.wait(lock, [&] { return completed >= packets || fault; });
     if (fault)
       throw Error(ErrorCode::DeviceFault, fault->describe());
@@ -358,23 +359,9 @@ bool Runtime::eventDone(uint64_t event) {
   return impl_->completed >= impl_->packetsBefore(event);
 }
 
-void Runtime::waitEvent(uint64_t event) {
-  uint64_t packets;
-  {
-    std::lock_guard<std::mutex> lock(impl_->queueMutex);
-    packets = impl_->packetsBefore(event);
-  }
-  impl_->waitFor(packets);
-}
+void Runtime::waitEvent(uint64_t event) { impl_->waitFor(event); }
 
-void Runtime::synchronize() {
-  uint64_t packets;
-  {
-    std::lock_guard<std::mutex> lock(impl_->queueMutex);
-    packets = impl_->submitted;
-  }
-  impl_->waitFor(packets);
-}
+void Runtime::synchronize() { waitEvent(recordEvent()); }
 
 std::optional<FaultInfo> Runtime::lastFault() const {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);

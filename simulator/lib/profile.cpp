@@ -1,5 +1,7 @@
 #include "npu/sim/profile.h"
 
+#include "arith_util.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -12,10 +14,8 @@ const char *engineNameAt(size_t i) { return isa::engineName(static_cast<isa::Eng
 
 void account(Stats &stats, const PacketRecord &record) {
   const auto add = [&stats](uint64_t &counter, uint64_t amount) {
-    if (__builtin_add_overflow(counter, amount, &counter)) {
-      counter = UINT64_MAX;
-      stats.saturated = true;
-    }
+    counter = satAdd(counter, amount);
+    stats.saturated |= counter == UINT64_MAX;
   };
   const uint64_t cycles = record.endCycle - record.startCycle;
   add(stats.packets, 1);

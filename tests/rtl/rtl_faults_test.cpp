@@ -13,7 +13,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -39,13 +38,6 @@ void startRing(rtl::Device &device, mem::PhysicalMemory &memory,
   device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRing));
   device.writeCsr(RING_ENTRIES, 4);
   device.writeCsr(RING_TAIL, static_cast<uint32_t>(stream.size()));
-}
-
-std::string caseName(const ::testing::TestParamInfo<test::FaultCase> &info) {
-  std::string name;
-  for (char ch : std::string(info.param.name))
-    name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  return name;
 }
 
 class RtlFaultText : public ::testing::TestWithParam<test::FaultCase> {};
@@ -104,7 +96,7 @@ TEST_P(RtlFaultText, TheIssLineForEveryClass) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryClass, RtlFaultText, ::testing::ValuesIn(test::faultCases()),
-                         caseName);
+                         test::FaultCaseName());
 
 rt::RuntimeOptions on(const char *backend) {
   rt::RuntimeOptions o;

@@ -7,6 +7,7 @@
 #include "npu/mem/address_map.h"
 #include "npu/mem/fault.h"
 
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <ostream>
@@ -35,6 +36,17 @@ struct FaultCase {
 
 // GoogleTest names a parameter by this.
 inline void PrintTo(const FaultCase &c, std::ostream *os) { *os << c.name; }
+
+// The test name of a parameterised case (GoogleTest's TestParamInfo): the
+// case's name with every character other than a letter or digit as '_'.
+struct FaultCaseName {
+  template <class ParamInfo> std::string operator()(const ParamInfo &info) const {
+    std::string name;
+    for (char ch : std::string(info.param.name))
+      name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+    return name;
+  }
+};
 
 template <class T> std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(T));

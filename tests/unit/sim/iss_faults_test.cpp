@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <string>
 #include <vector>
 
@@ -47,12 +46,7 @@ TEST_P(IssFaults, StopAtThePacketWithItsLine) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryClass, IssFaults, ::testing::ValuesIn(test::faultCases()),
-                         [](const ::testing::TestParamInfo<test::FaultCase> &info) {
-                           std::string name;
-                           for (char ch : std::string(info.param.name))
-                             name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-                           return name;
-                         });
+                         test::FaultCaseName());
 
 // checkPacket reports every operand's checked range of a packet that passes.
 TEST(IssChecks, RangesOfAPassingPacket) {
