@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Mutation score of the co-verification: seeded, mechanically generated
+single-point mutants of the RTL (SystemVerilog) or of the ISS (C++), each
+built in a scratch copy of the tree and run through the constrained-random
+regression; a mutant is killed when the regression fails (a divergence, a
+worker error or an outcome the generator did not intend).
+
+Mutation operators (one edit per mutant, at a seeded random site):
+  operator   + <-> -, & <-> |, ^ -> &, == <-> !=, < <-> <=, > <-> >=, && <-> ||
+  constant   an integer literal n -> n+1 or n-1 (sized SystemVerilog literals keep their width)
+  condition  if (c) -> if (!(c))
+  state      state <= S_A -> state <= S_B (another state of the same machine; RTL only)
+
+Usage:
+  scripts/mutate.py --target iss --count 20 --seed 1 --work /tmp/npu-mutants [--seeds 40]
+Writes WORK/mutants-<target>.json (one entry per mutant: file, line, edit,
+status killed/survived/stillborn, the killing seed) and prints the score.
+Never touches the source tree it is run from: every edit is made in
+WORK/src, a copy, and reverted after the mutant ran.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+TARGETS = {
+    # The code the ISS runs in co-simulation (the reference soft-float of
+    # simulator/arith backs the tests, not the ISS's execution).
+    "iss": {"globs": ["simulator/lib/ops/*.cpp", "simulator/lib/vector_ops.cpp", "simulator/lib/context.cpp",
+                      "simulator/lib/iss.cpp", "simulator/kernels/gemm.cpp",
+                      "simulator/arith/lib/host_kernels.cpp"],
+            "comment": "//"},
+    "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//"},
+}
+
+BINARY_SWAPS = [(" + ", " - "), (" - ", " + "), (" & ", " | "), (" | ", " & "), (" ^ ", " & "),
+                (" == ", " != "), (" != ", " == "), (" < ", " <= "), (" <= ", " < "), (" > ", " >= "),
+                (" >= ", " > "), (" && ", " || "), (" || ", " && ")]
+
+
+def code_part(line, comment):
+    at = line.find(comment)
+    return line if at < 0 else line[:at]
+
+
+def in_string(code, at):
+    """True when position `at` of the line is inside a string literal (an edit there only changes a message)."""
+    return code[:at].count('"') % 2 == 1
+
+
+def sites(path, text, target):
+    """Every (line index, description, new line) single edit of the file."""
+    out = []
+    lines = text.split("\n")
+    states = sorted(set(re.findall(r"\bS_[A-Z0-9_]+\b", text))) if target == "rtl" else []
+    for i, line in enumerate(lines):
+        code = code_part(line, TARGETS[target]["comment"])
+        stripped = code.strip()
+        if not stripped or stripped.startswith(("#", "import", "include", "`", "localparam", "parameter",
+                                                "typedef", "input", "output", "module", "logic [", "wire [")):
+            continue
+        for old, new in BINARY_SWAPS:
+            start = 0
+            while (at := code.find(old, start)) >= 0:
+                # In SystemVerilog "<=" after a name at statement start is a nonblocking assignment.
+                if target == "rtl" and old.strip() in ("<=", "<") and re.match(r"^\s*[\w\[\]\.:]+\s*$", code[:at]):
+                    start = at + 1
+                    continue
+                if not in_string(code, at):
+                    out.append((i, f"'{old.strip()}' -> '{new.strip()}'", line[:at] + new + line[at + len(old):]))
+                start = at + 1
+        for m in re.finditer(r"(?<![\w'.])(\d+)(?![\w.'])", code):
+            n = int(m.group(1))
+            if n > 4096 or in_string(code, m.start()):
+                continue
+            for d in (1, -1):
+                if n + d >= 0:
+                    out.append((i, f"constant {n} -> {n + d}", line[:m.start()] + str(n + d) + line[m.end():]))
+        for m in re.finditer(r"(\d+)'([dhb])([0-9a-fA-F_]+)", code):
+            base = {"d": 10, "h": 16, "b": 2}[m.group(2)]
+            n = int(m.group(3).replace("_", ""), base)
+            width = int(m.group(1))
+            new = (n + 1) % (1 << width)
+            digits = {10: str(new), 16: format(new, "x"), 2: format(new, "b")}[base]
+            out.append((i, f"constant {m.group(0)} -> {m.group(1)}'{m.group(2)}{digits}",
+                        line[:m.start()] + f"{m.group(1)}'{m.group(2)}{digits}" + line[m.end():]))
+        m = re.search(r"\bif \((.*)\)", code)
+        if m and code.count("(") == code.count(")"):
+            out.append((i, "condition negated", line[:m.start(1)] + "!(" + m.group(1) + ")" + line[m.end(1):]))
+        m = re.search(r"\bstate <= (S_[A-Z0-9_]+)", code)
+        if m and len(states) > 1:
+            for other in states:
+                if other != m.group(1):
+                    out.append((i, f"transition {m.group(1)} -> {other}",
+                                line[:m.start(1)] + other + line[m.end(1):]))
+    return out
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def sync_tree(work, target):
+    """WORK/src as a copy of the tree. Files whose contents changed get a new
+    modification time (so the scratch build recompiles them); the mutation
+    targets always do, since an interrupted run may have left a mutant's
+    object file behind."""
+    src = work / "src"
+    ignore = {".git", "build", "__pycache__"}
+    for path in REPO.rglob("*"):
+        rel = path.relative_to(REPO)
+        if any(part in ignore or part.startswith("build-") for part in rel.parts) or not path.is_file():
+            continue
+        dst = src / rel
+        data = path.read_bytes()
+        if not dst.exists() or dst.read_bytes() != data:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+            shutil.copymode(path, dst)
+    for glob in TARGETS[target]["globs"]:
+        for path in src.glob(glob):
+            path.touch()
+    return src
+
+
+def regression(worker, seeds, args, timeout):
+    """Runs the seeds in one worker until the first failure: (killing seed, why), or (None, "")
+    when every seed passes. A worker that crashes (-1) or outlives `timeout` (-1) is detected."""
+    cmd = [str(worker), "--seeds", f"0:{seeds}", "--no-minimise", "--packets", "30", *args]
+    lines = queue.Queue()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)],
+                                  daemon=True)
+        reader.start()
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            try:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                proc.kill()  # npu-regress's task timeout would report this as an error
+                return -1, f"timeout after {seen} seeds"
+            if line is None:
+                break
+            r = json.loads(line)
+            seen += 1
+            if r["status"] != "pass" or r.get("unexpected"):
+                proc.kill()
+                return r["seed"], r.get("divergence", {}).get("signature") or r.get("error") or r["unexpected"][0]
+        proc.wait()
+        if proc.returncode != 0 or seen < seeds:
+            return -1, f"worker exited {proc.returncode}: {proc.stderr.read()[-300:]}"
+    return None, ""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--target", choices=sorted(TARGETS), required=True)
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", type=int, default=40, help="regression seeds per mutant")
+    parser.add_argument("--fault-percent", type=int, default=10)
+    parser.add_argument("--faults", default="", help="fault classes to inject (default: every class)")
+    parser.add_argument("--work", type=Path, required=True, help="scratch directory (created)")
+    parser.add_argument("--timeout", type=float, default=900, help="seconds of regression per mutant")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the mutants already in WORK's report and continue after them")
+    parser.add_argument("--rerun", type=Path,
+                        help="a mutants-*.json of an earlier run: run its survivors again (e.g. with more --seeds)")
+    args = parser.parse_args()
+    if args.work.resolve() == REPO or REPO in args.work.resolve().parents:
+        parser.error("--work must be outside the source tree")
+    args.work.mkdir(parents=True, exist_ok=True)
+    # A signal ends the run through the finally clauses that revert a mutant.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM"))
+    src = sync_tree(args.work, args.target)
+    build = args.work / "build"  # shared by both targets: a mutant rebuilds only what it touches
+    env = dict(os.environ, CCACHE_BASEDIR=str(src))
+    if not (build / "build.ninja").exists():
+        r = run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                 "-DNPU_BUILD_TESTS=OFF"], env=env)
+        if r.returncode:
+            sys.exit(f"configure failed: {r.stderr[-2000:]}")
+    worker = build / "bin" / "npu-regress-worker"
+
+    rng = random.Random(args.seed)
+    files = sorted({p for g in TARGETS[args.target]["globs"] for p in src.glob(g)})
+    candidates = []
+    for path in files:
+        text = path.read_text()
+        for i, what, new in sites(path, text, args.target):
+            candidates.append((path, i, what, new))
+    rng.shuffle(candidates)
+    if args.rerun:
+        wanted = {(r["file"], r["line"], r["after"]) for r in json.loads(args.rerun.read_text())
+                  if r["status"] == "survived"}
+        candidates = [c for c in candidates
+                      if (str(c[0].relative_to(src)), c[1] + 1, c[3].strip()) in wanted]
+    regress_args = ["--fault-percent", str(args.fault_percent)] + (["--faults", args.faults] if args.faults else [])
+
+    r = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+    if r.returncode:
+        sys.exit(f"the unmutated build fails: {r.stdout[-2000:]}")
+    killer, why = regression(worker, args.seeds, regress_args, args.timeout)
+    if killer is not None:
+        sys.exit(f"the unmutated tree fails the regression (seed {killer}: {why}); fix that first")
+
+    report = args.work / f"mutants-{args.target}{'-rerun' if args.rerun else ''}.json"
+    results = json.loads(report.read_text()) if args.resume and report.exists() else []
+    done = {(r["file"], r["line"], r["after"]) for r in results}
+    candidates = [c for c in candidates if (str(c[0].relative_to(src)), c[1] + 1, c[3].strip()) not in done]
+    for path, i, what, new in candidates:
+        if sum(r["status"] != "stillborn" for r in results) >= args.count:
+            break
+        text = path.read_text()
+        lines = text.split("\n")
+        entry = {"file": str(path.relative_to(src)), "line": i + 1, "edit": what,
+                 "before": lines[i].strip(), "after": new.strip()}
+        lines[i] = new
+        path.write_text("\n".join(lines))
+        try:
+            start = time.monotonic()
+            b = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+            if b.returncode:
+                entry["status"] = "stillborn"
+            else:
+                killer, why = regression(worker, args.seeds, regress_args, args.timeout)
+                entry["status"] = "killed" if killer is not None else "survived"
+                entry["seed"], entry["why"] = killer, why
+            entry["seconds"] = round(time.monotonic() - start, 1)
+        finally:
+            path.write_text(text)
+        results.append(entry)
+        print(f"[{len(results)}] {entry['status']:9} {entry['file']}:{entry['line']} {what}"
+              + (f" (seed {entry.get('seed')}: {entry.get('why', '')[:80]})" if entry["status"] == "killed" else ""),
+              flush=True)
+        report.write_text(json.dumps(results, indent=2) + "\n")
+    # Leave the scratch build matching the unmutated source.
+    run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+    live = [r for r in results if r["status"] != "stillborn"]
+    killed = sum(r["status"] == "killed" for r in live)
+    print(f"{args.target}: {killed} of {len(live)} mutants killed ({100.0 * killed / max(len(live), 1):.1f} %), "
+          f"{len(results) - len(live)} stillborn; details in {report}")
+
+
+if __name__ == "__main__":
+    main()
