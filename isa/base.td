@@ -222,20 +222,39 @@ class StridedExtent<list<string> sizes, list<string> strides, string esize>
 // (read), "w" (written) or "rw" (read and written). It is accessed only when
 // the flag operand When is set (when named), and a write becomes a
 // read-modify-write when the flag operand UpdateWhen is set.
+//
+// Holds says what the range contains, so that tools (the random stream
+// generator) fill inputs the way the instruction reads them: "f32" values;
+// "bytes" moved without interpretation; "index" little-endian integers of
+// the extent's element size, each an index below the value of the operand
+// IndexBound (an IndexOutOfRange fault otherwise); "hyper" a block of f32
+// hyper-parameters (learning rate, decay factors, epsilon).
 class MemOperand<string operand, string access, Extent extent, string when = "",
-                 string updateWhen = ""> {
+                 string updateWhen = "", string holds = "f32", string indexBound = ""> {
   string Operand = operand;
   string Access = access;
   Extent Extent = extent;
   string When = when;
   string UpdateWhen = updateWhen;
+  string Holds = holds;
+  string IndexBound = indexBound;
 }
+
+// Read-only operands of the non-f32 kinds.
+class BytesOperand<string operand, string access, Extent extent>
+    : MemOperand<operand, access, extent, "", "", "bytes">;
+class IndexOperand<string operand, Extent extent, string bound>
+    : MemOperand<operand, "r", extent, "", "", "index", bound>;
+class HyperOperand<string operand, Extent extent>
+    : MemOperand<operand, "r", extent, "", "", "hyper">;
 
 // The ranges of two memory operands must not overlap (an Overlap fault
 // otherwise), except that with InPlace an exact alias (same start, same
 // length) is allowed; with InPlaceIf as well, only while the enum operand
 // InPlaceIf has the value InPlaceValue. A rule applies when both operands
-// are accessed.
+// are accessed. Every pair of memory operands of which one is written has a
+// rule (npu-tblgen checks): a result never depends on the order in which an
+// engine reads and writes overlapping ranges.
 class Disjoint<string a, string b, bit inPlace = 0, string inPlaceIf = "", int inPlaceValue = 0> {
   string A = a;
   string B = b;

@@ -6,8 +6,8 @@ def COPY : Instruction<"copy", 0x10, "data",
     "$dst, $src, $bytes", Cost<E_Dma, 2, 0>, "Copy bytes."> {
   let Semantics = "dst[i] = src[i] for i in [0, bytes). The two ranges must not "
                   "overlap (a fault otherwise).";
-  let Memory = [MemOperand<"dst", "w", Product<["bytes"], 1>>,
-                MemOperand<"src", "r", Product<["bytes"], 1>>];
+  let Memory = [BytesOperand<"dst", "w", Product<["bytes"], 1>>,
+                BytesOperand<"src", "r", Product<["bytes"], 1>>];
   let Disjoints = [Disjoint<"dst", "src">];
 }
 
@@ -16,7 +16,7 @@ def FILL : Instruction<"fill", 0x11, "data",
      DimOp<"count", S_P0, "number of 32-bit words">],
     "$dst, $value, $count", Cost<E_Dma, 2, 0>, "Fill memory with a 32-bit pattern."> {
   let Semantics = "The count little-endian 32-bit words at dst are set to value.";
-  let Memory = [MemOperand<"dst", "w", Product<["count"]>>];
+  let Memory = [BytesOperand<"dst", "w", Product<["count"]>>];
 }
 
 def COPY_STRIDED : Instruction<"copy_strided", 0x12, "data",
@@ -35,8 +35,8 @@ def COPY_STRIDED : Instruction<"copy_strided", 0x12, "data",
                   "element of dst is src[i0*stride0 + i1*stride1 + i2*stride2 + i3*stride3] "
                   "(offsets in elements of esize bytes; strides may be zero or negative). "
                   "Makes any PyTorch view of rank <= 4 contiguous.";
-  let Memory = [MemOperand<"dst", "w", Product<["size0", "size1", "size2", "size3"], 1, "esize">>,
-                MemOperand<"src", "r", StridedExtent<["size0", "size1", "size2", "size3"],
+  let Memory = [BytesOperand<"dst", "w", Product<["size0", "size1", "size2", "size3"], 1, "esize">>,
+                BytesOperand<"src", "r", StridedExtent<["size0", "size1", "size2", "size3"],
                                                      ["stride0", "stride1", "stride2", "stride3"],
                                                      "esize">>];
   let Disjoints = [Disjoint<"dst", "src">];

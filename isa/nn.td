@@ -36,7 +36,7 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
                 MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
                 MemOperand<"rstd", "w", Product<["rows"]>, "write_rstd">];
   let Disjoints = [Disjoint<"dst", "src", 1>, Disjoint<"dst", "weight">,
-                   Disjoint<"rstd", "src">, Disjoint<"rstd", "dst">];
+                   Disjoint<"rstd", "src">, Disjoint<"rstd", "dst">, Disjoint<"rstd", "weight">];
 }
 
 def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
@@ -74,7 +74,9 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
                 MemOperand<"rstd", "r", Product<["rows"]>>,
                 MemOperand<"dweight", "rw", Product<["cols"]>, "write_dweight">];
   let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>, Disjoint<"dx", "rstd">,
-                   Disjoint<"dweight", "x">, Disjoint<"dweight", "dy">, Disjoint<"dweight", "dx">];
+                   Disjoint<"dx", "weight">, Disjoint<"dweight", "x">, Disjoint<"dweight", "dy">,
+                   Disjoint<"dweight", "dx">, Disjoint<"dweight", "weight">,
+                   Disjoint<"dweight", "rstd">];
 }
 
 // dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy).

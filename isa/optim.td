@@ -16,7 +16,7 @@ def ADAMW : Instruction<"adamw", 0x80, "optimizer",
   let Memory = [MemOperand<"param", "rw", Product<["n"]>>, MemOperand<"grad", "r", Product<["n"]>>,
                 MemOperand<"exp_avg", "rw", Product<["n"]>>,
                 MemOperand<"exp_avg_sq", "rw", Product<["n"]>>,
-                MemOperand<"hyper", "r", Product<[], 32>>];
+                HyperOperand<"hyper", Product<[], 32>>];
   let Disjoints = [Disjoint<"param", "grad">, Disjoint<"param", "exp_avg">,
                    Disjoint<"param", "exp_avg_sq">, Disjoint<"param", "hyper">,
                    Disjoint<"grad", "exp_avg">, Disjoint<"grad", "exp_avg_sq">,

@@ -260,6 +260,7 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
       for (const MemOperandDef &m : inst.memory) {
         os << "    {" << m.operand << ", " << (m.reads ? "true" : "false") << ", "
            << (m.writes ? "true" : "false") << ", " << m.when << ", " << m.updateWhen
+           << ", MemContent::" << memContentName(m.holds) << ", " << m.indexBound
            << ", ExtentKind::" << extentKindName(m.kind) << ", " << m.selector << ", "
            << m.choices.size() << ", {";
         for (const ProductDef &p : m.choices)

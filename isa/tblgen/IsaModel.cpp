@@ -61,6 +61,16 @@ const char *extentKindName(ExtentKind kind) {
   return "?";
 }
 
+const char *memContentName(MemContent content) {
+  switch (content) {
+  case MemContent::F32: return "F32";
+  case MemContent::Bytes: return "Bytes";
+  case MemContent::Index: return "Index";
+  case MemContent::Hyper: return "Hyper";
+  }
+  return "?";
+}
+
 unsigned maxMemOperands(const IsaModel &model) {
   size_t n = 1;
   for (const InstructionDef &inst : model.instructions)
@@ -537,6 +547,30 @@ private:
                              where + " condition", ok);
       mem.updateWhen = optionalRef(rec, inst, memRec->getValueAsString("UpdateWhen").str(),
                                    {OperandKind::Flag}, where + " update condition", ok);
+      const std::string holds = memRec->getValueAsString("Holds").str();
+      const std::string indexBound = memRec->getValueAsString("IndexBound").str();
+      if (holds == "f32" || holds == "bytes" || holds == "hyper") {
+        mem.holds = holds == "f32"     ? MemContent::F32
+                    : holds == "bytes" ? MemContent::Bytes
+                                       : MemContent::Hyper;
+        if (!indexBound.empty()) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " holds " + holds +
+                         ", not indices, but has an index bound");
+          ok = false;
+        }
+      } else if (holds == "index") {
+        mem.holds = MemContent::Index;
+        mem.indexBound = operandRef(rec, inst, indexBound, {OperandKind::U32}, where + " index bound");
+        ok = ok && mem.indexBound >= 0;
+        if (mem.writes) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " holds indices but is written");
+          ok = false;
+        }
+      } else {
+        error(rec, "'" + inst.mnemonic + "': " + where + ": holds '" + holds +
+                       "', not f32, bytes, index or hyper");
+        ok = false;
+      }
       const Record *extent = memRec->getValueAsDef("Extent");
       const std::string kind = extent->getValueAsString("Kind").str();
       if (kind == "product") {
@@ -657,6 +691,20 @@ private:
       }
       inst.disjoints.push_back(rule);
     }
+    // A written range that may overlap another leaves the result to the
+    // order of the engine's reads and writes, which no two devices share.
+    for (unsigned a = 0; a < inst.memory.size(); ++a)
+      for (unsigned b = a + 1; b < inst.memory.size(); ++b)
+        if ((inst.memory[a].writes || inst.memory[b].writes) &&
+            llvm::none_of(inst.disjoints, [&](const DisjointDef &d) {
+              return (d.a == a && d.b == b) || (d.a == b && d.b == a);
+            }) && inst.memory[a].operand >= 0 && inst.memory[b].operand >= 0) {
+          error(rec, "'" + inst.mnemonic + "': memory operands '" +
+                         inst.operands[inst.memory[a].operand].name + "' and '" +
+                         inst.operands[inst.memory[b].operand].name +
+                         "' have no disjoint rule, and one of them is written");
+          ok = false;
+        }
     return ok;
   }
 

@@ -76,6 +76,10 @@ struct SyntaxItem {
 enum class ExtentKind { Product, Matrix, Strided };
 const char *extentKindName(ExtentKind kind);
 
+// What a memory operand's range holds (base.td, MemOperand's Holds).
+enum class MemContent { F32, Bytes, Index, Hyper };
+const char *memContentName(MemContent content);
+
 struct ProductDef {
   std::vector<int> factors; // DimOp operands
   unsigned elemLog2 = 2;    // log2 of ElemBytes
@@ -87,6 +91,8 @@ struct MemOperandDef {
   bool reads = false, writes = false;
   int when = -1;       // flag: the operand is accessed only when set
   int updateWhen = -1; // flag: a write is a read-modify-write when set
+  MemContent holds = MemContent::F32;
+  int indexBound = -1; // Index: each index is below this operand's value
   ExtentKind kind = ExtentKind::Product;
   // Product: one choice, or one per value of the enum `selector` (in value order).
   int selector = -1;

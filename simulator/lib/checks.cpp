@@ -107,6 +107,16 @@ Extent stridedExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m,
   return {{}, address - static_cast<uint64_t>(belowBytes), static_cast<uint64_t>(bytes)};
 }
 
+Extent extentOf(const isa::InstrInfo &info, const isa::MemOperandInfo &m, const OperandValues &p,
+                uint64_t address) {
+  switch (m.kind) {
+  case isa::ExtentKind::Product: return productExtent(m, p, address);
+  case isa::ExtentKind::Matrix: return matrixExtent(m, p, address);
+  case isa::ExtentKind::Strided: return stridedExtent(info, m, p, address);
+  }
+  return {invalid(m.operand, address)};
+}
+
 mem::Access accessOf(const isa::MemOperandInfo &m, const OperandValues &p) {
   const bool reads = m.reads || (m.updateWhen >= 0 && p.raw(m.updateWhen) != 0);
   if (reads && m.writes)
@@ -155,13 +165,7 @@ FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRa
     const isa::MemOperandInfo &m = info.memory[k];
     if (m.when >= 0 && p.raw(m.when) == 0)
       continue;
-    const uint64_t address = p.raw(m.operand);
-    Extent e;
-    switch (m.kind) {
-    case isa::ExtentKind::Product: e = productExtent(m, p, address); break;
-    case isa::ExtentKind::Matrix: e = matrixExtent(m, p, address); break;
-    case isa::ExtentKind::Strided: e = stridedExtent(info, m, p, address); break;
-    }
+    const Extent e = extentOf(info, m, p, p.raw(m.operand));
     if (e.fault.code != mem::FaultCode::None)
       return e.fault;
     const mem::Access access = accessOf(m, p);
@@ -194,6 +198,17 @@ FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRa
     }
   }
   return {};
+}
+
+std::optional<OperandExtent> operandExtent(const isa::Instruction &inst,
+                                           const isa::MemOperandInfo &m) {
+  // At the top of the address space, so that a view reaching below its
+  // address cannot wrap.
+  constexpr uint64_t kTop = ~uint64_t(0);
+  const Extent e = extentOf(isa::info(inst.opcode), m, OperandValues(inst), kTop);
+  if (e.fault.code != mem::FaultCode::None)
+    return std::nullopt;
+  return OperandExtent{kTop - e.start, e.bytes};
 }
 
 mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem::AddressMap &map) {

@@ -161,23 +161,20 @@ TEST(CosimBackend, RunsBothModelsAndReportsCyclesSideBySide) {
   EXPECT_THAT(summary, HasSubstr("silu"));
 }
 
-// RMSNORM_BWD accumulating its weight gradient into the weight itself: the
-// ISS reads the original weight for every row, the RTL keeps the running
-// gradient in memory, so the two disagree from the second row on. (The ISA
-// does not forbid the alias; docs/rtl.md lists it.) Cosim must stop there.
-TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
-  rt::Runtime cosim(on("cosim"));
+// RMSNORM_BWD whose weight gradient aliases the weight. The ISS would read
+// the original weight for every row, the RTL its running gradient, so the
+// ISA forbids the alias: both models fault Overlap and agree.
+isa::inst::RmsnormBwd rmsnormBwdOn(rt::Runtime &runtime) {
   constexpr uint32_t rows = 3, cols = 10;
   std::vector<float> x(rows * cols), ones(cols, 1.0f), rstd(rows, 0.5f);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
-  const uint64_t bx = cosim.malloc(x.size() * 4), bdy = cosim.malloc(x.size() * 4),
-                 bdx = cosim.malloc(x.size() * 4), bw = cosim.malloc(cols * 4),
-                 br = cosim.malloc(rows * 4);
-  cosim.memcpyHostToDevice(bx, x.data(), x.size() * 4);
-  cosim.memcpyHostToDevice(bdy, x.data(), x.size() * 4);
-  cosim.memcpyHostToDevice(bw, ones.data(), cols * 4);
-  cosim.memcpyHostToDevice(br, rstd.data(), rows * 4);
+  const uint64_t bx = runtime.malloc(x.size() * 4), bdy = runtime.malloc(x.size() * 4),
+                 bw = runtime.malloc(cols * 4), br = runtime.malloc(rows * 4);
+  runtime.memcpyHostToDevice(bx, x.data(), x.size() * 4);
+  runtime.memcpyHostToDevice(bdy, x.data(), x.size() * 4);
+  runtime.memcpyHostToDevice(bw, ones.data(), cols * 4);
+  runtime.memcpyHostToDevice(br, rstd.data(), rows * 4);
   isa::inst::RmsnormBwd op;
   op.rows = rows;
   op.cols = cols;
@@ -185,11 +182,34 @@ TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
   op.write_dweight = true;
   op.x = bx;
   op.dy = bdy;
-  op.dx = bdx;
+  op.dx = runtime.malloc(x.size() * 4);
   op.weight = bw;
-  op.dweight = bw;
+  op.dweight = runtime.malloc(cols * 4);
   op.rstd = br;
+  return op;
+}
+
+TEST(CosimBackend, AWeightGradientOnTheWeightIsAnOverlapFaultOfBothModels) {
+  rt::Runtime cosim(on("cosim"));
+  isa::inst::RmsnormBwd op = rmsnormBwdOn(cosim);
+  op.dweight = op.weight;
   const isa::Packet stream[] = {isa::packetOf(op)};
+  cosim.submit(stream);
+  EXPECT_THROW(cosim.synchronize(), rt::Error);
+  const auto fault = cosim.lastFault();
+  ASSERT_TRUE(fault);
+  EXPECT_EQ(fault->fault.code, mem::FaultCode::Overlap) << fault->describe();
+  EXPECT_THAT(fault->describe(), HasSubstr("RMSNORM_BWD dweight"));
+}
+
+// The harness drops the RTL's first written beat of packet 0 (its fault
+// injection for checkers): cosim stops at that packet with the address, both
+// values and their distance in ulp.
+TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
+  ::setenv("NPU_RTL_DROP_WRITE_AT_PACKET", "0", 1);
+  rt::Runtime cosim(on("cosim"));
+  ::unsetenv("NPU_RTL_DROP_WRITE_AT_PACKET");
+  const isa::Packet stream[] = {isa::packetOf(rmsnormBwdOn(cosim))};
   cosim.submit(stream);
   EXPECT_THROW(cosim.synchronize(), rt::Error);
   const auto fault = cosim.lastFault();

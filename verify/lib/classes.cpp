@@ -96,4 +96,12 @@ const char *alignClassName(AlignClass c) {
   return "?";
 }
 
+std::vector<mem::Region> dataRegions() {
+  std::vector<mem::Region> regions;
+  for (const mem::Region &r : mem::AddressMap::defaults().regions)
+    if (r.engineReadable() && r.engineWritable())
+      regions.push_back(r);
+  return regions;
+}
+
 } // namespace npu::verify

@@ -12,14 +12,6 @@ namespace npu::verify {
 
 namespace {
 
-// The regions a generated buffer can live in.
-std::vector<mem::Region> dataRegions() {
-  std::vector<mem::Region> regions;
-  for (const mem::Region &r : mem::AddressMap::defaults().regions)
-    if (r.kind == mem::Region::Kind::Memory && r.readable && r.writable)
-      regions.push_back(r);
-  return regions;
-}
 
 std::string aliasName(const std::string &a, const std::string &b) {
   return "alias/" + a + "=" + b;

@@ -185,10 +185,8 @@ class StreamBuilder {
 public:
   explicit StreamBuilder(const GeneratorOptions &options)
       : options_(options), rng_(options.seed), map_(mem::AddressMap::defaults()) {
-    for (const mem::Region &r : map_.regions) {
-      if (r.engineReadable() && r.engineWritable())
-        arenas_.push_back({r, r.base, r.base + r.size});
-    }
+    for (const mem::Region &r : dataRegions())
+      arenas_.push_back({r, r.base, r.base + r.size});
     for (const isa::InstrInfo &info : isa::instructions()) {
       if (info.opcode == isa::Opcode::HALT)
         continue;
@@ -344,7 +342,7 @@ private:
     case mem::FaultCode::Overlap:
       for (const Buffer &w : f.buffers)
         for (const Buffer &o : f.buffers)
-          if (&w != &o && w.writes() && !f.overlapUnspecified(w.operand, o.operand))
+          if (&w != &o && w.writes())
             return true;
       return false;
     case mem::FaultCode::IndexOutOfRange:
@@ -614,7 +612,7 @@ private:
     for (Buffer &w : f.buffers)
       if (w.writes())
         for (Buffer &o : f.buffers)
-          if (&o != &w && !f.overlapUnspecified(w.operand, o.operand))
+          if (&o != &w)
             pairs.emplace_back(&w, &o);
     while (!pairs.empty()) {
       const size_t i = rng_.below(pairs.size());

@@ -82,11 +82,18 @@ struct ProductInfo {
   int8_t shiftBy;
 };
 
+// What a memory operand's range holds: f32 values, bytes moved without
+// interpretation, indices (integers of the extent's element size, each below
+// the value of the operand indexBound), a block of f32 hyper-parameters.
+enum class MemContent : uint8_t { F32, Bytes, Index, Hyper };
+
 struct MemOperandInfo {
   uint8_t operand;
   bool reads, writes;
   int8_t when;       // flag: accessed only when set
   int8_t updateWhen; // flag: a write is a read-modify-write when set
+  MemContent holds;
+  int8_t indexBound; // Index: the operand every index is below
   ExtentKind kind;
   // Product: choices[0], or choices[value of the enum operand selector].
   int8_t selector;

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace npu::sim {
@@ -54,6 +55,17 @@ struct FaultFacts {
 // (code None when the packet may start, with every memory operand's range in
 // `ranges`, indexed like InstrInfo::memory). packetIndex is left at -1.
 FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRanges &ranges);
+
+// The bytes a memory operand of `inst` covers, whatever its address: from
+// `below` bytes under the address (a view with negative strides), `bytes`
+// in all. nullopt where the checks reject the extent itself (it does not
+// fit in 64 bits, a pitch below its row, overlapping batch matrices).
+struct OperandExtent {
+  uint64_t below = 0;
+  uint64_t bytes = 0;
+};
+std::optional<OperandExtent> operandExtent(const isa::Instruction &inst,
+                                           const isa::MemOperandInfo &m);
 
 // The complete fault: instruction and operand names, the region, the reason.
 mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem::AddressMap &map);

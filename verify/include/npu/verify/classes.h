@@ -4,7 +4,10 @@
 // generator means by "tile+1" is what coverage measures.
 #pragma once
 
+#include "npu/mem/address_map.h"
+
 #include <cstdint>
+#include <vector>
 
 namespace npu::verify {
 
@@ -36,5 +39,10 @@ const char *valueClassName(ValueClass c);
 enum class AlignClass : uint8_t { Line, Operand, Word, Byte };
 AlignClass alignClass(uint64_t address, uint32_t operandAlign);
 const char *alignClassName(AlignClass c);
+
+// The regions of the default address map that a packet's buffers may use:
+// those every engine may read and write (not the CSR window, not the
+// command ring).
+std::vector<mem::Region> dataRegions();
 
 } // namespace npu::verify

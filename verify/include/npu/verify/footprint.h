@@ -1,15 +1,13 @@
-// The memory each instruction touches, as a function of its operands: which
-// address operand names a buffer, how many bytes it spans, whether it is
-// read, written or both, what it holds, and which written operand may
-// coincide exactly with which read operand (an in-place operation).
+// The memory a packet touches, as a function of its operands: which address
+// operand names a buffer, how many bytes it spans, whether it is read,
+// written or both, what it holds, and which written operand may coincide
+// exactly with which read operand (an in-place operation).
 //
-// The ISA tables give every operand's kind, slot, range and alignment; they
-// do not say that MATMUL's `a` spans (m-1)*lda + k floats or that SOFTMAX
-// may run in place. This file is the one place those relations are written
-// down for the verification tools (generator, coverage, minimiser), from
-// the Semantics text of isa/*.td. It is dispatched over
-// NPU_FOR_EACH_INSTRUCTION, so an instruction added to the ISA does not
-// build until its footprint is described here.
+// Everything here is read from the ISA tables (isa/*.td "Memory" and
+// "Disjoints", as InstrInfo::memory and ::disjoints), with the extents the
+// devices' operand checks compute (sim::operandExtent): the generator, the
+// coverage model and the runner use the very ranges the ISS and the RTL
+// check, not a second description of them.
 #pragma once
 
 #include "npu/isa/isa.h"
@@ -50,30 +48,24 @@ struct Footprint {
   // one of them).
   std::vector<Buffer> buffers;
   // (written operand, read operand) pairs that may name exactly the same
-  // range; any other overlap of a written buffer is an Overlap fault ...
+  // range; any other overlap of a written buffer with another buffer is an
+  // Overlap fault (npu-tblgen requires a disjoint rule for every such pair).
   std::vector<std::pair<const char *, const char *>> inPlace;
-  // ... except for these (written, other) pairs, whose overlap the ISA
-  // leaves unspecified: neither forbidden (the ISS does not fault) nor
-  // defined (the result depends on the order of reads and writes). The
-  // generator keeps them apart and never injects an Overlap fault there;
-  // docs/verification.md lists them as open questions of the ISA.
-  std::vector<std::pair<const char *, const char *>> unspecifiedOverlap;
-  // Element operations, a machine-independent cost estimate (saturating).
+  // The cycles the ISS's timing model charges (sim::predictCycles), a cost
+  // estimate that needs no data; saturates.
   uint64_t work = 0;
 
   const Buffer *find(std::string_view operand) const;
   bool inPlaceAllowed(std::string_view written, std::string_view read) const;
-  bool overlapUnspecified(std::string_view a, std::string_view b) const;
 };
 
 // The footprint of a decodable instruction.
 Footprint footprintOf(const isa::Instruction &inst);
 
-// Adjusts operands so that the relations the ISA states in prose hold (a
-// row pitch at least as long as the stored row, BMM's C matrices not
-// overlapping each other, a padding index that names a row or is -1), so
-// that the instruction executes without an InvalidOperand or Overlap fault
-// of its own making. Leaves an instruction that satisfies them unchanged.
+// Adjusts operands so that the extents of the instruction's matrix operands
+// are valid (a non-zero row pitch covers the stored row; a distinct batch's
+// matrices lie apart), so that it executes without an InvalidOperand or
+// Overlap fault of its own making. Leaves valid operands unchanged.
 void legalise(isa::Instruction &inst);
 
 const char *roleName(Role role);

@@ -64,8 +64,8 @@ struct Budget {
   uint64_t bytes; // sum of the buffer extents
   uint64_t work;  // Footprint::work
 };
-inline constexpr Budget kSmallBudget{96 << 10, 6 << 10};
-inline constexpr Budget kLargeBudget{4 << 20, 192 << 10};
+inline constexpr Budget kSmallBudget{96 << 10, 5 << 8};
+inline constexpr Budget kLargeBudget{4 << 20, 40 << 10};
 
 // Halves the rank-th largest size-like operand (a u32 or i32 operand that is
 // not a flag, enum or address; rank modulo their number, 0 the largest;
