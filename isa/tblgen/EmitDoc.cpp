@@ -156,7 +156,17 @@ void emitMemory(const InstructionDef &inst, llvm::raw_ostream &os) {
       os << " (also read with " << inst.operands[m.updateWhen].name << ")";
     if (m.when >= 0)
       os << " when " << inst.operands[m.when].name << " is set";
-    os << ": " << extentText(inst, m) << "\n";
+    os << ": " << extentText(inst, m);
+    switch (m.holds) {
+    case MemContent::F32: break;
+    case MemContent::Bytes: os << "; raw bytes"; break;
+    case MemContent::Index:
+      os << "; integer indices, each below " << inst.operands[m.indexBound].name
+         << " (an index-out-of-range fault otherwise)";
+      break;
+    case MemContent::Hyper: os << "; f32 hyper-parameters"; break;
+    }
+    os << "\n";
   }
   if (!inst.disjoints.empty()) {
     os << "\nMust not overlap:";
