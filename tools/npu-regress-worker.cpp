@@ -208,7 +208,8 @@ int main(int argc, char **argv) {
   cli::addGeneratorOptions(options);
   options.add_options()("seeds", po::value<std::string>(), "FIRST:END run seeds FIRST .. END-1")(
       "backend,b", po::value<std::string>()->default_value("cosim"),
-      "runtime backend: cosim, iss or rtl")("no-minimise",
+      "cosim (the ISS against the RTL), reference (the ISS against the reference model), "
+      "or a runtime backend alone: iss, rtl")("no-minimise",
                                             "report divergences without minimising them")(
       "max-minimise-runs", po::value<uint32_t>()->default_value(400),
       "candidate runs per minimisation")(

@@ -114,6 +114,19 @@ def test_local_regression_writes_summary_junit_and_coverage(tmp_path):
     assert junit.get("failures") == "0" and junit.get("errors") == "0"
 
 
+def test_the_iss_against_the_reference_model(tmp_path):
+    """--backend reference: every packet on the ISS and on the slow reference model of the ISA,
+    every written range compared; the ISS's fast paths (GEMM kernel, host micro-programs) agree."""
+    out = tmp_path / "out"
+    r = regress("--backend", "reference", "--seeds", 40, "--packets", 30, "--fault-percent", 10,
+                "--fail-on-unexpected", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary, _ = check_reports(out, range(40))
+    assert summary["backend"] == "reference" and summary["passed"] == 40
+    assert summary["packets_executed"] == 1200 and sum(summary["faults"].values()) > 50
+    assert summary["coverage"]["percent"] > 75
+
+
 FAKE_WORKER = textwrap.dedent('''\
     #!/usr/bin/env python3
     # Stands in for npu-regress-worker: seed 3 "diverges", the rest pass.

@@ -225,7 +225,9 @@ def parse_args(argv):
     gen = parser.add_argument_group("generator (as npu-randgen)")
     for flag, kind, text in GENERATOR_OPTIONS:
         gen.add_argument(flag, type=kind, help=text)
-    parser.add_argument("--backend", default="cosim", help="cosim (default), iss or rtl")
+    parser.add_argument("--backend", default="cosim",
+                        help="cosim (the ISS against the RTL, default), reference (the ISS against the "
+                             "reference model of the ISA), or iss or rtl alone")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                         help="local worker processes (default: every core)")
     parser.add_argument("--cluster", metavar="ADDRESS",
@@ -366,7 +368,8 @@ def main(argv=None):
         if "minimised" in entry:
             m = entry["minimised"]
             line += (f"\n  minimised: {m['path']} ({m['packets']} packets, {m['data_bytes']} data bytes): "
-                     f"npu-regress --replay {m['path']}")
+                     f"npu-regress --replay {m['path']}"
+                     + (f" --backend {args.backend}" if args.backend != "cosim" else ""))
         print(line)
     if failures:
         return EXIT_FAILURE

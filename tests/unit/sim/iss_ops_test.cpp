@@ -4,7 +4,7 @@
 // full of special values (±0, ±inf, NaNs with payloads, denormals, huge and
 // tiny numbers).
 #include "npu/sim/iss.h"
-#include "reference_model.h"
+#include "npu/sim/reference.h"
 
 #include <gtest/gtest.h>
 

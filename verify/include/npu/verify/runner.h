@@ -19,6 +19,8 @@
 namespace npu::verify {
 
 struct RunOptions {
+  // A runtime backend (cosim: the ISS against the RTL; iss or rtl alone), or
+  // "reference": the ISS against the slow reference model of the ISA.
   std::string backend = "cosim";
 };
 
@@ -47,7 +49,7 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
                     Coverage *coverage = nullptr);
 
 // "<mnemonic>: memory" or "<mnemonic>: ISS <outcome>, RTL <outcome>" from a
-// cosim divergence report.
+// divergence report (the RTL's side named "reference" against the reference).
 std::string divergenceSignature(const std::string &mnemonic, const std::string &diagnostic);
 
 } // namespace npu::verify

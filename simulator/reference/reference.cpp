@@ -3,7 +3,7 @@
 // integer-only golden primitives (npu/arith/softfloat.h) and micro-programs
 // evaluated by the reference provider. It shares no code with the ISS's
 // fast paths, so agreement between the two is evidence for both.
-#include "reference_model.h"
+#include "npu/sim/reference.h"
 
 #include "npu/arith/functions.h"
 #include "npu/arith/softfloat.h"

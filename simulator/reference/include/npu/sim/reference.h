@@ -1,4 +1,5 @@
-// The slow reference implementation of the ISA for ISS tests.
+// The slow reference implementation of the ISA (the ISS tests and
+// npu-regress --backend reference compare the ISS with it).
 #pragma once
 
 #include "npu/isa/isa.h"
