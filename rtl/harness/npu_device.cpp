@@ -414,7 +414,14 @@ void Device::hardReset() {
   tick();
   t.rst_n = 1;
   t.eval();
-  programRegionTable();
+  resetting_ = true;
+  try {
+    programRegionTable();
+  } catch (...) {
+    resetting_ = false;
+    throw;
+  }
+  resetting_ = false;
 }
 
 // As the board's boot code would: every region of the map, with what the
@@ -483,15 +490,42 @@ const AxiCounts &Device::axiCounts() const {
 
 uint32_t Device::readCsr(uint32_t offset) {
   impl_->lite = {true, false, offset, 0, false, false};
-  while (!impl_->lite.done)
-    tick();
+  completeCsrAccess();
   return impl_->lite.data;
 }
 
 void Device::writeCsr(uint32_t offset, uint32_t value) {
   impl_->lite = {true, true, offset, value, false, false};
-  while (!impl_->lite.done)
+  completeCsrAccess();
+}
+
+void Device::completeCsrAccess() {
+  Impl &d = *impl_;
+  uint64_t waited = 0;
+  while (!d.lite.done) {
+    if (waited == d.options.hangCycles) {
+      mem::Fault f;
+      f.code = mem::FaultCode::Timeout;
+      f.packetIndex = static_cast<int64_t>(d.top->trace_index);
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "RTL hang: the AXI4-Lite %s of CSR 0x%03x got no %s for %" PRIu64
+                    " cycles at cycle %" PRIu64,
+                    d.lite.write ? "write" : "read", d.lite.offset,
+                    d.lite.addressDone ? (d.lite.write ? "BVALID" : "RVALID")
+                                       : (d.lite.write ? "AWREADY" : "ARREADY"),
+                    waited, cycle_);
+      f.detail = text;
+      d.lite = {};
+      // A hang while the reset programs the region table would only recur
+      // in a second reset: that one is left to the caller.
+      if (!resetting_)
+        hardReset();
+      throw HangError(f);
+    }
     tick();
+    ++waited;
+  }
 }
 
 void Device::runUntilIdle() {

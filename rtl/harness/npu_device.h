@@ -118,6 +118,9 @@ public:
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 
+  // One AXI4-Lite access to the register window. Throws HangError if the
+  // slave does not complete it within the hang budget; the device is then
+  // reset, as after any hang.
   uint32_t readCsr(uint32_t offset);
   void writeCsr(uint32_t offset, uint32_t value);
 
@@ -156,8 +159,10 @@ private:
   std::vector<sim::PacketRecord> records_;
   sim::Stats stats_;
   uint64_t cycle_ = 0;
+  bool resetting_ = false; // hardReset is programming the region table
 
   void tick();
+  void completeCsrAccess();
   void hardReset();
   void programRegionTable();
 };

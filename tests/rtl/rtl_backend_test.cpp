@@ -238,6 +238,30 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
   EXPECT_EQ(device.readCsr(isa::csr::STATUS), 0u);
 }
 
+// A CSR access is bounded by the hang budget too: a slave that never
+// answers would otherwise clock the host forever. An AXI4-Lite write takes
+// two cycles (AW/W, then B), so a budget of one cycle stops the first write
+// of the reset's region-table programming, in the constructor.
+TEST(RtlDevice, CsrAccessOutlivingTheHangBudgetIsAHang) {
+  mem::PhysicalMemory memory;
+  rtl::DeviceOptions options;
+  options.hangCycles = 1;
+  try {
+    rtl::Device device(memory, options);
+    FAIL() << "no hang detected";
+  } catch (const rtl::HangError &e) {
+    EXPECT_EQ(e.fault().code, mem::FaultCode::Timeout);
+    char selectWrite[64]; // REGION_SELECT, the first register the reset programs
+    std::snprintf(selectWrite, sizeof selectWrite, "the AXI4-Lite write of CSR 0x%03x",
+                  isa::csr::REGION_SELECT);
+    EXPECT_THAT(e.fault().detail, HasSubstr(std::string("RTL hang: ") + selectWrite +
+                                            " got no BVALID for 1 cycles at cycle "));
+  }
+  options.hangCycles = 2;
+  rtl::Device device(memory, options);
+  EXPECT_EQ(device.readCsr(isa::csr::STATUS), 0u);
+}
+
 // A budget shorter than an engine's work between two completed memory
 // requests (a matrix panel's compute steps, a vector chunk's micro-program
 // steps): the engine in flight makes no progress, the detector fires and
