@@ -193,6 +193,7 @@ struct Device::Impl {
   bool progress = false;
   bool dropped = false; // the injected write drop happened
   std::vector<std::pair<uint64_t, uint64_t>> written;
+  std::vector<std::pair<uint64_t, uint64_t>> readBursts;
 
   Impl(mem::PhysicalMemory &m, const DeviceOptions &o)
       : memory(m), options(o), context(std::make_unique<VerilatedContext>()),
@@ -332,9 +333,11 @@ struct Device::Impl {
   }
 
   void apply(const Fires &f, uint64_t cycle) {
-    if (f.ar)
+    if (f.ar) {
       reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency + beatCycles - 1,
                        check(f.arAddr, f.arBeats, mem::Access::Read), std::nullopt});
+      readBursts.emplace_back(f.arAddr, uint64_t(f.arBeats) * kBeatBytes);
+    }
     if (f.r) {
       readPathFree = cycle + beatCycles;
       Burst &b = reads.front();
@@ -605,6 +608,32 @@ std::vector<sim::PacketRecord> Device::takeRecords() {
 
 std::vector<std::pair<uint64_t, uint64_t>> Device::takeWrittenRanges() {
   return std::exchange(impl_->written, {});
+}
+
+std::optional<uint64_t>
+beatOutsideOperands(const isa::Packet &packet, const mem::AddressMap &map, uint64_t slot,
+                    const std::vector<std::pair<uint64_t, uint64_t>> &bursts) {
+  sim::OperandRanges operands;
+  if (sim::checkPacket(packet, map, operands).code != mem::FaultCode::None)
+    return std::nullopt;
+  const auto overlaps = [](uint64_t begin, uint64_t bytes, uint64_t otherBegin,
+                           uint64_t otherBytes) {
+    return begin < otherBegin + otherBytes && otherBegin < begin + bytes;
+  };
+  for (const auto &[address, bytes] : bursts)
+    for (uint64_t beat = address; beat - address < bytes; beat += kBeatBytes) {
+      bool needed = overlaps(beat, kBeatBytes, slot, isa::kPacketBytes);
+      for (const sim::OperandRange &r : operands)
+        needed = needed || (r.accessed && mem::includes(r.access, mem::Access::Read) &&
+                            overlaps(beat, kBeatBytes, r.address, r.bytes));
+      if (!needed)
+        return beat;
+    }
+  return std::nullopt;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> Device::takeReadBursts() {
+  return std::exchange(impl_->readBursts, {});
 }
 
 } // namespace npu::rtl

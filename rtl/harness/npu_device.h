@@ -5,12 +5,14 @@
 // optional VCD waveform over a cycle window.
 #pragma once
 
+#include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/mem/physical_memory.h"
 #include "npu/sim/profile.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -107,6 +109,14 @@ public:
   using mem::DeviceFault::DeviceFault;
 };
 
+// The first beat of `bursts` (byte ranges of whole bus beats) that holds
+// no byte of the packet's ring slot at `slot` and none of a memory operand
+// the packet reads (sim::checkPacket's ranges in `map`); nullopt when every
+// beat is needed, or when the packet fails its checks.
+std::optional<uint64_t>
+beatOutsideOperands(const isa::Packet &packet, const mem::AddressMap &map, uint64_t slot,
+                    const std::vector<std::pair<uint64_t, uint64_t>> &bursts);
+
 class Device {
 public:
   // Programs the device's region table from memory.map() (at every power-up
@@ -151,6 +161,9 @@ public:
   // The byte ranges the device wrote since the last call, in write order
   // (adjacent ranges merged), for co-simulation.
   std::vector<std::pair<uint64_t, uint64_t>> takeWrittenRanges();
+  // The read bursts the device issued since the last call, as byte ranges
+  // (whole beats), in issue order, for co-simulation.
+  std::vector<std::pair<uint64_t, uint64_t>> takeReadBursts();
 
 private:
   struct Impl;

@@ -242,6 +242,32 @@ TEST(RtlDevice, RingAtAnUnalignedBaseRunsItsPackets) {
   }
 }
 
+// Co-simulation's check of the RTL's reads: a beat is needed when it holds
+// a byte of the ring slot or of an operand the packet reads; a beat past the
+// source, or one of the write-only destination, is not; a packet that fails
+// its checks is not judged.
+TEST(RtlDevice, BeatOutsideOperandsFindsReadsPastTheOperands) {
+  const mem::AddressMap map = mem::AddressMap::defaults();
+  constexpr uint64_t slot = 0x2000'0000, src = 0x1000'0000, dst = 0x1000'1000;
+  isa::inst::Copy copy;
+  copy.bytes = 40; // two beats of 32, the second partly
+  copy.src = src;
+  copy.dst = dst;
+  const isa::Packet packet = isa::packetOf(copy);
+  using Bursts = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{slot, 64}, {src, 64}}),
+            std::nullopt);
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{slot, 64}, {src, 96}}),
+            std::optional<uint64_t>(src + 64));
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{dst, 32}}),
+            std::optional<uint64_t>(dst));
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{slot + 64, 32}}),
+            std::optional<uint64_t>(slot + 64));
+  copy.src = 0x7fff'0000'0000; // unmapped: the packet faults
+  EXPECT_EQ(rtl::beatOutsideOperands(isa::packetOf(copy), map, slot, Bursts{{dst, 32}}),
+            std::nullopt);
+}
+
 // A memory that answers long after the hang budget: the device reports a
 // Timeout with the packet in flight and works again after the reset.
 TEST(RtlDevice, HangIsDetectedAndReported) {
