@@ -46,8 +46,8 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
                     const std::vector<PacketIntent> *intents = nullptr,
                     Coverage *coverage = nullptr);
 
-// "<mnemonic>: memory" or "<mnemonic>: ISS <outcome>, RTL <outcome>" from a
-// cosim divergence report.
+// "<mnemonic>: memory", "<mnemonic>: read outside the operands" or
+// "<mnemonic>: ISS <outcome>, RTL <outcome>" from a cosim divergence report.
 std::string divergenceSignature(const std::string &mnemonic, const std::string &diagnostic);
 
 } // namespace npu::verify
