@@ -192,6 +192,7 @@ struct Device::Impl {
   AxiMonitor monitor;
   bool progress = false;
   bool dropped = false; // the injected write drop happened
+  bool trackAccesses = false;
   std::vector<std::pair<uint64_t, uint64_t>> written;
   std::vector<std::pair<uint64_t, uint64_t>> readBursts;
 
@@ -324,6 +325,13 @@ struct Device::Impl {
     return f;
   }
 
+  void noteWritten(uint64_t address, uint64_t bytes) {
+    if (!written.empty() && written.back().first + written.back().second == address)
+      written.back().second += bytes;
+    else
+      written.emplace_back(address, bytes);
+  }
+
   // The fault injection of DeviceOptions::dropWriteAtPacket.
   bool dropThisBeat(uint32_t strobes) {
     if (dropped || !strobes || top->trace_index != options.dropWriteAtPacket)
@@ -336,7 +344,8 @@ struct Device::Impl {
     if (f.ar) {
       reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency + beatCycles - 1,
                        check(f.arAddr, f.arBeats, mem::Access::Read), std::nullopt});
-      readBursts.emplace_back(f.arAddr, uint64_t(f.arBeats) * kBeatBytes);
+      if (trackAccesses)
+        readBursts.emplace_back(f.arAddr, uint64_t(f.arBeats) * kBeatBytes);
     }
     if (f.r) {
       readPathFree = cycle + beatCycles;
@@ -364,10 +373,8 @@ struct Device::Impl {
           while (j < kBeatBytes && (f.wStrb >> j & 1))
             ++j;
           memory.write(base + i, f.wData.data() + i, j - i);
-          if (!written.empty() && written.back().first + written.back().second == base + i)
-            written.back().second += j - i;
-          else
-            written.emplace_back(base + i, j - i);
+          if (trackAccesses)
+            noteWritten(base + i, j - i);
           i = j;
         }
       }
@@ -604,6 +611,10 @@ mem::Fault Device::fault() {
 
 std::vector<sim::PacketRecord> Device::takeRecords() {
   return std::exchange(records_, {});
+}
+
+void Device::setAccessTracking(bool enabled) {
+  impl_->trackAccesses = enabled;
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> Device::takeWrittenRanges() {

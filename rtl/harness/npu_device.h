@@ -158,11 +158,12 @@ public:
   const AxiCounts &axiCounts() const;
   unsigned modelThreads() const; // Verilator threads of the model
 
-  // The byte ranges the device wrote since the last call, in write order
-  // (adjacent ranges merged), for co-simulation.
+  // For co-simulation, while access tracking is on (off by default, so that
+  // a long run accumulates nothing): the byte ranges the device wrote since
+  // the last call, in write order (adjacent ranges merged), and the read
+  // bursts it issued, as byte ranges of whole beats in issue order.
+  void setAccessTracking(bool enabled);
   std::vector<std::pair<uint64_t, uint64_t>> takeWrittenRanges();
-  // The read bursts the device issued since the last call, as byte ranges
-  // (whole beats), in issue order, for co-simulation.
   std::vector<std::pair<uint64_t, uint64_t>> takeReadBursts();
 
 private:

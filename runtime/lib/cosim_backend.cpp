@@ -72,6 +72,7 @@ public:
         rtlMemory_(options.addressMap), device_(rtlMemory_, rtlDeviceOptions(options)) {
     iss_.setRecording(true);
     device_.setRecording(true);
+    device_.setAccessTracking(true);
   }
 
   std::string_view name() const override { return "cosim"; }

@@ -242,6 +242,33 @@ TEST(RtlDevice, RingAtAnUnalignedBaseRunsItsPackets) {
   }
 }
 
+// The written ranges and read bursts co-simulation compares are kept only
+// while tracking is on: a long run of the rtl backend accumulates none.
+TEST(RtlDevice, AccessesAreTrackedOnlyWhenAsked) {
+  mem::PhysicalMemory memory;
+  rtl::Device device(memory);
+  isa::inst::Copy copy;
+  copy.bytes = 64;
+  copy.src = 0x1000'0000;
+  copy.dst = 0x1000'1000;
+  ringOne(device, memory, isa::packetOf(copy));
+  device.runUntilIdle();
+  EXPECT_TRUE(device.takeWrittenRanges().empty());
+  EXPECT_TRUE(device.takeReadBursts().empty());
+  device.setAccessTracking(true);
+  using namespace isa::csr;
+  memory.write(0x2000'0000 + isa::kPacketBytes, isa::packetOf(copy).data(), isa::kPacketBytes);
+  device.writeCsr(RING_TAIL, 2); // the same packet again, from slot 1
+  device.runUntilIdle();
+  using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(device.takeWrittenRanges(), (Ranges{{0x1000'1000, 64}}));
+  const Ranges reads = device.takeReadBursts();
+  EXPECT_EQ(rtl::beatOutsideOperands(isa::packetOf(copy), memory.map(),
+                                     0x2000'0000 + isa::kPacketBytes, reads),
+            std::nullopt);
+  EXPECT_FALSE(reads.empty());
+}
+
 // Co-simulation's check of the RTL's reads: a beat is needed when it holds
 // a byte of the ring slot or of an operand the packet reads; a beat past the
 // source, or one of the write-only destination, is not; a packet that fails
