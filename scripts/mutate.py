@@ -173,7 +173,9 @@ def main():
     parser.add_argument("--fault-percent", type=int, default=10)
     parser.add_argument("--faults", default="", help="fault classes to inject (default: every class)")
     parser.add_argument("--work", type=Path, required=True, help="scratch directory (created)")
-    parser.add_argument("--timeout", type=float, default=900, help="seconds of regression per mutant")
+    parser.add_argument("--timeout", type=float,
+                        help="seconds of regression per mutant (default: 10 times the unmutated "
+                             "tree's, at least 60: a livelocked mutant is killed by it)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the mutants already in WORK's report and continue after them")
     parser.add_argument("--rerun", type=Path,
@@ -212,9 +214,13 @@ def main():
     r = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
     if r.returncode:
         sys.exit(f"the unmutated build fails: {r.stdout[-2000:]}")
-    killer, why = regression(worker, args.seeds, regress_args, args.timeout)
+    baseline_start = time.monotonic()
+    killer, why = regression(worker, args.seeds, regress_args, args.timeout or 3600)
     if killer is not None:
         sys.exit(f"the unmutated tree fails the regression (seed {killer}: {why}); fix that first")
+    if args.timeout is None:
+        args.timeout = max(60.0, 10 * (time.monotonic() - baseline_start))
+    print(f"regression budget per mutant: {args.timeout:.0f} s", flush=True)
 
     report = args.work / f"mutants-{args.target}{'-rerun' if args.rerun else ''}.json"
     results = json.loads(report.read_text()) if args.resume and report.exists() else []

@@ -192,7 +192,9 @@ struct Device::Impl {
   AxiMonitor monitor;
   bool progress = false;
   bool dropped = false; // the injected write drop happened
+  bool trackAccesses = false;
   std::vector<std::pair<uint64_t, uint64_t>> written;
+  std::vector<std::pair<uint64_t, uint64_t>> readBursts;
 
   Impl(mem::PhysicalMemory &m, const DeviceOptions &o)
       : memory(m), options(o), context(std::make_unique<VerilatedContext>()),
@@ -323,6 +325,13 @@ struct Device::Impl {
     return f;
   }
 
+  void noteWritten(uint64_t address, uint64_t bytes) {
+    if (!written.empty() && written.back().first + written.back().second == address)
+      written.back().second += bytes;
+    else
+      written.emplace_back(address, bytes);
+  }
+
   // The fault injection of DeviceOptions::dropWriteAtPacket.
   bool dropThisBeat(uint32_t strobes) {
     if (dropped || !strobes || top->trace_index != options.dropWriteAtPacket)
@@ -332,9 +341,12 @@ struct Device::Impl {
   }
 
   void apply(const Fires &f, uint64_t cycle) {
-    if (f.ar)
+    if (f.ar) {
       reads.push_back({f.arAddr, f.arBeats, 0, cycle + options.memoryLatency + beatCycles - 1,
                        check(f.arAddr, f.arBeats, mem::Access::Read), std::nullopt});
+      if (trackAccesses)
+        readBursts.emplace_back(f.arAddr, uint64_t(f.arBeats) * kBeatBytes);
+    }
     if (f.r) {
       readPathFree = cycle + beatCycles;
       Burst &b = reads.front();
@@ -361,10 +373,8 @@ struct Device::Impl {
           while (j < kBeatBytes && (f.wStrb >> j & 1))
             ++j;
           memory.write(base + i, f.wData.data() + i, j - i);
-          if (!written.empty() && written.back().first + written.back().second == base + i)
-            written.back().second += j - i;
-          else
-            written.emplace_back(base + i, j - i);
+          if (trackAccesses)
+            noteWritten(base + i, j - i);
           i = j;
         }
       }
@@ -414,7 +424,14 @@ void Device::hardReset() {
   tick();
   t.rst_n = 1;
   t.eval();
-  programRegionTable();
+  resetting_ = true;
+  try {
+    programRegionTable();
+  } catch (...) {
+    resetting_ = false;
+    throw;
+  }
+  resetting_ = false;
 }
 
 // As the board's boot code would: every region of the map, with what the
@@ -483,15 +500,42 @@ const AxiCounts &Device::axiCounts() const {
 
 uint32_t Device::readCsr(uint32_t offset) {
   impl_->lite = {true, false, offset, 0, false, false};
-  while (!impl_->lite.done)
-    tick();
+  completeCsrAccess();
   return impl_->lite.data;
 }
 
 void Device::writeCsr(uint32_t offset, uint32_t value) {
   impl_->lite = {true, true, offset, value, false, false};
-  while (!impl_->lite.done)
+  completeCsrAccess();
+}
+
+void Device::completeCsrAccess() {
+  Impl &d = *impl_;
+  uint64_t waited = 0;
+  while (!d.lite.done) {
+    if (waited == d.options.hangCycles) {
+      mem::Fault f;
+      f.code = mem::FaultCode::Timeout;
+      f.packetIndex = static_cast<int64_t>(d.top->trace_index);
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "RTL hang: the AXI4-Lite %s of CSR 0x%03x got no %s for %" PRIu64
+                    " cycles at cycle %" PRIu64,
+                    d.lite.write ? "write" : "read", d.lite.offset,
+                    d.lite.addressDone ? (d.lite.write ? "BVALID" : "RVALID")
+                                       : (d.lite.write ? "AWREADY" : "ARREADY"),
+                    waited, cycle_);
+      f.detail = text;
+      d.lite = {};
+      // A hang while the reset programs the region table would only recur
+      // in a second reset: that one is left to the caller.
+      if (!resetting_)
+        hardReset();
+      throw HangError(f);
+    }
     tick();
+    ++waited;
+  }
 }
 
 void Device::runUntilIdle() {
@@ -569,8 +613,38 @@ std::vector<sim::PacketRecord> Device::takeRecords() {
   return std::exchange(records_, {});
 }
 
+void Device::setAccessTracking(bool enabled) {
+  impl_->trackAccesses = enabled;
+}
+
 std::vector<std::pair<uint64_t, uint64_t>> Device::takeWrittenRanges() {
   return std::exchange(impl_->written, {});
+}
+
+std::optional<uint64_t>
+beatOutsideOperands(const isa::Packet &packet, const mem::AddressMap &map, uint64_t slot,
+                    const std::vector<std::pair<uint64_t, uint64_t>> &bursts) {
+  sim::OperandRanges operands;
+  if (sim::checkPacket(packet, map, operands).code != mem::FaultCode::None)
+    return std::nullopt;
+  const auto overlaps = [](uint64_t begin, uint64_t bytes, uint64_t otherBegin,
+                           uint64_t otherBytes) {
+    return begin < otherBegin + otherBytes && otherBegin < begin + bytes;
+  };
+  for (const auto &[address, bytes] : bursts)
+    for (uint64_t beat = address; beat - address < bytes; beat += kBeatBytes) {
+      bool needed = overlaps(beat, kBeatBytes, slot, isa::kPacketBytes);
+      for (const sim::OperandRange &r : operands)
+        needed = needed || (r.accessed && mem::includes(r.access, mem::Access::Read) &&
+                            overlaps(beat, kBeatBytes, r.address, r.bytes));
+      if (!needed)
+        return beat;
+    }
+  return std::nullopt;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> Device::takeReadBursts() {
+  return std::exchange(impl_->readBursts, {});
 }
 
 } // namespace npu::rtl

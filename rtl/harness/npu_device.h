@@ -5,12 +5,14 @@
 // optional VCD waveform over a cycle window.
 #pragma once
 
+#include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/mem/physical_memory.h"
 #include "npu/sim/profile.h"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -107,6 +109,14 @@ public:
   using mem::DeviceFault::DeviceFault;
 };
 
+// The first beat of `bursts` (byte ranges of whole bus beats) that holds
+// no byte of the packet's ring slot at `slot` and none of a memory operand
+// the packet reads (sim::checkPacket's ranges in `map`); nullopt when every
+// beat is needed, or when the packet fails its checks.
+std::optional<uint64_t>
+beatOutsideOperands(const isa::Packet &packet, const mem::AddressMap &map, uint64_t slot,
+                    const std::vector<std::pair<uint64_t, uint64_t>> &bursts);
+
 class Device {
 public:
   // Programs the device's region table from memory.map() (at every power-up
@@ -118,6 +128,9 @@ public:
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 
+  // One AXI4-Lite access to the register window. Throws HangError if the
+  // slave does not complete it within the hang budget; the device is then
+  // reset, as after any hang.
   uint32_t readCsr(uint32_t offset);
   void writeCsr(uint32_t offset, uint32_t value);
 
@@ -145,9 +158,13 @@ public:
   const AxiCounts &axiCounts() const;
   unsigned modelThreads() const; // Verilator threads of the model
 
-  // The byte ranges the device wrote since the last call, in write order
-  // (adjacent ranges merged), for co-simulation.
+  // For co-simulation, while access tracking is on (off by default, so that
+  // a long run accumulates nothing): the byte ranges the device wrote since
+  // the last call, in write order (adjacent ranges merged), and the read
+  // bursts it issued, as byte ranges of whole beats in issue order.
+  void setAccessTracking(bool enabled);
   std::vector<std::pair<uint64_t, uint64_t>> takeWrittenRanges();
+  std::vector<std::pair<uint64_t, uint64_t>> takeReadBursts();
 
 private:
   struct Impl;
@@ -156,8 +173,10 @@ private:
   std::vector<sim::PacketRecord> records_;
   sim::Stats stats_;
   uint64_t cycle_ = 0;
+  bool resetting_ = false; // hardReset is programming the region table
 
   void tick();
+  void completeCsrAccess();
   void hardReset();
   void programRegionTable();
 };

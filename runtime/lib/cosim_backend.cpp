@@ -72,6 +72,7 @@ public:
         rtlMemory_(options.addressMap), device_(rtlMemory_, rtlDeviceOptions(options)) {
     iss_.setRecording(true);
     device_.setRecording(true);
+    device_.setAccessTracking(true);
   }
 
   std::string_view name() const override { return "cosim"; }
@@ -146,10 +147,13 @@ public:
         hang_ = e.fault();
         rtlFault = e.fault();
       }
+      const std::vector<std::pair<uint64_t, uint64_t>> rtlReads = device_.takeReadBursts();
 
       std::string why = compareOutcomes(issFault, issHalted, rtlFault, rtlHalted);
       if (why.empty())
         why = compareMemory(packet);
+      if (why.empty() && !issFault)
+        why = checkReads(packet, csrs_.slotAddress(csrs_.head), rtlReads);
       accountCycles(index);
       if (!why.empty()) {
         diverge(index, packet, why);
@@ -268,6 +272,18 @@ private:
       return text;
     }
     return {};
+  }
+
+  // A read past the packet's operands changes no memory, so the comparison
+  // above cannot see it, yet it is a bug: it may fault where the ISA says the
+  // packet completes, or disturb what sits behind the bus.
+  std::string checkReads(const isa::Packet &packet, uint64_t slot,
+                         const std::vector<std::pair<uint64_t, uint64_t>> &bursts) const {
+    const std::optional<uint64_t> beat =
+        rtl::beatOutsideOperands(packet, issMemory_.map(), slot, bursts);
+    if (!beat)
+      return {};
+    return "the RTL read the beat at " + hex(*beat) + ", which holds no byte the packet reads";
   }
 
   // Both sides' differing bytes, once per run, into $NPU_COSIM_DUMP_DIR.

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -71,6 +72,10 @@ struct Runtime::Impl {
   uint64_t completed = 0; // packets executed or dropped after a fault
   bool workerBusy = false;
   std::optional<FaultInfo> fault;
+  // A failure of the backend itself, not of the stream (a simulated device
+  // that breaks its bus protocol, ...): it stops the stream like a fault and
+  // is rethrown to the host until a reset.
+  std::exception_ptr backendFailure;
   bool stopping = false;
   std::thread worker;
 
@@ -133,7 +138,7 @@ struct Runtime::Impl {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(queueMutex);
-        workAvailable.wait(lock, [&] { return stopping || (!queue.empty() && !fault); });
+        workAvailable.wait(lock, [&] { return stopping || (!queue.empty() && !stopped()); });
         if (stopping)
           return;
         const size_t n = std::min<size_t>(queue.size(), ringEntries);
@@ -143,16 +148,21 @@ struct Runtime::Impl {
         workerBusy = true;
       }
       std::optional<FaultInfo> batchFault;
+      std::exception_ptr batchFailure;
       try {
         batchFault = runBatch(batch);
       } catch (const mem::DeviceFault &e) {
         // The ring itself is unreachable: report it as a fault of the batch.
         batchFault = FaultInfo{e.fault(), batchStart, "(ring write)"};
+      } catch (const std::exception &) {
+        // Leaving this thread would terminate the process.
+        batchFailure = std::current_exception();
       }
       std::lock_guard<std::mutex> lock(queueMutex);
       workerBusy = false;
-      if (batchFault) {
+      if (batchFault || batchFailure) {
         fault = batchFault;
+        backendFailure = batchFailure;
         completed = submitted; // everything queued is dropped
         queue.clear();
       } else {
@@ -176,21 +186,23 @@ struct Runtime::Impl {
   void waitFor(uint64_t event) {
     std::unique_lock<std::mutex> lock(queueMutex);
     const uint64_t packets = packetsBefore(event);
-    progress.wait(lock, [&] { return completed >= packets || fault; });
-    if (fault)
-      throw Error(ErrorCode::DeviceFault, fault->describe());
+    progress.wait(lock, [&] { return completed >= packets || stopped(); });
+    throwIfStopped();
   }
 
   // Waits until the queue is empty or the stream faulted, without throwing:
   // for inspection that must work after a fault too.
   void drain() {
     std::unique_lock<std::mutex> lock(queueMutex);
-    progress.wait(lock, [&] { return completed >= submitted || fault; });
+    progress.wait(lock, [&] { return completed >= submitted || stopped(); });
     progress.wait(lock, [&] { return !workerBusy; });
   }
 
-  void throwIfFaulted() {
-    std::lock_guard<std::mutex> lock(queueMutex);
+  // Call with queueMutex held.
+  bool stopped() const { return fault || backendFailure; }
+  void throwIfStopped() const {
+    if (backendFailure)
+      std::rethrow_exception(backendFailure);
     if (fault)
       throw Error(ErrorCode::DeviceFault, fault->describe());
   }
@@ -337,8 +349,7 @@ void Runtime::submit(std::span<const isa::Packet> packets) {
     return;
   {
     std::lock_guard<std::mutex> lock(impl_->queueMutex);
-    if (impl_->fault)
-      throw Error(ErrorCode::DeviceFault, impl_->fault->describe());
+    impl_->throwIfStopped();
     impl_->queue.insert(impl_->queue.end(), packets.begin(), packets.end());
     impl_->submitted += packets.size();
     // Capture under the queue lock so the trace has the execution order.
@@ -380,6 +391,7 @@ void Runtime::reset() {
     impl_->droppedSinceReset = 0;
   }
   impl_->fault.reset();
+  impl_->backendFailure = nullptr;
 }
 
 void Runtime::writePhysical(uint64_t address, const void *src, uint64_t bytes) {
@@ -479,8 +491,8 @@ void Runtime::beginCapture(const std::string &path) {
   }
   std::lock_guard<std::mutex> lock(impl_->captureMutex);
   if (impl_->capture)
-    throw Error(ErrorCode::InvalidValue, "a capture to " + impl_->capture->path() +
-                                             " is already running");
+    throw Error(ErrorCode::InvalidValue,
+                "a capture to " + impl_->capture->path() + " is already running");
   impl_->capture = std::move(recorder);
 }
 

@@ -230,6 +230,91 @@ void ringOne(rtl::Device &device, mem::PhysicalMemory &memory, const isa::Packet
   device.writeCsr(RING_TAIL, 1);
 }
 
+// The command processor fetches a slot at any alignment (docs/rtl.md): a
+// ring base 8 bytes past a beat boundary puts every 64-byte slot across
+// three beats, which the fetch must stage and shift back into one packet.
+TEST(RtlDevice, RingAtAnUnalignedBaseRunsItsPackets) {
+  mem::PhysicalMemory memory;
+  rtl::Device device(memory);
+  constexpr uint64_t ring = 0x2000'0000 + 8, buffer = 0x1000'0000;
+  constexpr uint32_t packets = 3;
+  for (uint32_t i = 0; i < packets; ++i) {
+    isa::inst::Fill fill;
+    fill.count = 8;
+    fill.value = 0x100u * (i + 1) + i;
+    fill.dst = buffer + 64u * i;
+    const isa::Packet p = isa::packetOf(fill);
+    memory.write(ring + uint64_t(i) * isa::kPacketBytes, p.data(), p.size());
+  }
+  using namespace isa::csr;
+  device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(ring));
+  device.writeCsr(RING_ENTRIES, 4);
+  device.writeCsr(RING_TAIL, packets);
+  device.runUntilIdle();
+  EXPECT_EQ(device.readCsr(STATUS), 0u);
+  EXPECT_EQ(device.readCsr(RING_HEAD), packets);
+  for (uint32_t i = 0; i < packets; ++i) {
+    uint32_t first = 0, last = 0;
+    memory.read(buffer + 64u * i, &first, 4);
+    memory.read(buffer + 64u * i + 28, &last, 4);
+    EXPECT_EQ(first, 0x100u * (i + 1) + i) << "packet " << i;
+    EXPECT_EQ(last, 0x100u * (i + 1) + i) << "packet " << i;
+  }
+}
+
+// The written ranges and read bursts co-simulation compares are kept only
+// while tracking is on: a long run of the rtl backend accumulates none.
+TEST(RtlDevice, AccessesAreTrackedOnlyWhenAsked) {
+  mem::PhysicalMemory memory;
+  rtl::Device device(memory);
+  isa::inst::Copy copy;
+  copy.bytes = 64;
+  copy.src = 0x1000'0000;
+  copy.dst = 0x1000'1000;
+  ringOne(device, memory, isa::packetOf(copy));
+  device.runUntilIdle();
+  EXPECT_TRUE(device.takeWrittenRanges().empty());
+  EXPECT_TRUE(device.takeReadBursts().empty());
+  device.setAccessTracking(true);
+  using namespace isa::csr;
+  memory.write(0x2000'0000 + isa::kPacketBytes, isa::packetOf(copy).data(), isa::kPacketBytes);
+  device.writeCsr(RING_TAIL, 2); // the same packet again, from slot 1
+  device.runUntilIdle();
+  using Ranges = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(device.takeWrittenRanges(), (Ranges{{0x1000'1000, 64}}));
+  const Ranges reads = device.takeReadBursts();
+  EXPECT_EQ(rtl::beatOutsideOperands(isa::packetOf(copy), memory.map(),
+                                     0x2000'0000 + isa::kPacketBytes, reads),
+            std::nullopt);
+  EXPECT_FALSE(reads.empty());
+}
+
+// Co-simulation's check of the RTL's reads: a beat is needed when it holds
+// a byte of the ring slot or of an operand the packet reads; a beat past the
+// source, or one of the write-only destination, is not; a packet that fails
+// its checks is not judged.
+TEST(RtlDevice, BeatOutsideOperandsFindsReadsPastTheOperands) {
+  const mem::AddressMap map = mem::AddressMap::defaults();
+  constexpr uint64_t slot = 0x2000'0000, src = 0x1000'0000, dst = 0x1000'1000;
+  isa::inst::Copy copy;
+  copy.bytes = 40; // two beats of 32, the second partly
+  copy.src = src;
+  copy.dst = dst;
+  const isa::Packet packet = isa::packetOf(copy);
+  using Bursts = std::vector<std::pair<uint64_t, uint64_t>>;
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{slot, 64}, {src, 64}}),
+            std::nullopt);
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{slot, 64}, {src, 96}}),
+            std::optional<uint64_t>(src + 64));
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{dst, 32}}),
+            std::optional<uint64_t>(dst));
+  EXPECT_EQ(rtl::beatOutsideOperands(packet, map, slot, Bursts{{slot + 64, 32}}),
+            std::optional<uint64_t>(slot + 64));
+  copy.src = 0x7fff'0000'0000; // unmapped: the packet faults
+  EXPECT_EQ(rtl::beatOutsideOperands(isa::packetOf(copy), map, slot, Bursts{{dst, 32}}),
+            std::nullopt);
+}
+
 // A memory that answers long after the hang budget: the device reports a
 // Timeout with the packet in flight and works again after the reset.
 TEST(RtlDevice, HangIsDetectedAndReported) {
@@ -255,6 +340,30 @@ TEST(RtlDevice, HangIsDetectedAndReported) {
   }
   // After the reset the ring registers are back to zero.
   EXPECT_EQ(device.readCsr(isa::csr::RING_ENTRIES), 0u);
+  EXPECT_EQ(device.readCsr(isa::csr::STATUS), 0u);
+}
+
+// A CSR access is bounded by the hang budget too: a slave that never
+// answers would otherwise clock the host forever. An AXI4-Lite write takes
+// two cycles (AW/W, then B), so a budget of one cycle stops the first write
+// of the reset's region-table programming, in the constructor.
+TEST(RtlDevice, CsrAccessOutlivingTheHangBudgetIsAHang) {
+  mem::PhysicalMemory memory;
+  rtl::DeviceOptions options;
+  options.hangCycles = 1;
+  try {
+    rtl::Device device(memory, options);
+    FAIL() << "no hang detected";
+  } catch (const rtl::HangError &e) {
+    EXPECT_EQ(e.fault().code, mem::FaultCode::Timeout);
+    char selectWrite[64]; // REGION_SELECT, the first register the reset programs
+    std::snprintf(selectWrite, sizeof selectWrite, "the AXI4-Lite write of CSR 0x%03x",
+                  isa::csr::REGION_SELECT);
+    EXPECT_THAT(e.fault().detail, HasSubstr(std::string("RTL hang: ") + selectWrite +
+                                            " got no BVALID for 1 cycles at cycle "));
+  }
+  options.hangCycles = 2;
+  rtl::Device device(memory, options);
   EXPECT_EQ(device.readCsr(isa::csr::STATUS), 0u);
 }
 

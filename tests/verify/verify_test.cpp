@@ -248,6 +248,10 @@ TEST(Runner, DivergenceSignatureKeepsClassesAndDropsAddresses) {
   EXPECT_EQ(verify::divergenceSignature(
                 "silu", "cosim divergence at packet 3 (silu ...): memory differs at 0x10"),
             "silu: memory");
+  EXPECT_EQ(verify::divergenceSignature(
+                "sub", "cosim divergence at packet 0 (sub ...): the RTL read the beat at "
+                       "0x10000040, which holds no byte the packet reads"),
+            "sub: read outside the operands");
 }
 
 // A stand-in for a buggy model: a MUL of at least two rows whose `a`

@@ -209,7 +209,9 @@ std::string divergenceSignature(const std::string &mnemonic, const std::string &
   const std::string outcome = "outcome differs: ";
   const size_t at = diagnostic.find(outcome);
   if (at == std::string::npos)
-    return mnemonic + ": memory";
+    return mnemonic + (diagnostic.find("the RTL read the beat at ") != std::string::npos
+                           ? ": read outside the operands"
+                           : ": memory");
   // "ISS fault overlap at 0x..., RTL completed": keep the classes, drop addresses.
   std::string text = diagnostic.substr(at + outcome.size());
   std::string kept;

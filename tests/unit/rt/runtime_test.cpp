@@ -1,11 +1,13 @@
 // The runtime's contract: allocation, copies, submission, faults and reset,
 // through the C++ API and the C header.
+#include "npu/rt/backend.h"
 #include "npu/rt/runtime.h"
 #include "npu_runtime.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -195,6 +197,77 @@ TEST(RuntimeTest, FaultNamesThePacketAndResetRecovers) {
   EXPECT_EQ(codeOf([&] { runtime.synchronize(); }), rt::ErrorCode::DeviceFault);
   // 4 packets before the reset, 1 after it, then the bad copy is third.
   EXPECT_EQ(runtime.lastFault()->streamIndex, 4u + 1u + 2u);
+}
+
+// The ISS backend, except that running packets fails in the backend itself
+// while `failing` is set (as the RTL backend does with an AxiProtocolError
+// when the RTL breaks its bus protocol).
+class FailingBackend : public rt::Backend {
+public:
+  static inline std::atomic<bool> failing{false};
+  explicit FailingBackend(const rt::BackendOptions &options)
+      : iss_(rt::createBackend("iss", options)) {}
+  std::string_view name() const override { return "failing-test"; }
+  void readMemory(uint64_t a, void *d, uint64_t n) override { iss_->readMemory(a, d, n); }
+  void writeMemory(uint64_t a, const void *s, uint64_t n) override { iss_->writeMemory(a, s, n); }
+  void fillMemory(uint64_t a, uint8_t v, uint64_t n) override { iss_->fillMemory(a, v, n); }
+  std::vector<mem::PhysicalMemory::RegionStats> memoryStats() const override {
+    return iss_->memoryStats();
+  }
+  void resetMemoryCounters() override { iss_->resetMemoryCounters(); }
+  uint32_t readCsr(uint32_t offset) override { return iss_->readCsr(offset); }
+  void writeCsr(uint32_t offset, uint32_t value) override { iss_->writeCsr(offset, value); }
+  void waitIdle() override {
+    if (failing)
+      throw std::logic_error("simulated backend failure");
+    iss_->waitIdle();
+  }
+  void setRecording(bool enabled) override { iss_->setRecording(enabled); }
+  sim::Stats stats() const override { return iss_->stats(); }
+  std::vector<sim::PacketRecord> takeRecords() override { return iss_->takeRecords(); }
+  mem::Fault deviceFault() override { return iss_->deviceFault(); }
+
+private:
+  std::unique_ptr<rt::Backend> iss_;
+};
+
+// An exception of the backend that is no device fault must reach the host
+// (it used to leave the runtime's worker thread and terminate the process),
+// stop the stream until a reset, and leave no fault behind.
+TEST(RuntimeTest, BackendFailureReachesTheHostAndResetRecovers) {
+  rt::registerBackend("failing-test", [](const rt::BackendOptions &o) {
+    return std::make_unique<FailingBackend>(o);
+  });
+  rt::RuntimeOptions options;
+  options.backend = "failing-test";
+  rt::Runtime runtime(options);
+  const uint64_t a = runtime.malloc(64);
+  isa::inst::Fill fill;
+  fill.dst = a;
+  fill.value = 9;
+  fill.count = 16;
+  const isa::Packet packets[] = {isa::packetOf(fill)};
+  const auto failure = [&](auto call) -> std::string {
+    try {
+      call();
+    } catch (const std::logic_error &e) {
+      return e.what();
+    }
+    return "no failure";
+  };
+  FailingBackend::failing = true;
+  runtime.submit(packets);
+  EXPECT_EQ(failure([&] { runtime.synchronize(); }), "simulated backend failure");
+  EXPECT_FALSE(runtime.lastFault());
+  FailingBackend::failing = false;
+  EXPECT_EQ(failure([&] { runtime.submit(packets); }), "simulated backend failure")
+      << "a failed stream refuses work until reset";
+  runtime.reset();
+  runtime.submit(packets);
+  runtime.synchronize();
+  uint32_t out = 0;
+  runtime.memcpyDeviceToHost(&out, a, 4);
+  EXPECT_EQ(out, 9u);
 }
 
 TEST(RuntimeTest, UnknownBackendListsTheAvailableOnes) {

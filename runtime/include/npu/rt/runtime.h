@@ -89,6 +89,10 @@ public:
   void memset(uint64_t dst, uint8_t value, uint64_t bytes);
 
   // Queues packets for asynchronous execution; throws the pending fault, if any.
+  // A failure of the backend itself while it ran packets (not a fault of
+  // the stream: e.g. the RTL backend's AxiProtocolError) stops the stream
+  // like a fault; submit and waitEvent rethrow that exception, as it is,
+  // until reset().
   void submit(std::span<const isa::Packet> packets);
   // A point in the stream: all packets submitted so far. The handle is never
   // 0; eventDone and waitEvent throw Error(InvalidValue) for a value that
@@ -100,7 +104,8 @@ public:
 
   // The pending fault, if the stream faulted since the last reset.
   std::optional<FaultInfo> lastFault() const;
-  // Clears a fault: drops queued packets, resets the device, keeps memory.
+  // Clears a fault or a backend failure: drops queued packets, resets the
+  // device, keeps memory.
   void reset();
 
   // Loader access to any physical address, bypassing the allocator, for
@@ -117,7 +122,7 @@ public:
   void resetPeakMemoryStats();
   std::vector<mem::PhysicalMemory::RegionStats> regionStats() const;
   void resetRegionCounters();
-  uint64_t deviceCycles(); // the device's cycle counter since its last reset
+  uint64_t deviceCycles();      // the device's cycle counter since its last reset
   std::string backendSummary(); // Backend::summary(), after queued packets ran
 
   // Records every packet and the host data it depends on; endCapture writes

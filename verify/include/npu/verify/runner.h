@@ -48,8 +48,9 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
                     const std::vector<PacketIntent> *intents = nullptr,
                     Coverage *coverage = nullptr);
 
-// "<mnemonic>: memory" or "<mnemonic>: ISS <outcome>, RTL <outcome>" from a
-// divergence report (the RTL's side named "reference" against the reference).
+// "<mnemonic>: memory", "<mnemonic>: read outside the operands" or
+// "<mnemonic>: ISS <outcome>, RTL <outcome>" from a divergence report (the
+// RTL's side named "reference" against the reference model).
 std::string divergenceSignature(const std::string &mnemonic, const std::string &diagnostic);
 
 } // namespace npu::verify
