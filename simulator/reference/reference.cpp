@@ -172,19 +172,17 @@ template <class Op> void scalarOp(Mem &m, const Op &op) {
 }
 
 // The micro-program an instruction's record names.
-template <class Op> Program programOf() {
-  const std::optional<Program> p =
+template <class Op> constexpr Program programOf() {
+  constexpr std::optional<Program> p =
       arith::microcode::programForOpcode(static_cast<uint32_t>(Op::kOpcode));
-  if (!p)
-    throw std::logic_error(std::string("reference model: no micro-program for ") +
-                           isa::info(Op::kOpcode).mnemonic);
+  static_assert(p.has_value(), "the instruction's record names no micro-program");
   return *p;
 }
 
 // The instructions of the .td class UnaryOp: the program on each element,
 // then the instruction's f32 operands.
 template <class Op> void unaryOp(Mem &m, const Op &op) {
-  const Program p = programOf<Op>();
+  constexpr Program p = programOf<Op>();
   std::vector<uint32_t> inputs{0};
   for (float s : op.f32Operands())
     inputs.push_back(bitsOf(s));
@@ -196,7 +194,7 @@ template <class Op> void unaryOp(Mem &m, const Op &op) {
 
 // The instructions of the .td class PointwiseBwd: dx = program(x, dy).
 template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
-  const Program p = programOf<Op>();
+  constexpr Program p = programOf<Op>();
   for (uint64_t i = 0; i < op.n; ++i)
     m.f(op.dx, i, program(p, {m.f(op.x, i), m.f(op.dy, i)}));
 }
