@@ -13,14 +13,15 @@ shapes such lists take:
   opcodes is a list that silently takes in whatever is numbered into it.
 
 Families and opcodes come from the records (npu-tblgen's JSON dump). Each
-language is one entry of SCANNERS; the RTL (rtl/*.sv, opcodes named OP_X)
-joins by adding an entry.
+language is one entry of SCANNERS (opcode names, comparisons, multi-way
+branches); the RTL (rtl/*.sv, opcodes named OP_X) joins by adding one.
 """
 import dataclasses
 import json
 import pathlib
 import re
 import subprocess
+import typing
 
 from conftest import REPO, build_dir
 
@@ -36,29 +37,10 @@ class Scanner:
     opcode: re.Pattern
     # An ordered comparison with an opcode on either side.
     ordered_comparison: re.Pattern
-
-
-CPP_OPCODE = r"\bOpcode::([A-Z][A-Z0-9_]*)\b"
-SCANNERS = [
-    Scanner(
-        suffixes=(".cpp", ".h", ".cc", ".hpp"),
-        opcode=re.compile(CPP_OPCODE),
-        ordered_comparison=re.compile(
-            r"(?<![<>-])[<>]=?\s*(?:\w+::)*" + CPP_OPCODE + r"|" + CPP_OPCODE + r"\s*[<>]=?(?![<>])"
-        ),
-    ),
-]
-
-# (path, why) for places that may list opcodes of one family by hand. Empty:
-# every list is generated.
-ALLOWED = []
-
-
-def strip_comments_and_strings(text):
-    """The text with comments, string and character literals blanked, line
-    structure kept (so that offsets still give line numbers)."""
-    pattern = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    # (start, end) offsets of the multi-way branches (C++ switch bodies,
+    # SystemVerilog case ... endcase) in comment-free text: the opcodes
+    # named in one count together even though they span statements.
+    branches: typing.Callable
 
 
 def switch_bodies(text):
@@ -81,14 +63,40 @@ def switch_bodies(text):
         yield start, i
 
 
+CPP_OPCODE = r"\bOpcode::([A-Z][A-Z0-9_]*)\b"
+SCANNERS = [
+    Scanner(
+        suffixes=(".cpp", ".h", ".cc", ".hpp"),
+        opcode=re.compile(CPP_OPCODE),
+        ordered_comparison=re.compile(
+            r"(?<![<>-])[<>]=?\s*(?:\w+::)*" + CPP_OPCODE + r"|" + CPP_OPCODE + r"\s*[<>]=?(?![<>])"
+        ),
+        branches=switch_bodies,
+    ),
+    # rtl/*.sv joins with its opcode names (npu_isa_pkg::OP_ADD) and a
+    # branches function for case ... endcase.
+]
+
+# (path, why) for places that may list opcodes of one family by hand. Empty:
+# every list is generated.
+ALLOWED = []
+
+
+def strip_comments_and_strings(text):
+    """The text with comments, string and character literals blanked, line
+    structure kept (so that offsets still give line numbers)."""
+    pattern = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
 def family_lists(text, scanner, family_of):
-    """(offset, family, opcodes) for every switch or statement of `text` that
+    """(offset, family, opcodes) for every branch or statement of `text` that
     names LIST_LENGTH or more opcodes of one family; offset is that of the
     first of them."""
     groups = []
-    for start, end in switch_bodies(text):
-        labels = re.finditer(r"\bcase\s+(?:\w+::)*?" + scanner.opcode.pattern, text[start:end])
-        groups.append([(start + m.start(), m.group(1)) for m in labels])
+    for start, end in scanner.branches(text):
+        named = scanner.opcode.finditer(text, start, end)
+        groups.append([(m.start(), m.group(1)) for m in named])
     offset = 0
     for statement in text.split(";"):
         groups.append([(offset + m.start(), m.group(1)) for m in scanner.opcode.finditer(statement)])
