@@ -4,8 +4,10 @@
 #include "cli.h"
 #include "npu/asm/assembler.h"
 #include "npu/asm/disassembler.h"
+#include "npu/bin/check.h"
 #include "npu/bin/object.h"
 #include "npu/mem/address_map.h"
+#include "npu/mem/hex.h"
 #include "npu/rt/runtime.h"
 #include "npu/sim/iss.h"
 #include "npu/sim/profile.h"
@@ -35,6 +37,7 @@ namespace {
 
 using namespace npu;
 namespace po = cli::po;
+using mem::fmt::hex;
 
 struct InputError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -77,12 +80,6 @@ uint64_t mappedBytesFrom(const mem::AddressMap &map, uint64_t address) {
       return total; // the region ends at 2^64
     at += left;
   }
-}
-
-std::string hex(uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%" PRIx64, value);
-  return text;
 }
 
 // What a --load FILE@ADDR may hold: the memory mapped from ADDR on.
@@ -302,25 +299,6 @@ bin::Object loadProgram(const std::string &path, const std::vector<std::string> 
   return std::move(result.object);
 }
 
-// Distance in units in the last place between two binary32 values, with
-// both NaN counted as equal and one NaN as infinitely far.
-uint64_t ulpDistance(uint32_t a, uint32_t b) {
-  const bool nanA = (a & 0x7fffffffu) > 0x7f800000u, nanB = (b & 0x7fffffffu) > 0x7f800000u;
-  if (nanA || nanB)
-    return nanA && nanB ? 0 : UINT64_MAX;
-  const auto ordered = [](uint32_t u) {
-    return u & 0x80000000u ? -int64_t(u & 0x7fffffffu) : int64_t(u);
-  };
-  const int64_t d = ordered(a) - ordered(b);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
-}
-
-float asFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 // Compares every check region; prints each mismatch (up to a limit per
 // region) and returns the number of failed regions.
 size_t verifyChecks(const bin::Object &object, rt::Runtime &runtime, bool quiet) {
@@ -333,39 +311,14 @@ size_t verifyChecks(const bin::Object &object, rt::Runtime &runtime, bool quiet)
       throw InputError("check region at " + std::to_string(check.address) + ": " +
                        e.fault().describe());
     }
-    size_t mismatches = 0;
-    uint64_t worstUlp = 0;
-    const bool f32 = check.kind == bin::CheckRegion::Kind::F32Ulp;
-    const size_t step = f32 ? 4 : 1;
-    for (size_t i = 0; i < actual.size(); i += step) {
-      uint32_t want = 0, got = 0;
-      std::memcpy(&want, check.expected.data() + i, step);
-      std::memcpy(&got, actual.data() + i, step);
-      const uint64_t ulp = f32 ? ulpDistance(want, got) : (want == got ? 0 : 1);
-      worstUlp = std::max(worstUlp, ulp);
-      if (f32 ? ulp <= check.ulpTolerance : want == got)
-        continue;
-      if (++mismatches <= 10) {
-        if (f32)
-          std::fprintf(stderr,
-                       "  mismatch at 0x%08" PRIx64 ": expected 0x%08x (%.9g), actual 0x%08x (%.9g), "
-                       "%s ulp (tolerance %u)\n",
-                       check.address + i, want, asFloat(want), got, asFloat(got),
-                       ulp == UINT64_MAX ? "inf" : std::to_string(ulp).c_str(), check.ulpTolerance);
-        else
-          std::fprintf(stderr, "  mismatch at 0x%08" PRIx64 ": expected 0x%02x, actual 0x%02x\n",
-                       check.address + i, want, got);
-      }
-    }
-    if (mismatches) {
+    const bin::CheckOutcome outcome = bin::compareCheck(check, actual);
+    for (const bin::CheckMismatch &m : outcome.shown)
+      std::fprintf(stderr, "%s\n", bin::describeMismatch(check, m).c_str());
+    if (!outcome.ok()) {
       ++failed;
-      std::fprintf(stderr, "check 0x%08" PRIx64 " (+%zu bytes, %s): FAILED, %zu mismatching %s\n",
-                   check.address, check.expected.size(), f32 ? "f32 ulp" : "exact", mismatches,
-                   f32 ? "elements" : "bytes");
+      std::fprintf(stderr, "%s\n", bin::describeOutcome(check, outcome).c_str());
     } else if (!quiet) {
-      std::printf("check 0x%08" PRIx64 " (+%zu bytes, %s): ok%s\n", check.address,
-                  check.expected.size(), f32 ? "f32 ulp" : "exact",
-                  f32 ? (", max " + std::to_string(worstUlp) + " ulp").c_str() : "");
+      std::printf("%s\n", bin::describeOutcome(check, outcome).c_str());
     }
   }
   return failed;

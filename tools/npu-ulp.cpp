@@ -358,8 +358,11 @@ int main(int argc, char **argv) {
   Options opt;
   std::string range;
   po::options_description options("Options");
-  options.add_options()("function,f", po::value(&opt.function)->required(),
+  bool list = false;
+  options.add_options()("function,f", po::value(&opt.function),
                         "micro-program to measure (exp, log, div, pow, silu_bwd, ...)")(
+      "list", po::bool_switch(&list),
+      "print every micro-program as NAME INPUTS STEPS, one a line, and exit")(
       "stride", po::value(&opt.stride)->default_value(1),
       "one-input programs: test every stride-th bit pattern (1 = all 2^32)")(
       "range", po::value(&range), "one-input programs: only inputs x with LO <= x <= HI, as LO:HI")(
@@ -372,11 +375,20 @@ int main(int argc, char **argv) {
       "worker threads");
   po::positional_options_description positional;
   po::variables_map vm;
-  const npu::cli::Tool tool{"npu-ulp", "--function NAME [options]",
+  const npu::cli::Tool tool{"npu-ulp", "--function NAME [options] | --list",
                             "Measures a micro-program's error in ulp against a correctly rounded "
                             "reference (double-precision libm, rounded with flush-to-zero)."};
   if (auto code = npu::cli::parse(tool, argc, argv, options, positional, vm))
     return *code;
+  if (list) {
+    for (const npu::arith::microcode::ProgramInfo &p : npu::arith::microcode::kPrograms)
+      std::printf("%s %u %u\n", p.name, p.numInputs, p.numSteps);
+    return npu::cli::kExitOk;
+  }
+  if (opt.function.empty()) {
+    std::fprintf(stderr, "npu-ulp: error: --function is required (or --list)\n");
+    return npu::cli::kExitUsage;
+  }
   if (!range.empty()) {
     auto colon = range.find(':');
     try {

@@ -7,6 +7,7 @@
 #include "lexer.h"
 #include "name_table.h"
 #include "npu/support/file_io.h"
+#include "source_file.h"
 
 #include <algorithm>
 #include <bit>
@@ -19,10 +20,7 @@
 #include <memory>
 #include <optional>
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace npu::as {
 
@@ -340,86 +338,6 @@ bool isReserved(std::string_view name) {
   return false;
 }
 
-// The whole of the source file, mapped read-only (no copy and no page
-// faults on a private buffer for a large input), or read when it cannot be
-// mapped (a pipe, a device).
-class FileContents {
-public:
-  FileContents() = default;
-  FileContents(const FileContents &) = delete;
-  FileContents &operator=(const FileContents &) = delete;
-  ~FileContents() {
-    if (map_)
-      munmap(map_, size_);
-  }
-  // Loads a file of at most maxBytes; throws io::FileError naming the path
-  // and the reason otherwise.
-  void load(const std::string &path, uint64_t maxBytes) {
-    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-      throw io::FileError(path + ": cannot open: " + std::strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        uint64_t(st.st_size) <= maxBytes) {
-      void *p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-      if (p != MAP_FAILED) {
-        map_ = p;
-        size_ = size_t(st.st_size);
-        close(fd);
-        return;
-      }
-    }
-    close(fd);
-    read_ = io::readFile(path, maxBytes, "the assembler's memory limit");
-  }
-  std::string_view view() const {
-    return map_ ? std::string_view(static_cast<const char *>(map_), size_)
-                : std::string_view(reinterpret_cast<const char *>(read_.data()), read_.size());
-  }
-
-private:
-  void *map_ = nullptr;
-  size_t size_ = 0;
-  std::vector<uint8_t> read_;
-};
-
-// Why a file's contents are not assembly source (a container, a binary
-// file), or nullptr; `at` is then the byte offset of the evidence.
-const char *notSource(std::string_view text, size_t &at) {
-  at = 0;
-  if (bin::hasMagic({reinterpret_cast<const uint8_t *>(text.data()), text.size()}))
-    return "an .npubin container, not assembly source (npu-objdump disassembles it)";
-  if (const void *nul = std::memchr(text.data(), '\0', text.size())) {
-    at = size_t(static_cast<const char *>(nul) - text.data());
-    return "a binary file, not assembly source (it has a NUL byte)";
-  }
-  return nullptr;
-}
-
-// A line ends at "\n", "\r\n" or a lone "\r". Returns the length of the
-// line at the start of `text` and sets `next` to where the following one
-// starts (text.size() at the end).
-size_t lineLength(std::string_view text, bool carriageReturns, size_t &next) {
-  const char *begin = text.data();
-  const char *end = begin;
-  if (!carriageReturns) {
-    end = static_cast<const char *>(std::memchr(begin, '\n', text.size()));
-    if (!end) {
-      next = text.size();
-      return text.size();
-    }
-    next = size_t(end - begin) + 1;
-    return size_t(end - begin);
-  }
-  const char *stop = begin + text.size();
-  while (end < stop && *end != '\n' && *end != '\r')
-    ++end;
-  next = size_t(end - begin);
-  if (end < stop)
-    next += *end == '\r' && end + 1 < stop && end[1] == '\n' ? 2 : 1;
-  return size_t(end - begin);
-}
-
 // The line's text shown under a diagnostic: control characters become '?'
 // (a NUL or an escape sequence must not reach the terminal), and a long
 // line is cut to a window around `column` (0-based); `caret` is the
@@ -499,8 +417,35 @@ private:
   void collectLine(std::string_view line);
   void checkParameters(std::string_view line);
   void endCollection(Lexer &lex);
+  // .if and its kin, which are read even in skipped lines; false for any
+  // other directive.
   bool conditional(Lexer &lex, Directive d, const Token &name);
+  bool conditionValue(Lexer &lex, Directive d, bool &out);
+  // The innermost open .if was opened in the current file or expansion.
+  bool innermostConditionHere() const;
+  void parseDirectiveIf(Lexer &lex, Directive d, const Token &name);
+  void parseDirectiveElif(Lexer &lex, const Token &name);
+  void parseDirectiveElse(Lexer &lex, const Token &name);
+  void parseDirectiveEndif(Lexer &lex, const Token &name);
+  // Every other directive, one function each (LLVM's parseDirectiveX):
+  // `name` is the directive's token, `lex` is after it.
   void directive(Lexer &lex, Directive d, const Token &name);
+  void parseDirectiveSymbol(Lexer &lex, SymbolEntry::Kind kind);
+  void parseDirectiveInclude(Lexer &lex, const Token &name);
+  void parseDirectiveIncbin(Lexer &lex, const Token &name);
+  void parseDirectiveCollection(Lexer &lex, Directive d, const Token &name);
+  void parseDirectiveText(Lexer &lex);
+  void parseDirectiveAlign(Lexer &lex, const Token &name);
+  void parseDirectiveFill(Lexer &lex, const Token &name);
+  void parseDirectiveAscii(Lexer &lex, const Token &name, bool zeroTerminated);
+  void parseDirectiveMeta(Lexer &lex);
+  void parseDirectivePacket(Lexer &lex, const Token &name);
+  void parseDirectiveMessage(Lexer &lex, Directive d, const Token &name);
+  // The quoted string operand of a directive, decoded.
+  bool stringOperand(Lexer &lex, std::string &out);
+  // Reads the file operand of .include or .incbin; `at` is its position.
+  bool includedFile(Lexer &lex, const Token &name, bool incbin, uint32_t &at, std::string &path,
+                    std::vector<uint8_t> &contents);
   void instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemonic);
   bool operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::Instruction &inst);
   void expandMacro(Lexer &lex, const MacroDefinition &macro, const Token &name);
@@ -1755,91 +1700,109 @@ void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Toke
 // Handles .if/.ifdef/.ifndef/.elif/.else/.endif, which are seen even in
 // skipped lines; false for any other directive.
 bool Assembler::conditional(Lexer &lex, Directive d, const Token &name) {
-  if (d != Directive::If && d != Directive::Ifdef && d != Directive::Ifndef &&
-      d != Directive::Elif && d != Directive::Else && d != Directive::Endif)
-    return false;
-  lex.next();
-  const bool active = conditions_.empty() || conditions_.back().active;
-  auto evaluateCondition = [&](bool &out) -> bool {
-    if (d == Directive::If || d == Directive::Elif) {
-      int64_t v;
-      if (!immediateInteger(lex, v, "a .if condition"))
-        return false;
-      out = v != 0;
-    } else {
-      const Token sym = lex.next();
-      if (sym.kind != TokenKind::Ident) {
-        error(sym.begin, "expected a symbol name");
-        return false;
-      }
-      const SymbolEntry *entry = symbols_.find(lex.text(sym));
-      out = entry && entry->state != SymbolEntry::State::Forward;
-      if (d == Directive::Ifndef)
-        out = !out;
-    }
-    return endOfStatement(lex);
-  };
   switch (d) {
   case Directive::If:
   case Directive::Ifdef:
-  case Directive::Ifndef: {
-    if (conditions_.size() >= kMaxNesting) {
-      error(name.begin, format(".if nested more than %u deep", kMaxNesting));
-      stopped_ = true;
-      return true;
-    }
-    bool value = false;
-    if (active && !evaluateCondition(value))
-      value = false;
-    conditions_.push_back(
-        Condition{active && value, active, value, false, saveLocation(name.begin), frames_.size()});
+  case Directive::Ifndef:
+    lex.next();
+    parseDirectiveIf(lex, d, name);
     return true;
-  }
-  case Directive::Elif: {
-    if (conditions_.empty() || conditions_.back().frameDepth != frames_.size()) {
-      error(name.begin, ".elif without .if");
-      return true;
-    }
-    Condition &c = conditions_.back();
-    if (c.sawElse) {
-      error(name.begin, ".elif after .else");
-      return true;
-    }
-    bool value = false;
-    if (c.parentActive && !c.taken && !evaluateCondition(value))
-      value = false;
-    c.active = c.parentActive && !c.taken && value;
-    c.taken |= value;
+  case Directive::Elif:
+    lex.next();
+    parseDirectiveElif(lex, name);
     return true;
-  }
-  case Directive::Else: {
-    if (conditions_.empty() || conditions_.back().frameDepth != frames_.size()) {
-      error(name.begin, ".else without .if");
-      return true;
-    }
-    Condition &c = conditions_.back();
-    if (c.sawElse) {
-      error(name.begin, ".else after .else");
-      return true;
-    }
-    c.sawElse = true;
-    c.active = c.parentActive && !c.taken;
-    c.taken = true;
-    if (c.parentActive)
-      endOfStatement(lex);
+  case Directive::Else:
+    lex.next();
+    parseDirectiveElse(lex, name);
     return true;
-  }
   case Directive::Endif:
-    if (conditions_.empty() || conditions_.back().frameDepth != frames_.size()) {
-      error(name.begin, ".endif without .if");
-      return true;
-    }
-    if (conditions_.back().parentActive)
-      endOfStatement(lex);
-    conditions_.pop_back();
+    lex.next();
+    parseDirectiveEndif(lex, name);
     return true;
   default: return false;
   }
+}
+
+bool Assembler::conditionValue(Lexer &lex, Directive d, bool &out) {
+  if (d == Directive::If || d == Directive::Elif) {
+    int64_t v;
+    if (!immediateInteger(lex, v, "a .if condition"))
+      return false;
+    out = v != 0;
+  } else {
+    const Token sym = lex.next();
+    if (sym.kind != TokenKind::Ident) {
+      error(sym.begin, "expected a symbol name");
+      return false;
+    }
+    const SymbolEntry *entry = symbols_.find(lex.text(sym));
+    out = entry && entry->state != SymbolEntry::State::Forward;
+    if (d == Directive::Ifndef)
+      out = !out;
+  }
+  return endOfStatement(lex);
+}
+
+bool Assembler::innermostConditionHere() const {
+  return !conditions_.empty() && conditions_.back().frameDepth == frames_.size();
+}
+
+void Assembler::parseDirectiveIf(Lexer &lex, Directive d, const Token &name) {
+  const bool active = conditions_.empty() || conditions_.back().active;
+  if (conditions_.size() >= kMaxNesting) {
+    error(name.begin, format(".if nested more than %u deep", kMaxNesting));
+    stopped_ = true;
+    return;
+  }
+  bool value = false;
+  if (active && !conditionValue(lex, d, value))
+    value = false;
+  conditions_.push_back(
+      Condition{active && value, active, value, false, saveLocation(name.begin), frames_.size()});
+}
+
+void Assembler::parseDirectiveElif(Lexer &lex, const Token &name) {
+  if (!innermostConditionHere()) {
+    error(name.begin, ".elif without .if");
+    return;
+  }
+  Condition &c = conditions_.back();
+  if (c.sawElse) {
+    error(name.begin, ".elif after .else");
+    return;
+  }
+  bool value = false;
+  if (c.parentActive && !c.taken && !conditionValue(lex, Directive::Elif, value))
+    value = false;
+  c.active = c.parentActive && !c.taken && value;
+  c.taken |= value;
+}
+
+void Assembler::parseDirectiveElse(Lexer &lex, const Token &name) {
+  if (!innermostConditionHere()) {
+    error(name.begin, ".else without .if");
+    return;
+  }
+  Condition &c = conditions_.back();
+  if (c.sawElse) {
+    error(name.begin, ".else after .else");
+    return;
+  }
+  c.sawElse = true;
+  c.active = c.parentActive && !c.taken;
+  c.taken = true;
+  if (c.parentActive)
+    endOfStatement(lex);
+}
+
+void Assembler::parseDirectiveEndif(Lexer &lex, const Token &name) {
+  if (!innermostConditionHere()) {
+    error(name.begin, ".endif without .if");
+    return;
+  }
+  if (conditions_.back().parentActive)
+    endOfStatement(lex);
+  conditions_.pop_back();
 }
 
 uint64_t Assembler::location() const {
@@ -2101,298 +2064,50 @@ bool Assembler::reptHeader(Lexer &lex, uint64_t &count) {
   return true;
 }
 
+bool Assembler::stringOperand(Lexer &lex, std::string &out) {
+  const Token t = lex.next();
+  if (t.kind == TokenKind::Error) {
+    error(t.begin, t.error);
+    return false;
+  }
+  if (t.kind != TokenKind::String) {
+    error(t.begin, "expected a string in double quotes");
+    return false;
+  }
+  const char *why = nullptr;
+  if (!decodeString(lex.text(t), out, &why)) {
+    error(t.begin, why);
+    return false;
+  }
+  return true;
+}
+
 void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
-  auto stringOperand = [&](std::string &out) -> bool {
-    const Token t = lex.next();
-    if (t.kind == TokenKind::Error) {
-      error(t.begin, t.error);
-      return false;
-    }
-    if (t.kind != TokenKind::String) {
-      error(t.begin, "expected a string in double quotes");
-      return false;
-    }
-    const char *why = nullptr;
-    if (!decodeString(lex.text(t), out, &why)) {
-      error(t.begin, why);
-      return false;
-    }
-    return true;
-  };
   switch (d) {
-  case Directive::Equ:
-  case Directive::Set: {
-    const Token sym = lex.next();
-    if (sym.kind != TokenKind::Ident) {
-      error(sym.begin, "expected a symbol name");
-      return;
-    }
-    if (!lex.accept(',')) {
-      error(lex.position(), "expected ',' after the symbol name");
-      return;
-    }
-    defineSymbol(sym, lex.text(sym),
-                 d == Directive::Equ ? SymbolEntry::Kind::Equ : SymbolEntry::Kind::Set, lex);
-    return;
-  }
-  case Directive::Include:
-  case Directive::Incbin: {
-    const uint32_t at = lex.position();
-    std::string fileName;
-    if (!stringOperand(fileName) || !endOfStatement(lex))
-      return;
-    if (!options_.allowFileAccess) {
-      error(name.begin, std::string(lex.text(name)) + " is disabled here");
-      return;
-    }
-    if (d == Directive::Incbin && !needData(name))
-      return;
-    std::string path;
-    std::vector<uint8_t> contents;
-    const bool incbin = d == Directive::Incbin;
-    if (!openInclude(fileName, at,
-                     incbin ? std::min(options_.maxOutputBytes - outputBytes_, memoryLeft())
-                            : memoryLeft(),
-                     incbin ? "what is left under the assembler's output and memory limits"
-                            : "what is left under the assembler's memory limit",
-                     path, contents))
-      return;
-    if (incbin) {
-      if (!reserveOutput(contents.size()))
-        return;
-      std::vector<uint8_t> &bytes = segment()->bytes;
-      if (bytes.empty())
-        bytes = std::move(contents);
-      else
-        bytes.insert(bytes.end(), contents.begin(), contents.end());
-      return;
-    }
-    const std::string_view source(reinterpret_cast<const char *>(contents.data()), contents.size());
-    size_t bad;
-    if (const char *why = notSource(source, bad)) {
-      error(at, inQuotes(path) + " is " + why);
-      return;
-    }
-    const std::string canonical = canonicalPath(path);
-    size_t files = 0;
-    for (const Frame &f : frames_) {
-      if (f.kind != Frame::Kind::File)
-        continue;
-      ++files;
-      if (f.canonical == canonical) {
-        error(at, "include loop: " + inQuotes(path) + " is already being included");
-        return;
-      }
-    }
-    if (files >= kMaxNesting) {
-      error(at, format("includes nested more than %u deep", kMaxNesting));
-      return;
-    }
-    if (!chargeMemory(contents.size() + 2 * (path.size() + kAllocationOverhead) +
-                      kAllocationOverhead))
-      return;
-    const std::string *pathName = &strings_.emplace_back(path);
-    const std::string *dir =
-        &strings_.emplace_back(std::filesystem::path(path).parent_path().string());
-    const std::vector<uint8_t> &kept = sources_.emplace_back(std::move(contents));
-    pushFile(pathName, dir,
-             std::string_view(reinterpret_cast<const char *>(kept.data()), kept.size()));
-    return;
-  }
+  case Directive::Equ: parseDirectiveSymbol(lex, SymbolEntry::Kind::Equ); return;
+  case Directive::Set: parseDirectiveSymbol(lex, SymbolEntry::Kind::Set); return;
+  case Directive::Include: parseDirectiveInclude(lex, name); return;
+  case Directive::Incbin: parseDirectiveIncbin(lex, name); return;
   case Directive::Macro:
-  case Directive::Rept: {
-    // The body is collected even after an error in this line, so that its
-    // lines and its .endm/.endr do not cause errors of their own.
-    Collection c;
-    c.kind = d == Directive::Macro ? Collection::Kind::Macro : Collection::Kind::Rept;
-    c.location = saveLocation(name.begin);
-    c.firstBodyLine = line_ + 1;
-    c.frameDepth = frames_.size();
-    c.discard = d == Directive::Macro ? !macroHeader(lex, c.macro) : !reptHeader(lex, c.count);
-    collecting_ = std::move(c);
-    return;
-  }
+  case Directive::Rept: parseDirectiveCollection(lex, d, name); return;
   case Directive::Endm: error(name.begin, ".endm without .macro"); return;
   case Directive::Endr: error(name.begin, ".endr without .rept"); return;
-  case Directive::Text:
-    if (endOfStatement(lex))
-      current_ = -1;
-    return;
+  case Directive::Text: parseDirectiveText(lex); return;
   case Directive::Data: startSegment(lex, false, name); return;
   case Directive::Check: startSegment(lex, true, name); return;
-  case Directive::Align: {
-    if (!needData(name))
-      return;
-    const uint32_t at = lex.position();
-    int64_t align;
-    if (!immediateInteger(lex, align, "the alignment") || !endOfStatement(lex))
-      return;
-    if (align < 1 || align > (1 << 20) || (align & (align - 1))) {
-      error(at, format("alignment must be a power of two in [1, 1048576], got %" PRId64, align));
-      return;
-    }
-    const uint64_t pad = (uint64_t(align) - location() % uint64_t(align)) % uint64_t(align);
-    if (!reserveOutput(pad))
-      return;
-    segment()->bytes.resize(segment()->bytes.size() + pad);
-    return;
-  }
+  case Directive::Align: parseDirectiveAlign(lex, name); return;
   case Directive::Byte: dataValues(lex, 1, false, name); return;
   case Directive::Half: dataValues(lex, 2, false, name); return;
   case Directive::Word: dataValues(lex, 4, false, name); return;
   case Directive::Quad: dataValues(lex, 8, false, name); return;
   case Directive::Float: dataValues(lex, 4, true, name); return;
-  case Directive::Fill: {
-    if (!needData(name))
-      return;
-    int64_t count, size;
-    const uint32_t countAt = lex.position();
-    if (!immediateInteger(lex, count, "the .fill count"))
-      return;
-    if (!lex.accept(',')) {
-      error(lex.position(), ".fill takes COUNT, SIZE, VALUE");
-      return;
-    }
-    const uint32_t sizeAt = lex.position();
-    if (!immediateInteger(lex, size, "the .fill size"))
-      return;
-    if (!lex.accept(',')) {
-      error(lex.position(), ".fill takes COUNT, SIZE, VALUE");
-      return;
-    }
-    const uint32_t valueAt = lex.position();
-    Value value;
-    if (!immediate(lex, value) || !endOfStatement(lex))
-      return;
-    if (count < 0) {
-      error(countAt, format(".fill count must not be negative, got %" PRId64, count));
-      return;
-    }
-    if (size != 1 && size != 2 && size != 4 && size != 8) {
-      error(sizeAt, format(".fill size must be 1, 2, 4 or 8, got %" PRId64, size));
-      return;
-    }
-    if (uint64_t(count) > options_.maxOutputBytes / uint64_t(size) ||
-        !reserveOutput(uint64_t(count) * uint64_t(size))) {
-      if (!stopped_)
-        error(countAt, "output exceeds the limit of " + io::byteSize(options_.maxOutputBytes));
-      stopped_ = true;
-      return;
-    }
-    uint64_t bits;
-    std::string why, warn;
-    if (value.isFloat && size != 4) {
-      error(valueAt, "a float .fill value needs SIZE 4");
-      return;
-    }
-    if (!dataBits(value, uint8_t(size), value.isFloat, bits, why, warn)) {
-      error(valueAt, std::move(why));
-      return;
-    }
-    if (!warn.empty())
-      warning(valueAt, std::move(warn));
-    std::vector<uint8_t> &bytes = segment()->bytes;
-    const size_t at = bytes.size();
-    bytes.resize(at + size_t(count) * size_t(size));
-    for (size_t i = 0; i < size_t(count); ++i)
-      storeBits(bytes, at + i * size_t(size), bits, uint8_t(size));
-    return;
-  }
-  case Directive::Ascii:
-  case Directive::Asciz: {
-    if (!needData(name))
-      return;
-    std::string s;
-    if (!stringOperand(s) || !endOfStatement(lex))
-      return;
-    if (d == Directive::Asciz)
-      s += '\0';
-    if (!reserveOutput(s.size()))
-      return;
-    segment()->bytes.insert(segment()->bytes.end(), s.begin(), s.end());
-    return;
-  }
-  case Directive::Meta: {
-    const Token key = lex.peek();
-    std::string keyText, value;
-    if (key.kind == TokenKind::Ident) {
-      keyText = std::string(lex.text(key));
-      lex.next();
-    } else if (key.kind == TokenKind::String) {
-      if (!stringOperand(keyText))
-        return;
-    } else {
-      error(key.begin, "expected a metadata key");
-      return;
-    }
-    if (!lex.accept(',')) {
-      error(lex.position(), ".meta takes KEY, \"VALUE\"");
-      return;
-    }
-    if (!stringOperand(value) || !endOfStatement(lex))
-      return;
-    if (keyText.empty()) {
-      error(key.begin, "empty metadata key");
-      return;
-    }
-    if (metadataKeys_.find(keyText)) {
-      error(key.begin, "duplicate metadata key " + inQuotes(keyText));
-      return;
-    }
-    if (chargeMemory(sizeof(metadata_.front()) + 2 * keyText.size() + value.size() +
-                     3 * kAllocationOverhead)) {
-      metadataKeys_.emplace(keyText);
-      metadata_.emplace_back(std::move(keyText), std::move(value));
-    }
-    return;
-  }
-  case Directive::Packet: {
-    if (!inText()) {
-      error(name.begin, ".packet is only allowed in the text section");
-      return;
-    }
-    uint32_t words[16];
-    unsigned count = 0;
-    do {
-      const uint32_t at = lex.position();
-      int64_t w;
-      if (!immediateInteger(lex, w, "a packet word"))
-        return;
-      if (w < INT32_MIN || w > int64_t(UINT32_MAX)) {
-        error(at, format("packet word %" PRId64 " does not fit in 32 bits", w));
-        return;
-      }
-      if (count == 16) {
-        error(at, ".packet takes exactly 16 words, got more");
-        return;
-      }
-      words[count++] = static_cast<uint32_t>(w);
-    } while (lex.accept(','));
-    if (!endOfStatement(lex))
-      return;
-    if (count != 16) {
-      error(name.begin, format(".packet takes exactly 16 words, got %u", count));
-      return;
-    }
-    if (!reserveOutput(isa::kPacketBytes))
-      return;
-    bin::Packet &p = text_packets_.emplace_back();
-    for (unsigned i = 0; i < 16; ++i)
-      for (unsigned b = 0; b < 4; ++b)
-        p[4 * i + b] = static_cast<uint8_t>(words[i] >> (8 * b));
-    return;
-  }
+  case Directive::Fill: parseDirectiveFill(lex, name); return;
+  case Directive::Ascii: parseDirectiveAscii(lex, name, false); return;
+  case Directive::Asciz: parseDirectiveAscii(lex, name, true); return;
+  case Directive::Meta: parseDirectiveMeta(lex); return;
+  case Directive::Packet: parseDirectivePacket(lex, name); return;
   case Directive::Error:
-  case Directive::Warning: {
-    std::string message;
-    if (!stringOperand(message) || !endOfStatement(lex))
-      return;
-    if (d == Directive::Error)
-      error(name.begin, message);
-    else
-      warning(name.begin, message);
-    return;
-  }
+  case Directive::Warning: parseDirectiveMessage(lex, d, name); return;
   case Directive::If:
   case Directive::Ifdef:
   case Directive::Ifndef:
@@ -2403,6 +2118,273 @@ void Assembler::directive(Lexer &lex, Directive d, const Token &name) {
     error(name.begin, std::string(lex.text(name)) + " must start its line (no label before it)");
     return;
   }
+}
+
+void Assembler::parseDirectiveSymbol(Lexer &lex, SymbolEntry::Kind kind) {
+  const Token sym = lex.next();
+  if (sym.kind != TokenKind::Ident) {
+    error(sym.begin, "expected a symbol name");
+    return;
+  }
+  if (!lex.accept(',')) {
+    error(lex.position(), "expected ',' after the symbol name");
+    return;
+  }
+  defineSymbol(sym, lex.text(sym), kind, lex);
+}
+
+bool Assembler::includedFile(Lexer &lex, const Token &name, bool incbin, uint32_t &at,
+                             std::string &path, std::vector<uint8_t> &contents) {
+  at = lex.position();
+  std::string fileName;
+  if (!stringOperand(lex, fileName) || !endOfStatement(lex))
+    return false;
+  if (!options_.allowFileAccess) {
+    error(name.begin, std::string(lex.text(name)) + " is disabled here");
+    return false;
+  }
+  if (incbin && !needData(name))
+    return false;
+  return openInclude(fileName, at,
+                     incbin ? std::min(options_.maxOutputBytes - outputBytes_, memoryLeft())
+                            : memoryLeft(),
+                     incbin ? "what is left under the assembler's output and memory limits"
+                            : "what is left under the assembler's memory limit",
+                     path, contents);
+}
+
+void Assembler::parseDirectiveIncbin(Lexer &lex, const Token &name) {
+  uint32_t at;
+  std::string path;
+  std::vector<uint8_t> contents;
+  if (!includedFile(lex, name, true, at, path, contents) || !reserveOutput(contents.size()))
+    return;
+  std::vector<uint8_t> &bytes = segment()->bytes;
+  if (bytes.empty())
+    bytes = std::move(contents);
+  else
+    bytes.insert(bytes.end(), contents.begin(), contents.end());
+}
+
+void Assembler::parseDirectiveInclude(Lexer &lex, const Token &name) {
+  uint32_t at;
+  std::string path;
+  std::vector<uint8_t> contents;
+  if (!includedFile(lex, name, false, at, path, contents))
+    return;
+  const std::string_view source(reinterpret_cast<const char *>(contents.data()), contents.size());
+  size_t bad;
+  if (const char *why = notSource(source, bad)) {
+    error(at, inQuotes(path) + " is " + why);
+    return;
+  }
+  const std::string canonical = canonicalPath(path);
+  size_t files = 0;
+  for (const Frame &f : frames_) {
+    if (f.kind != Frame::Kind::File)
+      continue;
+    ++files;
+    if (f.canonical == canonical) {
+      error(at, "include loop: " + inQuotes(path) + " is already being included");
+      return;
+    }
+  }
+  if (files >= kMaxNesting) {
+    error(at, format("includes nested more than %u deep", kMaxNesting));
+    return;
+  }
+  if (!chargeMemory(contents.size() + 2 * (path.size() + kAllocationOverhead) +
+                    kAllocationOverhead))
+    return;
+  const std::string *pathName = &strings_.emplace_back(path);
+  const std::string *dir =
+      &strings_.emplace_back(std::filesystem::path(path).parent_path().string());
+  const std::vector<uint8_t> &kept = sources_.emplace_back(std::move(contents));
+  pushFile(pathName, dir,
+           std::string_view(reinterpret_cast<const char *>(kept.data()), kept.size()));
+}
+
+void Assembler::parseDirectiveCollection(Lexer &lex, Directive d, const Token &name) {
+  // The body is collected even after an error in this line, so that its
+  // lines and its .endm/.endr do not cause errors of their own.
+  Collection c;
+  c.kind = d == Directive::Macro ? Collection::Kind::Macro : Collection::Kind::Rept;
+  c.location = saveLocation(name.begin);
+  c.firstBodyLine = line_ + 1;
+  c.frameDepth = frames_.size();
+  c.discard = d == Directive::Macro ? !macroHeader(lex, c.macro) : !reptHeader(lex, c.count);
+  collecting_ = std::move(c);
+}
+
+void Assembler::parseDirectiveText(Lexer &lex) {
+  if (endOfStatement(lex))
+    current_ = -1;
+}
+
+void Assembler::parseDirectiveAlign(Lexer &lex, const Token &name) {
+  if (!needData(name))
+    return;
+  const uint32_t at = lex.position();
+  int64_t align;
+  if (!immediateInteger(lex, align, "the alignment") || !endOfStatement(lex))
+    return;
+  if (align < 1 || align > (1 << 20) || (align & (align - 1))) {
+    error(at, format("alignment must be a power of two in [1, 1048576], got %" PRId64, align));
+    return;
+  }
+  const uint64_t pad = (uint64_t(align) - location() % uint64_t(align)) % uint64_t(align);
+  if (!reserveOutput(pad))
+    return;
+  segment()->bytes.resize(segment()->bytes.size() + pad);
+}
+
+void Assembler::parseDirectiveFill(Lexer &lex, const Token &name) {
+  if (!needData(name))
+    return;
+  int64_t count, size;
+  const uint32_t countAt = lex.position();
+  if (!immediateInteger(lex, count, "the .fill count"))
+    return;
+  if (!lex.accept(',')) {
+    error(lex.position(), ".fill takes COUNT, SIZE, VALUE");
+    return;
+  }
+  const uint32_t sizeAt = lex.position();
+  if (!immediateInteger(lex, size, "the .fill size"))
+    return;
+  if (!lex.accept(',')) {
+    error(lex.position(), ".fill takes COUNT, SIZE, VALUE");
+    return;
+  }
+  const uint32_t valueAt = lex.position();
+  Value value;
+  if (!immediate(lex, value) || !endOfStatement(lex))
+    return;
+  if (count < 0) {
+    error(countAt, format(".fill count must not be negative, got %" PRId64, count));
+    return;
+  }
+  if (size != 1 && size != 2 && size != 4 && size != 8) {
+    error(sizeAt, format(".fill size must be 1, 2, 4 or 8, got %" PRId64, size));
+    return;
+  }
+  if (uint64_t(count) > options_.maxOutputBytes / uint64_t(size) ||
+      !reserveOutput(uint64_t(count) * uint64_t(size))) {
+    if (!stopped_)
+      error(countAt, "output exceeds the limit of " + io::byteSize(options_.maxOutputBytes));
+    stopped_ = true;
+    return;
+  }
+  uint64_t bits;
+  std::string why, warn;
+  if (value.isFloat && size != 4) {
+    error(valueAt, "a float .fill value needs SIZE 4");
+    return;
+  }
+  if (!dataBits(value, uint8_t(size), value.isFloat, bits, why, warn)) {
+    error(valueAt, std::move(why));
+    return;
+  }
+  if (!warn.empty())
+    warning(valueAt, std::move(warn));
+  std::vector<uint8_t> &bytes = segment()->bytes;
+  const size_t at = bytes.size();
+  bytes.resize(at + size_t(count) * size_t(size));
+  for (size_t i = 0; i < size_t(count); ++i)
+    storeBits(bytes, at + i * size_t(size), bits, uint8_t(size));
+}
+
+void Assembler::parseDirectiveAscii(Lexer &lex, const Token &name, bool zeroTerminated) {
+  if (!needData(name))
+    return;
+  std::string s;
+  if (!stringOperand(lex, s) || !endOfStatement(lex))
+    return;
+  if (zeroTerminated)
+    s += '\0';
+  if (!reserveOutput(s.size()))
+    return;
+  segment()->bytes.insert(segment()->bytes.end(), s.begin(), s.end());
+}
+
+void Assembler::parseDirectiveMeta(Lexer &lex) {
+  const Token key = lex.peek();
+  std::string keyText, value;
+  if (key.kind == TokenKind::Ident) {
+    keyText = std::string(lex.text(key));
+    lex.next();
+  } else if (key.kind == TokenKind::String) {
+    if (!stringOperand(lex, keyText))
+      return;
+  } else {
+    error(key.begin, "expected a metadata key");
+    return;
+  }
+  if (!lex.accept(',')) {
+    error(lex.position(), ".meta takes KEY, \"VALUE\"");
+    return;
+  }
+  if (!stringOperand(lex, value) || !endOfStatement(lex))
+    return;
+  if (keyText.empty()) {
+    error(key.begin, "empty metadata key");
+    return;
+  }
+  if (metadataKeys_.find(keyText)) {
+    error(key.begin, "duplicate metadata key " + inQuotes(keyText));
+    return;
+  }
+  if (chargeMemory(sizeof(metadata_.front()) + 2 * keyText.size() + value.size() +
+                   3 * kAllocationOverhead)) {
+    metadataKeys_.emplace(keyText);
+    metadata_.emplace_back(std::move(keyText), std::move(value));
+  }
+}
+
+void Assembler::parseDirectivePacket(Lexer &lex, const Token &name) {
+  if (!inText()) {
+    error(name.begin, ".packet is only allowed in the text section");
+    return;
+  }
+  uint32_t words[16];
+  unsigned count = 0;
+  do {
+    const uint32_t at = lex.position();
+    int64_t w;
+    if (!immediateInteger(lex, w, "a packet word"))
+      return;
+    if (w < INT32_MIN || w > int64_t(UINT32_MAX)) {
+      error(at, format("packet word %" PRId64 " does not fit in 32 bits", w));
+      return;
+    }
+    if (count == 16) {
+      error(at, ".packet takes exactly 16 words, got more");
+      return;
+    }
+    words[count++] = static_cast<uint32_t>(w);
+  } while (lex.accept(','));
+  if (!endOfStatement(lex))
+    return;
+  if (count != 16) {
+    error(name.begin, format(".packet takes exactly 16 words, got %u", count));
+    return;
+  }
+  if (!reserveOutput(isa::kPacketBytes))
+    return;
+  bin::Packet &p = text_packets_.emplace_back();
+  for (unsigned i = 0; i < 16; ++i)
+    for (unsigned b = 0; b < 4; ++b)
+      p[4 * i + b] = static_cast<uint8_t>(words[i] >> (8 * b));
+}
+
+void Assembler::parseDirectiveMessage(Lexer &lex, Directive d, const Token &name) {
+  std::string message;
+  if (!stringOperand(lex, message) || !endOfStatement(lex))
+    return;
+  if (d == Directive::Error)
+    error(name.begin, message);
+  else
+    warning(name.begin, message);
 }
 
 // ---------------------------------------------------------------- end of input

@@ -85,6 +85,22 @@ unsigned maxDisjoints(const IsaModel &model) {
   return static_cast<unsigned>(n);
 }
 
+std::string familyListMacro(const std::string &family) {
+  return "NPU_FOR_EACH_" + llvm::StringRef(family).upper();
+}
+
+std::string classListMacro(const std::string &className) {
+  const auto isUpper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  std::string snake;
+  for (size_t i = 0; i < className.size(); ++i) {
+    const char c = className[i];
+    if (i > 0 && isUpper(c) && !isUpper(className[i - 1]) && className[i - 1] != '_')
+      snake += '_';
+    snake += llvm::toUpper(c);
+  }
+  return "NPU_FOR_EACH_" + snake;
+}
+
 int64_t IsaModel::hardwareParam(const std::string &name) const {
   for (const HardwareParam &p : hardware)
     if (p.name == name)
@@ -716,11 +732,21 @@ private:
       inst.defName = rec->getName().str();
       inst.mnemonic = rec->getValueAsString("Mnemonic").str();
       inst.family = rec->getValueAsString("Family").str();
+      for (const auto &[cls, range] : rec->getSuperClasses())
+        if (cls->getName() != "Instruction" && cls->isSubClassOf("Instruction"))
+          inst.classes.push_back(cls->getName().str());
       inst.syntax = rec->getValueAsString("Syntax").str();
       inst.doc = rec->getValueAsString("Doc").str();
       inst.semantics = rec->getValueAsString("Semantics").str();
       if (rec->isAnonymous()) {
         error(rec, "instructions must be named definitions");
+        continue;
+      }
+      if (!isIdentifier(inst.family) ||
+          llvm::any_of(inst.family, [](char c) { return c >= 'A' && c <= 'Z'; })) {
+        error(rec, "family '" + inst.family + "' of '" + inst.mnemonic +
+                       "' must be a lower-case identifier (it names the generated list " +
+                       familyListMacro(inst.family) + ")");
         continue;
       }
       if (!isIdentifier(inst.mnemonic) ||
@@ -798,9 +824,29 @@ private:
     llvm::sort(model_.instructions, [](const InstructionDef &a, const InstructionDef &b) {
       return a.opcode < b.opcode;
     });
-    for (const InstructionDef &inst : model_.instructions)
+    for (const InstructionDef &inst : model_.instructions) {
       if (!llvm::is_contained(model_.families, inst.family))
         model_.families.push_back(inst.family);
+      for (const std::string &cls : inst.classes)
+        if (!llvm::is_contained(model_.classes, cls))
+          model_.classes.push_back(cls);
+    }
+    checkListMacros();
+  }
+
+  // A family and an instruction class must not name the same generated list,
+  // or one list would silently stand for the other.
+  void checkListMacros() {
+    std::map<std::string, std::string> owner;
+    for (const std::string &family : model_.families)
+      owner.emplace(familyListMacro(family), "family '" + family + "'");
+    for (const std::string &cls : model_.classes) {
+      auto [it, inserted] = owner.emplace(classListMacro(cls), "class '" + cls + "'");
+      if (!inserted)
+        error(records_.getClass(cls), "instruction class '" + cls + "' and " + it->second +
+                                          " would both generate the list " + it->first +
+                                          "; rename one of them");
+    }
   }
 
   void loadPrims() {

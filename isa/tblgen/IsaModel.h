@@ -116,6 +116,10 @@ struct InstructionDef {
   std::string defName;
   std::string mnemonic;
   std::string family;
+  // The classes derived from Instruction that the record is defined through
+  // (UnaryOp, BinaryOp, ...), in inheritance order: instructions of one class share
+  // an operand shape, so code generic over the class needs no opcode list.
+  std::vector<std::string> classes;
   uint32_t opcode = 0;
   std::vector<OperandDef> operands;
   std::string syntax;
@@ -208,6 +212,7 @@ struct IsaModel {
   std::vector<EnumTypeDef> enums;
   std::vector<InstructionDef> instructions; // sorted by opcode
   std::vector<std::string> families;        // in order of first opcode
+  std::vector<std::string> classes;         // InstructionDef::classes, in order of first opcode
   std::vector<PrimDef> prims;
   std::vector<MicroProgramDef> programs;
   std::vector<uint32_t> microConstants; // the micro-code constant pool
@@ -226,6 +231,12 @@ struct IsaModel {
 inline constexpr unsigned kMicroPrimBits = 5;     // primitive opcode field
 inline constexpr unsigned kMicroConstantBits = 8; // constant-pool index
 inline constexpr unsigned kMaxMicroConstants = 1u << kMicroConstantBits;
+
+// The name of the generated X-macro listing the instructions of a family
+// ("unary" -> NPU_FOR_EACH_UNARY) or of an instruction class ("UnaryOp" ->
+// NPU_FOR_EACH_UNARY_OP).
+std::string familyListMacro(const std::string &family);
+std::string classListMacro(const std::string &className);
 
 // Reads and validates the ISA. Each problem is reported at its .td location
 // through llvm::PrintError; returns false if there was any.

@@ -2,7 +2,7 @@
 
 #include "npu/mem/fault.h"
 
-#include "hex.h"
+#include "npu/mem/hex.h"
 #include "npu/support/file_io.h"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "npu/mem/allocator.h"
 
-#include "hex.h"
+#include "npu/mem/hex.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,6 +1,6 @@
 #include "npu/mem/fault.h"
 
-#include "hex.h"
+#include "npu/mem/hex.h"
 
 #include <cinttypes>
 #include <cstdio>

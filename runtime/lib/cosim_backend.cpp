@@ -17,7 +17,9 @@
 // side by side, per packet class.
 #include "backends.h"
 
+#include "npu/arith/ulp.h"
 #include "npu/isa/isa.h"
+#include "npu/mem/hex.h"
 #include "npu/sim/checks.h"
 #include "npu/sim/iss.h"
 #include "npu_device.h"
@@ -38,6 +40,8 @@ namespace npu::rt {
 
 namespace {
 
+using mem::fmt::hex;
+
 // Below this much resident memory, every packet compares all touched pages.
 constexpr uint64_t kFullCompareLimit = 16ull << 20;
 
@@ -49,20 +53,10 @@ float floatOf(uint32_t u) {
 
 // Distance in units in the last place between two binary32 patterns.
 std::string ulpText(uint32_t a, uint32_t b) {
-  const bool nanA = (a & 0x7fffffffu) > 0x7f800000u, nanB = (b & 0x7fffffffu) > 0x7f800000u;
-  if (nanA || nanB)
-    return nanA && nanB ? "0 ulp (both NaN)" : "NaN vs number";
-  const auto ordered = [](uint32_t u) {
-    return u & 0x80000000u ? -int64_t(u & 0x7fffffffu) : int64_t(u);
-  };
-  const int64_t d = ordered(a) - ordered(b);
-  return std::to_string(d < 0 ? -d : d) + " ulp";
-}
-
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
+  if (arith::soft::isNan(a) && arith::soft::isNan(b))
+    return "0 ulp (both NaN)";
+  const uint64_t d = arith::ulpDistance(a, b);
+  return d == arith::kUnorderedUlp ? "NaN vs number" : std::to_string(d) + " ulp";
 }
 
 class CosimBackend final : public Backend {

@@ -4,6 +4,7 @@
 #include "capture.h"
 #include "npu/asm/disassembler.h"
 #include "npu/mem/allocator.h"
+#include "npu/mem/hex.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -36,11 +37,7 @@ std::string FaultInfo::describe() const {
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using mem::fmt::hex;
 
 // The device heap: allocations come from these regions, in this order.
 // The first 4 KiB of the weights region stay unused so that no allocation

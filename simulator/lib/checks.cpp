@@ -1,5 +1,7 @@
 #include "npu/sim/checks.h"
 
+#include "npu/mem/hex.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
@@ -131,12 +133,6 @@ std::string upper(const char *text) {
   return out;
 }
 
-std::string hexText(uint64_t value, int digits = 1) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%0*" PRIx64, digits, value);
-  return text;
-}
-
 // Why an operand value failed decode's range or enumeration check.
 std::string invalidValueText(const isa::OperandInfo &op, uint64_t raw) {
   const int64_t value = isa::operandValue(op, raw);
@@ -221,7 +217,7 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
   uint32_t opcode = isa::detail::load32(packet.data(), 0);
   const isa::InstrInfo *info = isa::findOpcode(opcode);
   if (!info) {
-    fault.detail = hexText(opcode, 8);
+    fault.detail = mem::fmt::hex(opcode, 8);
     return fault;
   }
   fault.instruction = upper(info->mnemonic);
@@ -256,7 +252,7 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
     if (operand < 0)
       break;
     if (info->operands[operand].kind == isa::OperandKind::Addr) {
-      fault.detail = "the range at " + hexText(facts.address) + " does not fit in 64 bits";
+      fault.detail = "the range at " + mem::fmt::hex(facts.address) + " does not fit in 64 bits";
     } else if (!decodes) {
       // decode() stopped at this operand, with its raw bits extracted.
       fault.detail = invalidValueText(info->operands[operand], inst.operands[operand]);

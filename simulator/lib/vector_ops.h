@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <span>
 
 namespace npu::sim {
@@ -24,6 +25,14 @@ inline arith::Operand every(const float *value) { return {value, true}; }
 inline void map(Program program, std::initializer_list<arith::Operand> inputs, float *dst,
                 size_t n) {
   arith::apply(program, std::span<const arith::Operand>(inputs.begin(), inputs.size()), dst, n);
+}
+
+// The micro-program of the .td record of instruction Op (its Program field).
+template <class Op> constexpr Program programOf() {
+  constexpr std::optional<Program> program =
+      arith::microcode::programForOpcode(static_cast<uint32_t>(Op::kOpcode));
+  static_assert(program.has_value(), "the instruction's record names no micro-program");
+  return *program;
 }
 
 // One evaluation of a program on scalars (per-packet constants).

@@ -9,6 +9,7 @@
 #include "npu/arith/softfloat.h"
 
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -64,7 +65,8 @@ uint32_t laneReduce(const std::vector<uint32_t> &x, bool max) {
   for (uint32_t &l : lanes)
     l = max ? kMinusInfinity : kPlusZero;
   for (size_t j = 0; j < x.size(); ++j)
-    lanes[j % kLanes] = max ? soft::fmax(lanes[j % kLanes], x[j]) : soft::fadd(lanes[j % kLanes], x[j]);
+    lanes[j % kLanes] =
+        max ? soft::fmax(lanes[j % kLanes], x[j]) : soft::fadd(lanes[j % kLanes], x[j]);
   for (uint32_t width = kLanes / 2; width >= 1; width /= 2)
     for (uint32_t l = 0; l < width; ++l)
       lanes[l] = max ? soft::fmax(lanes[2 * l], lanes[2 * l + 1])
@@ -78,7 +80,9 @@ uint32_t bitsOf(float f) {
   return u;
 }
 
-uint32_t fromCount(uint64_t n) { return bitsOf(static_cast<float>(n)); }
+uint32_t fromCount(uint64_t n) {
+  return bitsOf(static_cast<float>(n));
+}
 
 void matmul(Mem &m, uint64_t c, uint64_t a, uint64_t b, uint64_t M, uint64_t K, uint64_t N,
             uint64_t lda, uint64_t ldb, uint64_t ldc, bool ta, bool tb, bool acc) {
@@ -89,49 +93,120 @@ void matmul(Mem &m, uint64_t c, uint64_t a, uint64_t b, uint64_t M, uint64_t K, 
     for (uint64_t j = 0; j < N; ++j) {
       uint32_t sum = acc ? m.f(c, i * ldc + j) : kPlusZero;
       for (uint64_t k = 0; k < K; ++k)
-        sum = soft::ffma(m.f(a, ta ? k * lda + i : i * lda + k), m.f(b, tb ? j * ldb + k : k * ldb + j),
-                         sum);
+        sum = soft::ffma(m.f(a, ta ? k * lda + i : i * lda + k),
+                         m.f(b, tb ? j * ldb + k : k * ldb + j), sum);
       m.f(c, i * ldc + j, sum);
     }
 }
 
-uint32_t binary(isa::Opcode op, uint32_t a, uint32_t b) {
-  switch (op) {
-  case isa::Opcode::ADD:
-  case isa::Opcode::ADDS: return soft::fadd(a, b);
-  case isa::Opcode::SUB:
-  case isa::Opcode::SUBS: return soft::fsub(a, b);
-  case isa::Opcode::RSUBS: return soft::fsub(b, a);
-  case isa::Opcode::MUL:
-  case isa::Opcode::MULS: return soft::fmul(a, b);
-  case isa::Opcode::DIV:
-  case isa::Opcode::DIVS: return program(Program::Div, {a, b});
-  case isa::Opcode::RDIVS: return program(Program::Div, {b, a});
-  case isa::Opcode::MAX:
-  case isa::Opcode::MAXS: return soft::fmax(a, b);
-  case isa::Opcode::MIN:
-  case isa::Opcode::MINS: return soft::fmin(a, b);
-  default: throw std::logic_error("not a binary op");
+// The element function of each binary instruction and of each form with a
+// scalar (b is the broadcast element or the scalar).
+using namespace isa::inst;
+uint32_t element(const Add &, uint32_t a, uint32_t b) {
+  return soft::fadd(a, b);
+}
+uint32_t element(const Sub &, uint32_t a, uint32_t b) {
+  return soft::fsub(a, b);
+}
+uint32_t element(const Mul &, uint32_t a, uint32_t b) {
+  return soft::fmul(a, b);
+}
+uint32_t element(const Div &, uint32_t a, uint32_t b) {
+  return program(Program::Div, {a, b});
+}
+uint32_t element(const Max &, uint32_t a, uint32_t b) {
+  return soft::fmax(a, b);
+}
+uint32_t element(const Min &, uint32_t a, uint32_t b) {
+  return soft::fmin(a, b);
+}
+uint32_t element(const Adds &, uint32_t a, uint32_t s) {
+  return soft::fadd(a, s);
+}
+uint32_t element(const Subs &, uint32_t a, uint32_t s) {
+  return soft::fsub(a, s);
+}
+uint32_t element(const Muls &, uint32_t a, uint32_t s) {
+  return soft::fmul(a, s);
+}
+uint32_t element(const Divs &, uint32_t a, uint32_t s) {
+  return program(Program::Div, {a, s});
+}
+uint32_t element(const Maxs &, uint32_t a, uint32_t s) {
+  return soft::fmax(a, s);
+}
+uint32_t element(const Mins &, uint32_t a, uint32_t s) {
+  return soft::fmin(a, s);
+}
+uint32_t element(const Rsubs &, uint32_t a, uint32_t s) {
+  return soft::fsub(s, a);
+}
+uint32_t element(const Rdivs &, uint32_t a, uint32_t s) {
+  return program(Program::Div, {s, a});
+}
+
+// The instructions of the .td class BinaryOp: rows x cols with b broadcast,
+// b scaled by alpha first where the instruction has an alpha.
+template <class Op> void binaryOp(Mem &m, const Op &op) {
+  std::vector<uint32_t> out(op.rows * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint64_t bi = op.bcast == isa::Broadcast::none  ? i * op.cols + j
+                          : op.bcast == isa::Broadcast::row ? j
+                          : op.bcast == isa::Broadcast::col ? i
+                                                            : 0;
+      uint32_t b = m.f(op.b, bi);
+      if constexpr (requires { op.alpha; })
+        if (op.alpha != 1.0f)
+          b = soft::fmul(bitsOf(op.alpha), b);
+      out[i * op.cols + j] = element(op, m.f(op.a, i * op.cols + j), b);
+    }
+  for (uint64_t i = 0; i < out.size(); ++i)
+    m.f(op.dst, i, out[i]);
+}
+
+// The instructions of the .td class ScalarOp.
+template <class Op> void scalarOp(Mem &m, const Op &op) {
+  for (uint64_t i = 0; i < op.n; ++i)
+    m.f(op.dst, i, element(op, m.f(op.a, i), bitsOf(op.s)));
+}
+
+// The micro-program an instruction's record names.
+template <class Op> constexpr Program programOf() {
+  constexpr std::optional<Program> p =
+      arith::microcode::programForOpcode(static_cast<uint32_t>(Op::kOpcode));
+  static_assert(p.has_value(), "the instruction's record names no micro-program");
+  return *p;
+}
+
+// The instructions of the .td class UnaryOp: the program on each element,
+// then the instruction's f32 operands.
+template <class Op> void unaryOp(Mem &m, const Op &op) {
+  constexpr Program p = programOf<Op>();
+  std::vector<uint32_t> inputs{0};
+  for (float s : op.f32Operands())
+    inputs.push_back(bitsOf(s));
+  for (uint64_t i = 0; i < op.n; ++i) {
+    inputs[0] = m.f(op.src, i);
+    m.f(op.dst, i, arith::evaluate(p, inputs, arith::Implementation::Reference));
   }
 }
 
-Program unaryProgram(isa::Opcode op) {
-  switch (op) {
-  case isa::Opcode::EXP: return Program::Exp;
-  case isa::Opcode::LOG: return Program::Log;
-  case isa::Opcode::RSQRT: return Program::Rsqrt;
-  case isa::Opcode::SQRT: return Program::Sqrt;
-  case isa::Opcode::RECIP: return Program::Recip;
-  case isa::Opcode::NEG: return Program::Neg;
-  case isa::Opcode::ABS: return Program::Abs;
-  case isa::Opcode::RELU: return Program::Relu;
-  case isa::Opcode::SIGMOID: return Program::Sigmoid;
-  case isa::Opcode::TANH: return Program::Tanh;
-  case isa::Opcode::SILU: return Program::Silu;
-  case isa::Opcode::GELU: return Program::Gelu;
-  case isa::Opcode::SIN: return Program::Sin;
-  case isa::Opcode::COS: return Program::Cos;
-  default: throw std::logic_error("not a unary op");
+// The instructions of the .td class PointwiseBwd: dx = program(x, dy).
+template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
+  constexpr Program p = programOf<Op>();
+  for (uint64_t i = 0; i < op.n; ++i)
+    m.f(op.dx, i, program(p, {m.f(op.x, i), m.f(op.dy, i)}));
+}
+
+// ROW_SUM, ROW_MAX, ROW_MEAN: f of each row.
+template <class F>
+void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F f) {
+  for (uint64_t i = 0; i < rows; ++i) {
+    std::vector<uint32_t> row(cols);
+    for (uint64_t j = 0; j < cols; ++j)
+      row[j] = m.f(src, i * cols + j);
+    m.f(dst, i, f(row));
   }
 }
 
@@ -139,7 +214,8 @@ void softmax(Mem &m, const isa::inst::Softmax &op) {
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> z(op.cols), e(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const bool masked = op.causal && static_cast<int64_t>(j) > static_cast<int64_t>(i) + op.offset;
+      const bool masked =
+          op.causal && static_cast<int64_t>(j) > static_cast<int64_t>(i) + op.offset;
       z[j] = masked ? kMinusInfinity : soft::fmul(m.f(op.src, i * op.cols + j), bitsOf(op.scale));
     }
     const uint32_t mx = laneReduce(z, true);
@@ -229,8 +305,8 @@ void adamw(Mem &m, const isa::inst::Adamw &op) {
   for (uint64_t i = 0; i < op.n; ++i) {
     const uint32_t g = m.f(op.grad, i);
     uint32_t p = soft::fmul(m.f(op.param, i), decay);
-    const uint32_t mo = soft::fadd(soft::fmul(beta1, m.f(op.exp_avg, i)),
-                                   soft::fmul(soft::fsub(kOne, beta1), g));
+    const uint32_t mo =
+        soft::fadd(soft::fmul(beta1, m.f(op.exp_avg, i)), soft::fmul(soft::fsub(kOne, beta1), g));
     const uint32_t v = soft::fadd(soft::fmul(beta2, m.f(op.exp_avg_sq, i)),
                                   soft::fmul(soft::fmul(soft::fsub(kOne, beta2), g), g));
     const uint32_t denom =
@@ -242,6 +318,128 @@ void adamw(Mem &m, const isa::inst::Adamw &op) {
   }
 }
 
+void run(Mem &, const Nop &) {}
+void run(Mem &, const Fence &) {}
+void run(Mem &, const Halt &) {}
+
+void run(Mem &m, const Copy &op) {
+  for (uint64_t i = 0; i < op.bytes; ++i)
+    m.u8(op.dst + i, m.u8(op.src + i));
+}
+
+void run(Mem &m, const Fill &op) {
+  for (uint64_t i = 0; i < op.count; ++i)
+    m.u32(op.dst + 4 * i, op.value);
+}
+
+void run(Mem &m, const CopyStrided &op) {
+  const uint64_t es = uint64_t(1) << static_cast<unsigned>(op.esize);
+  uint64_t out = op.dst;
+  for (uint64_t a = 0; a < op.size0; ++a)
+    for (uint64_t b = 0; b < op.size1; ++b)
+      for (uint64_t c = 0; c < op.size2; ++c)
+        for (uint64_t d = 0; d < op.size3; ++d) {
+          const int64_t offset = int64_t(a) * op.stride0 + int64_t(b) * op.stride1 +
+                                 int64_t(c) * op.stride2 + int64_t(d) * op.stride3;
+          for (uint64_t byte = 0; byte < es; ++byte)
+            m.u8(out++, m.u8(op.src + static_cast<uint64_t>(offset * int64_t(es)) + byte));
+        }
+}
+
+void run(Mem &m, const Matmul &op) {
+  matmul(m, op.c, op.a, op.b, op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb,
+         op.acc);
+}
+
+void run(Mem &m, const Bmm &op) {
+  for (uint64_t q = 0; q < op.batch; ++q)
+    matmul(m, op.c + 4 * q * op.stride_c, op.a + 4 * q * op.stride_a, op.b + 4 * q * op.stride_b,
+           op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
+}
+
+#define NPU_REFERENCE_SHAPE(NAME, Type, family, shape)                                             \
+  void run(Mem &m, const Type &op) {                                                               \
+    shape(m, op);                                                                                  \
+  }
+#define NPU_BINARY_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, binaryOp)
+#define NPU_SCALAR_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, scalarOp)
+#define NPU_UNARY_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, unaryOp)
+#define NPU_POINTWISE_BWD(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, pointwiseBwd)
+NPU_FOR_EACH_BINARY_OP(NPU_BINARY_OP)
+NPU_FOR_EACH_SCALAR_OP(NPU_SCALAR_OP)
+NPU_FOR_EACH_UNARY_OP(NPU_UNARY_OP)
+NPU_FOR_EACH_POINTWISE_BWD(NPU_POINTWISE_BWD)
+#undef NPU_BINARY_OP
+#undef NPU_SCALAR_OP
+#undef NPU_UNARY_OP
+#undef NPU_POINTWISE_BWD
+#undef NPU_REFERENCE_SHAPE
+
+void run(Mem &m, const RowSum &op) {
+  perRow(m, op.dst, op.src, op.rows, op.cols,
+         [](const auto &row) { return laneReduce(row, false); });
+}
+
+void run(Mem &m, const RowMax &op) {
+  perRow(m, op.dst, op.src, op.rows, op.cols,
+         [](const auto &row) { return laneReduce(row, true); });
+}
+
+void run(Mem &m, const RowMean &op) {
+  const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  perRow(m, op.dst, op.src, op.rows, op.cols,
+         [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); });
+}
+
+void run(Mem &m, const ColSum &op) {
+  for (uint64_t j = 0; j < op.cols; ++j) {
+    uint32_t s = kPlusZero;
+    for (uint64_t i = 0; i < op.rows; ++i)
+      s = soft::fadd(s, m.f(op.src, i * op.cols + j));
+    m.f(op.dst, j, s);
+  }
+}
+
+void run(Mem &m, const Softmax &op) {
+  softmax(m, op);
+}
+void run(Mem &m, const Rmsnorm &op) {
+  rmsnorm(m, op);
+}
+void run(Mem &m, const SoftmaxBwd &op) {
+  softmaxBwd(m, op);
+}
+void run(Mem &m, const RmsnormBwd &op) {
+  rmsnormBwd(m, op);
+}
+void run(Mem &m, const Adamw &op) {
+  adamw(m, op);
+}
+
+void run(Mem &m, const Embedding &op) {
+  for (uint64_t t = 0; t < op.count; ++t) {
+    const int64_t row = m.index(op.indices, t, op.itype);
+    if (row < 0 || static_cast<uint64_t>(row) >= op.rows)
+      throw std::out_of_range("embedding index");
+    for (uint64_t j = 0; j < op.dim; ++j)
+      m.f(op.dst, t * op.dim + j, m.f(op.table, static_cast<uint64_t>(row) * op.dim + j));
+  }
+}
+
+void run(Mem &m, const EmbeddingBwd &op) {
+  for (uint64_t t = 0; t < op.count; ++t) {
+    const int64_t row = m.index(op.indices, t, op.itype);
+    if (row < 0 || static_cast<uint64_t>(row) >= op.rows)
+      throw std::out_of_range("embedding index");
+    if (row == op.padding_idx)
+      continue;
+    for (uint64_t j = 0; j < op.dim; ++j) {
+      const uint64_t at = static_cast<uint64_t>(row) * op.dim + j;
+      m.f(op.dtable, at, soft::fadd(m.f(op.dtable, at), m.f(op.dy, t * op.dim + j)));
+    }
+  }
+}
+
 } // namespace
 
 void execute(mem::PhysicalMemory &memory, std::span<const uint8_t, isa::kPacketBytes> packet) {
@@ -250,180 +448,11 @@ void execute(mem::PhysicalMemory &memory, std::span<const uint8_t, isa::kPacketB
   std::string error;
   if (!isa::decode(packet, inst, &error))
     throw std::invalid_argument(error);
-  const uint8_t *p = packet.data();
-  using namespace isa::inst;
   switch (inst.opcode) {
-  case isa::Opcode::NOP:
-  case isa::Opcode::FENCE:
-  case isa::Opcode::HALT: return;
-  case isa::Opcode::COPY: {
-    const auto op = Copy::fromPacket(p);
-    for (uint64_t i = 0; i < op.bytes; ++i)
-      m.u8(op.dst + i, m.u8(op.src + i));
-    return;
-  }
-  case isa::Opcode::FILL: {
-    const auto op = Fill::fromPacket(p);
-    for (uint64_t i = 0; i < op.count; ++i)
-      m.u32(op.dst + 4 * i, op.value);
-    return;
-  }
-  case isa::Opcode::COPY_STRIDED: {
-    const auto op = CopyStrided::fromPacket(p);
-    const uint64_t es = uint64_t(1) << static_cast<unsigned>(op.esize);
-    uint64_t out = op.dst;
-    for (uint64_t a = 0; a < op.size0; ++a)
-      for (uint64_t b = 0; b < op.size1; ++b)
-        for (uint64_t c = 0; c < op.size2; ++c)
-          for (uint64_t d = 0; d < op.size3; ++d) {
-            const int64_t offset = int64_t(a) * op.stride0 + int64_t(b) * op.stride1 +
-                                   int64_t(c) * op.stride2 + int64_t(d) * op.stride3;
-            for (uint64_t byte = 0; byte < es; ++byte)
-              m.u8(out++, m.u8(op.src + static_cast<uint64_t>(offset * int64_t(es)) + byte));
-          }
-    return;
-  }
-  case isa::Opcode::MATMUL: {
-    const auto op = Matmul::fromPacket(p);
-    matmul(m, op.c, op.a, op.b, op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb,
-           op.acc);
-    return;
-  }
-  case isa::Opcode::BMM: {
-    const auto op = Bmm::fromPacket(p);
-    for (uint64_t q = 0; q < op.batch; ++q)
-      matmul(m, op.c + 4 * q * op.stride_c, op.a + 4 * q * op.stride_a, op.b + 4 * q * op.stride_b,
-             op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
-    return;
-  }
-  case isa::Opcode::ADD:
-  case isa::Opcode::SUB:
-  case isa::Opcode::MUL:
-  case isa::Opcode::DIV:
-  case isa::Opcode::MAX:
-  case isa::Opcode::MIN: {
-    // All six share one operand layout; ADD's struct names it.
-    const auto op = Add::fromPacket(p);
-    const bool scaled = inst.opcode == isa::Opcode::ADD || inst.opcode == isa::Opcode::SUB;
-    std::vector<uint32_t> out(op.rows * op.cols);
-    for (uint64_t i = 0; i < op.rows; ++i)
-      for (uint64_t j = 0; j < op.cols; ++j) {
-        const uint64_t bi = op.bcast == isa::Broadcast::none  ? i * op.cols + j
-                            : op.bcast == isa::Broadcast::row ? j
-                            : op.bcast == isa::Broadcast::col ? i
-                                                              : 0;
-        uint32_t b = m.f(op.b, bi);
-        if (scaled && op.alpha != 1.0f)
-          b = soft::fmul(bitsOf(op.alpha), b);
-        out[i * op.cols + j] = binary(inst.opcode, m.f(op.a, i * op.cols + j), b);
-      }
-    for (uint64_t i = 0; i < out.size(); ++i)
-      m.f(op.dst, i, out[i]);
-    return;
-  }
-  case isa::Opcode::ADDS:
-  case isa::Opcode::SUBS:
-  case isa::Opcode::MULS:
-  case isa::Opcode::DIVS:
-  case isa::Opcode::MAXS:
-  case isa::Opcode::MINS:
-  case isa::Opcode::RSUBS:
-  case isa::Opcode::RDIVS: {
-    const auto op = Adds::fromPacket(p);
-    for (uint64_t i = 0; i < op.n; ++i)
-      m.f(op.dst, i, binary(inst.opcode, m.f(op.a, i), bitsOf(op.s)));
-    return;
-  }
-  case isa::Opcode::POWS: {
-    const auto op = Pows::fromPacket(p);
-    for (uint64_t i = 0; i < op.n; ++i)
-      m.f(op.dst, i, program(Program::Pow, {m.f(op.src, i), bitsOf(op.p)}));
-    return;
-  }
-  case isa::Opcode::EXP:
-  case isa::Opcode::LOG:
-  case isa::Opcode::RSQRT:
-  case isa::Opcode::SQRT:
-  case isa::Opcode::RECIP:
-  case isa::Opcode::NEG:
-  case isa::Opcode::ABS:
-  case isa::Opcode::RELU:
-  case isa::Opcode::SIGMOID:
-  case isa::Opcode::TANH:
-  case isa::Opcode::SILU:
-  case isa::Opcode::GELU:
-  case isa::Opcode::SIN:
-  case isa::Opcode::COS: {
-    const auto op = Exp::fromPacket(p);
-    for (uint64_t i = 0; i < op.n; ++i)
-      m.f(op.dst, i, program(unaryProgram(inst.opcode), {m.f(op.src, i)}));
-    return;
-  }
-  case isa::Opcode::ROW_SUM:
-  case isa::Opcode::ROW_MAX:
-  case isa::Opcode::ROW_MEAN: {
-    const auto op = RowSum::fromPacket(p);
-    const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
-    for (uint64_t i = 0; i < op.rows; ++i) {
-      std::vector<uint32_t> row(op.cols);
-      for (uint64_t j = 0; j < op.cols; ++j)
-        row[j] = m.f(op.src, i * op.cols + j);
-      uint32_t r = laneReduce(row, inst.opcode == isa::Opcode::ROW_MAX);
-      if (inst.opcode == isa::Opcode::ROW_MEAN)
-        r = soft::fmul(r, inv);
-      m.f(op.dst, i, r);
-    }
-    return;
-  }
-  case isa::Opcode::COL_SUM: {
-    const auto op = ColSum::fromPacket(p);
-    for (uint64_t j = 0; j < op.cols; ++j) {
-      uint32_t s = kPlusZero;
-      for (uint64_t i = 0; i < op.rows; ++i)
-        s = soft::fadd(s, m.f(op.src, i * op.cols + j));
-      m.f(op.dst, j, s);
-    }
-    return;
-  }
-  case isa::Opcode::SOFTMAX: return softmax(m, Softmax::fromPacket(p));
-  case isa::Opcode::RMSNORM: return rmsnorm(m, Rmsnorm::fromPacket(p));
-  case isa::Opcode::SOFTMAX_BWD: return softmaxBwd(m, SoftmaxBwd::fromPacket(p));
-  case isa::Opcode::RMSNORM_BWD: return rmsnormBwd(m, RmsnormBwd::fromPacket(p));
-  case isa::Opcode::SILU_BWD:
-  case isa::Opcode::GELU_BWD: {
-    const auto op = SiluBwd::fromPacket(p);
-    const Program prog = inst.opcode == isa::Opcode::SILU_BWD ? Program::SiluBwd : Program::GeluBwd;
-    for (uint64_t i = 0; i < op.n; ++i)
-      m.f(op.dx, i, program(prog, {m.f(op.x, i), m.f(op.dy, i)}));
-    return;
-  }
-  case isa::Opcode::ADAMW: return adamw(m, Adamw::fromPacket(p));
-  case isa::Opcode::EMBEDDING: {
-    const auto op = Embedding::fromPacket(p);
-    for (uint64_t t = 0; t < op.count; ++t) {
-      const int64_t row = m.index(op.indices, t, op.itype);
-      if (row < 0 || static_cast<uint64_t>(row) >= op.rows)
-        throw std::out_of_range("embedding index");
-      for (uint64_t j = 0; j < op.dim; ++j)
-        m.f(op.dst, t * op.dim + j, m.f(op.table, static_cast<uint64_t>(row) * op.dim + j));
-    }
-    return;
-  }
-  case isa::Opcode::EMBEDDING_BWD: {
-    const auto op = EmbeddingBwd::fromPacket(p);
-    for (uint64_t t = 0; t < op.count; ++t) {
-      const int64_t row = m.index(op.indices, t, op.itype);
-      if (row < 0 || static_cast<uint64_t>(row) >= op.rows)
-        throw std::out_of_range("embedding index");
-      if (row == op.padding_idx)
-        continue;
-      for (uint64_t j = 0; j < op.dim; ++j) {
-        const uint64_t at = static_cast<uint64_t>(row) * op.dim + j;
-        m.f(op.dtable, at, soft::fadd(m.f(op.dtable, at), m.f(op.dy, t * op.dim + j)));
-      }
-    }
-    return;
-  }
+#define NPU_REFERENCE_DISPATCH(NAME, Type, family)                                                 \
+  case isa::Opcode::NAME: return run(m, isa::inst::Type::fromPacket(packet.data()));
+    NPU_FOR_EACH_INSTRUCTION(NPU_REFERENCE_DISPATCH)
+#undef NPU_REFERENCE_DISPATCH
   }
   throw std::logic_error("reference model: unhandled opcode");
 }

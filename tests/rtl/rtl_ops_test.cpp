@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -173,6 +175,32 @@ template <class T> isa::Packet packetAs(const T &typed, isa::Opcode opcode) {
   return p;
 }
 
+// The packet of `typed` with every f32 operand drawn at random: an optional
+// one is at its default half the time (the instruction's fast path), others
+// are small integral or half-integral values (where pow has its special
+// cases) or any pattern with special values.
+template <class T> isa::Packet withRandomF32Operands(const T &typed, std::mt19937_64 &rng) {
+  static const float kExponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
+  isa::Instruction inst = typed.toInstruction();
+  const isa::InstrInfo &info = isa::info(T::kOpcode);
+  for (uint32_t i = 0; i < info.numOperands; ++i) {
+    const isa::OperandInfo &operand = info.operands[i];
+    if (operand.kind != isa::OperandKind::F32)
+      continue;
+    if (operand.optional && rng() % 2)
+      inst.operands[i] = operand.defaultBits;
+    else if (rng() % 3)
+      inst.operands[i] = bitsOf(kExponents[rng() % std::size(kExponents)]);
+    else
+      inst.operands[i] = randomFloat(rng, 30);
+  }
+  isa::Packet p;
+  std::string error;
+  EXPECT_TRUE(isa::validate(inst, &error)) << error;
+  isa::encode(inst, p);
+  return p;
+}
+
 uint32_t dim(std::mt19937_64 &rng, uint32_t max) {
   // Favour the edges: 1, lane/tile/chunk multiples and their neighbours.
   static const uint32_t edges[] = {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65};
@@ -285,98 +313,75 @@ TEST(RtlOps, BatchedMatmul) {
   }
 }
 
+// Runs runCase for every instruction of a generated list, the typed struct
+// passed as a std::type_identity tag.
+#define NPU_RUN_CASE(NAME, Type, family) runCase(std::type_identity<isa::inst::Type>{}, t);
+
 TEST(RtlOps, ElementwiseBinaryWithBroadcast) {
-  const isa::Opcode ops[] = {isa::Opcode::ADD, isa::Opcode::SUB, isa::Opcode::MUL,
-                             isa::Opcode::DIV, isa::Opcode::MAX, isa::Opcode::MIN};
-  for (int t = 0; t < kTrials / 2; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(400 + t, memoryFor(t));
-      auto &rng = twin.rng;
-      isa::inst::Add op;
-      op.rows = dim(rng, 6);
-      op.cols = dim(rng, 80);
-      op.bcast = static_cast<isa::Broadcast>(rng() % 4);
-      const uint64_t n = uint64_t(op.rows) * op.cols;
-      const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
-                              : op.bcast == isa::Broadcast::row ? op.cols
-                              : op.bcast == isa::Broadcast::col ? op.rows
-                                                                : 1;
-      op.a = twin.floats(n, 20);
-      op.b = twin.floats(bCount, 20);
-      op.dst = rng() % 4 == 0 ? op.a : twin.floats(n);
-      isa::Instruction inst = op.toInstruction();
-      inst.opcode = opcode;
-      if (opcode == isa::Opcode::ADD || opcode == isa::Opcode::SUB)
-        inst.operands[isa::info(opcode).operandIndex("alpha")] =
-            rng() % 2 ? bitsOf(1.0f) : randomFloat(rng, 20);
-      for (uint32_t i = isa::info(opcode).numOperands; i < isa::kMaxOperands; ++i)
-        inst.operands[i] = 0;
-      isa::Packet p;
-      isa::encode(inst, p);
-      twin.runAndCompare(p, isa::info(opcode).mnemonic);
-    }
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(400 + t, memoryFor(t));
+    auto &rng = twin.rng;
+    Op op;
+    op.rows = dim(rng, 6);
+    op.cols = dim(rng, 80);
+    op.bcast = static_cast<isa::Broadcast>(rng() % 4);
+    const uint64_t n = uint64_t(op.rows) * op.cols;
+    const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
+                            : op.bcast == isa::Broadcast::row ? op.cols
+                            : op.bcast == isa::Broadcast::col ? op.rows
+                                                              : 1;
+    op.a = twin.floats(n, 20);
+    op.b = twin.floats(bCount, 20);
+    op.dst = rng() % 4 == 0 ? op.a : twin.floats(n);
+    twin.runAndCompare(withRandomF32Operands(op, rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials / 2; ++t) {
+    NPU_FOR_EACH_BINARY_OP(NPU_RUN_CASE)
+  }
 }
 
 TEST(RtlOps, ElementwiseScalar) {
-  const isa::Opcode ops[] = {isa::Opcode::ADDS,  isa::Opcode::SUBS, isa::Opcode::MULS,
-                             isa::Opcode::DIVS,  isa::Opcode::MAXS, isa::Opcode::MINS,
-                             isa::Opcode::RSUBS, isa::Opcode::RDIVS};
-  for (int t = 0; t < kTrials / 2; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(500 + t, memoryFor(t));
-      isa::inst::Adds op;
-      op.n = dim(twin.rng, 150);
-      uint32_t s = randomFloat(twin.rng, 30);
-      std::memcpy(&op.s, &s, 4);
-      op.a = twin.floats(op.n, 20);
-      op.dst = twin.floats(op.n);
-      twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
-    }
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(500 + t, memoryFor(t));
+    Op op;
+    op.n = dim(twin.rng, 150);
+    op.a = twin.floats(op.n, 20);
+    op.dst = twin.floats(op.n);
+    twin.runAndCompare(withRandomF32Operands(op, twin.rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials / 2; ++t) {
+    NPU_FOR_EACH_SCALAR_OP(NPU_RUN_CASE)
+  }
 }
 
 TEST(RtlOps, UnaryFunctions) {
-  const isa::Opcode ops[] = {isa::Opcode::EXP,  isa::Opcode::LOG,   isa::Opcode::RSQRT,
-                             isa::Opcode::SQRT, isa::Opcode::RECIP, isa::Opcode::NEG,
-                             isa::Opcode::ABS,  isa::Opcode::RELU,  isa::Opcode::SIGMOID,
-                             isa::Opcode::TANH, isa::Opcode::SILU,  isa::Opcode::GELU,
-                             isa::Opcode::SIN,  isa::Opcode::COS};
-  for (int t = 0; t < kTrials / 3; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(600 + t, memoryFor(t));
-      isa::inst::Exp op;
-      op.n = dim(twin.rng, 90);
-      op.src = twin.floats(op.n, 25);
-      op.dst = twin.rng() % 4 == 0 ? op.src : twin.floats(op.n);
-      twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
-    }
-  for (int t = 0; t < kTrials; ++t) {
-    Twin twin(650 + t, memoryFor(t));
-    isa::inst::Pows op;
-    op.n = dim(twin.rng, 70);
-    static const float exponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
-    uint32_t pBits = randomFloat(twin.rng, 40);
-    float p;
-    std::memcpy(&p, &pBits, 4);
-    op.p = t % 3 ? exponents[twin.rng() % std::size(exponents)] : p;
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(600 + t, memoryFor(t));
+    Op op;
+    op.n = dim(twin.rng, 90);
     op.src = twin.floats(op.n, 25);
-    op.dst = twin.floats(op.n);
-    twin.runAndCompare(validPacketOf(op), "pows " + std::to_string(op.p));
+    op.dst = twin.rng() % 4 == 0 ? op.src : twin.floats(op.n);
+    twin.runAndCompare(withRandomF32Operands(op, twin.rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials / 2; ++t) {
+    NPU_FOR_EACH_UNARY_OP(NPU_RUN_CASE)
   }
 }
 
 TEST(RtlOps, Reductions) {
-  const isa::Opcode ops[] = {isa::Opcode::ROW_SUM, isa::Opcode::ROW_MAX, isa::Opcode::ROW_MEAN,
-                             isa::Opcode::COL_SUM};
-  for (int t = 0; t < kTrials / 2; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(700 + t, memoryFor(t));
-      isa::inst::RowSum op;
-      op.rows = dim(twin.rng, 6);
-      op.cols = dim(twin.rng, 150);
-      op.src = twin.floats(uint64_t(op.rows) * op.cols, t % 2 ? 15 : 0);
-      op.dst = twin.floats(opcode == isa::Opcode::COL_SUM ? op.cols : op.rows);
-      twin.runAndCompare(packetAs(op, opcode), isa::info(opcode).mnemonic);
-    }
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(700 + t, memoryFor(t));
+    Op op;
+    op.rows = dim(twin.rng, 6);
+    op.cols = dim(twin.rng, 150);
+    op.src = twin.floats(uint64_t(op.rows) * op.cols, t % 2 ? 15 : 0);
+    // One value per row or per column: room for either.
+    op.dst = twin.floats(std::max(op.rows, op.cols));
+    twin.runAndCompare(validPacketOf(op), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials / 2; ++t) {
+    NPU_FOR_EACH_REDUCE_OP(NPU_RUN_CASE)
+  }
 }
 
 TEST(RtlOps, SoftmaxAndRmsnorm) {
@@ -436,14 +441,15 @@ TEST(RtlOps, BackwardOps) {
     rb.dx = rng() % 4 == 0 ? rb.x : twin.floats(m);
     twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
 
-    for (isa::Opcode opcode : {isa::Opcode::SILU_BWD, isa::Opcode::GELU_BWD}) {
-      isa::inst::SiluBwd pb;
+    const auto runCase = [&]<class Op>(std::type_identity<Op>, int) {
+      Op pb;
       pb.n = dim(rng, 70);
       pb.x = twin.floats(pb.n, 20);
       pb.dy = twin.floats(pb.n, 20);
       pb.dx = twin.floats(pb.n);
-      twin.runAndCompare(packetAs(pb, opcode), isa::info(opcode).mnemonic);
-    }
+      twin.runAndCompare(validPacketOf(pb), isa::info(Op::kOpcode).mnemonic);
+    };
+    NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
   }
 }
 

@@ -1,4 +1,4 @@
-// SOFTMAX_BWD RMSNORM_BWD SILU_BWD GELU_BWD.
+// SOFTMAX_BWD RMSNORM_BWD and every instruction of the .td class PointwiseBwd.
 #include "../arith_util.h"
 #include "../context.h"
 #include "../vector_ops.h"
@@ -85,19 +85,24 @@ template <class Op> Work pointwiseWork(const Op &op) {
   return {.elements = op.n, .bytesRead = satMul(op.n, 8), .bytesWritten = satMul(op.n, 4)};
 }
 
-template <class Op> void pointwise(ExecContext &ctx, const Op &op, Program program) {
+// dx = program(x, dy), the program being the one the record names.
+template <class Op> void pointwise(ExecContext &ctx, const Op &op) {
   const float *x = ctx.read<float>(op.x, op.n).data();
   const float *dy = ctx.read<float>(op.dy, op.n).data();
   float *dx = ctx.write<float>(op.dx, op.n).data();
-  map(program, {each(x), each(dy)}, dx, op.n);
+  map(programOf<Op>(), {each(x), each(dy)}, dx, op.n);
 }
 
 } // namespace
 
-Work work(const isa::inst::SiluBwd &op) { return pointwiseWork(op); }
-void execute(ExecContext &ctx, const isa::inst::SiluBwd &op) { pointwise(ctx, op, Program::SiluBwd); }
-
-Work work(const isa::inst::GeluBwd &op) { return pointwiseWork(op); }
-void execute(ExecContext &ctx, const isa::inst::GeluBwd &op) { pointwise(ctx, op, Program::GeluBwd); }
+#define NPU_POINTWISE_BWD(NAME, Type, family)                                                      \
+  Work work(const isa::inst::Type &op) {                                                           \
+    return pointwiseWork(op);                                                                      \
+  }                                                                                                \
+  void execute(ExecContext &ctx, const isa::inst::Type &op) {                                      \
+    pointwise(ctx, op);                                                                            \
+  }
+NPU_FOR_EACH_POINTWISE_BWD(NPU_POINTWISE_BWD)
+#undef NPU_POINTWISE_BWD
 
 } // namespace npu::sim

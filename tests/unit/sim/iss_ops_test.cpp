@@ -8,11 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -105,6 +107,32 @@ template <class T> isa::Packet validPacketOf(const T &typed) {
   std::string error;
   isa::Instruction decoded;
   EXPECT_TRUE(isa::decode(p, decoded, &error)) << error;
+  return p;
+}
+
+// The packet of `typed` with every f32 operand drawn at random: an optional
+// one is at its default half the time (the instruction's fast path), others
+// are small integral or half-integral values (where pow has its special
+// cases) or any pattern with special values.
+template <class T> isa::Packet withRandomF32Operands(const T &typed, std::mt19937_64 &rng) {
+  static const float kExponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
+  isa::Instruction inst = typed.toInstruction();
+  const isa::InstrInfo &info = isa::info(T::kOpcode);
+  for (uint32_t i = 0; i < info.numOperands; ++i) {
+    const isa::OperandInfo &operand = info.operands[i];
+    if (operand.kind != isa::OperandKind::F32)
+      continue;
+    if (operand.optional && rng() % 2)
+      inst.operands[i] = operand.defaultBits;
+    else if (rng() % 3)
+      inst.operands[i] = bitsOf(kExponents[rng() % std::size(kExponents)]);
+    else
+      inst.operands[i] = randomFloat(rng, 30);
+  }
+  isa::Packet p;
+  std::string error;
+  EXPECT_TRUE(isa::validate(inst, &error)) << error;
+  isa::encode(inst, p);
   return p;
 }
 
@@ -205,113 +233,75 @@ TEST(IssOps, BatchedMatmul) {
   }
 }
 
+// Runs runCase for every instruction of a generated list, the typed struct
+// passed as a std::type_identity tag.
+#define NPU_RUN_CASE(NAME, Type, family) runCase(std::type_identity<isa::inst::Type>{}, t);
+
 TEST(IssOps, ElementwiseBinaryWithBroadcast) {
-  const isa::Opcode ops[] = {isa::Opcode::ADD, isa::Opcode::SUB, isa::Opcode::MUL,
-                             isa::Opcode::DIV, isa::Opcode::MAX, isa::Opcode::MIN};
-  for (int t = 0; t < kTrials; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(400 + t);
-      auto &rng = twin.rng;
-      isa::inst::Add op; // the six share one operand layout
-      op.rows = dim(rng, 12);
-      op.cols = dim(rng, 40);
-      op.bcast = static_cast<isa::Broadcast>(rng() % 4);
-      const uint64_t n = uint64_t(op.rows) * op.cols;
-      const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
-                              : op.bcast == isa::Broadcast::row ? op.cols
-                              : op.bcast == isa::Broadcast::col ? op.rows
-                                                                : 1;
-      op.a = twin.floats(n, 20);
-      op.b = twin.floats(bCount, 20);
-      op.dst = rng() % 4 == 0 ? op.a : twin.floats(n); // sometimes in place
-      isa::Instruction inst = op.toInstruction();
-      inst.opcode = opcode;
-      if (opcode == isa::Opcode::ADD || opcode == isa::Opcode::SUB)
-        inst.operands[isa::info(opcode).operandIndex("alpha")] =
-            rng() % 2 ? bitsOf(1.0f) : randomFloat(rng, 20);
-      for (uint32_t i = isa::info(opcode).numOperands; i < isa::kMaxOperands; ++i)
-        inst.operands[i] = 0;
-      isa::Packet p;
-      isa::encode(inst, p);
-      twin.runAndCompare(p, isa::info(opcode).mnemonic);
-    }
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(400 + t);
+    auto &rng = twin.rng;
+    Op op;
+    op.rows = dim(rng, 12);
+    op.cols = dim(rng, 40);
+    op.bcast = static_cast<isa::Broadcast>(rng() % 4);
+    const uint64_t n = uint64_t(op.rows) * op.cols;
+    const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
+                            : op.bcast == isa::Broadcast::row ? op.cols
+                            : op.bcast == isa::Broadcast::col ? op.rows
+                                                              : 1;
+    op.a = twin.floats(n, 20);
+    op.b = twin.floats(bCount, 20);
+    op.dst = rng() % 4 == 0 ? op.a : twin.floats(n); // sometimes in place
+    twin.runAndCompare(withRandomF32Operands(op, rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials; ++t) {
+    NPU_FOR_EACH_BINARY_OP(NPU_RUN_CASE)
+  }
 }
 
 TEST(IssOps, ElementwiseScalar) {
-  const isa::Opcode ops[] = {isa::Opcode::ADDS, isa::Opcode::SUBS, isa::Opcode::MULS,
-                             isa::Opcode::DIVS, isa::Opcode::MAXS, isa::Opcode::MINS,
-                             isa::Opcode::RSUBS, isa::Opcode::RDIVS};
-  for (int t = 0; t < kTrials; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(500 + t);
-      isa::inst::Adds op;
-      op.n = dim(twin.rng, 70);
-      uint32_t s = randomFloat(twin.rng, 30);
-      std::memcpy(&op.s, &s, 4);
-      op.a = twin.floats(op.n, 20);
-      op.dst = twin.floats(op.n);
-      isa::Instruction inst = op.toInstruction();
-      inst.opcode = opcode;
-      isa::Packet p;
-      isa::encode(inst, p);
-      twin.runAndCompare(p, isa::info(opcode).mnemonic);
-    }
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(500 + t);
+    Op op;
+    op.n = dim(twin.rng, 70);
+    op.a = twin.floats(op.n, 20);
+    op.dst = twin.floats(op.n);
+    twin.runAndCompare(withRandomF32Operands(op, twin.rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials; ++t) {
+    NPU_FOR_EACH_SCALAR_OP(NPU_RUN_CASE)
+  }
 }
 
 TEST(IssOps, UnaryFunctions) {
-  const isa::Opcode ops[] = {isa::Opcode::EXP,  isa::Opcode::LOG,     isa::Opcode::RSQRT,
-                             isa::Opcode::SQRT, isa::Opcode::RECIP,   isa::Opcode::NEG,
-                             isa::Opcode::ABS,  isa::Opcode::RELU,    isa::Opcode::SIGMOID,
-                             isa::Opcode::TANH, isa::Opcode::SILU,    isa::Opcode::GELU,
-                             isa::Opcode::SIN,  isa::Opcode::COS};
-  for (int t = 0; t < kTrials; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(600 + t);
-      isa::inst::Exp op; // all unary ops share this layout
-      op.n = dim(twin.rng, 70);
-      op.src = twin.floats(op.n, 25);
-      op.dst = twin.rng() % 4 == 0 ? op.src : twin.floats(op.n);
-      isa::Instruction inst = op.toInstruction();
-      inst.opcode = opcode;
-      isa::Packet p;
-      isa::encode(inst, p);
-      twin.runAndCompare(p, isa::info(opcode).mnemonic);
-    }
-  for (int t = 0; t < kTrials; ++t) {
-    Twin twin(650 + t);
-    isa::inst::Pows op;
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(600 + t);
+    Op op;
     op.n = dim(twin.rng, 70);
-    static const float exponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
-    op.p = t % 3 ? exponents[twin.rng() % std::size(exponents)]
-                 : [&] {
-                     uint32_t b = randomFloat(twin.rng, 40);
-                     float f;
-                     std::memcpy(&f, &b, 4);
-                     return f;
-                   }();
     op.src = twin.floats(op.n, 25);
-    op.dst = twin.floats(op.n);
-    twin.runAndCompare(validPacketOf(op), "pows " + std::to_string(op.p));
+    op.dst = twin.rng() % 4 == 0 ? op.src : twin.floats(op.n);
+    twin.runAndCompare(withRandomF32Operands(op, twin.rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials; ++t) {
+    NPU_FOR_EACH_UNARY_OP(NPU_RUN_CASE)
   }
 }
 
 TEST(IssOps, Reductions) {
-  const isa::Opcode ops[] = {isa::Opcode::ROW_SUM, isa::Opcode::ROW_MAX, isa::Opcode::ROW_MEAN,
-                             isa::Opcode::COL_SUM};
-  for (int t = 0; t < kTrials; ++t)
-    for (isa::Opcode opcode : ops) {
-      Twin twin(700 + t);
-      isa::inst::RowSum op;
-      op.rows = dim(twin.rng, 10);
-      op.cols = dim(twin.rng, 70);
-      op.src = twin.floats(uint64_t(op.rows) * op.cols, t % 2 ? 15 : 0);
-      op.dst = twin.floats(opcode == isa::Opcode::COL_SUM ? op.cols : op.rows);
-      isa::Instruction inst = op.toInstruction();
-      inst.opcode = opcode;
-      isa::Packet p;
-      isa::encode(inst, p);
-      twin.runAndCompare(p, isa::info(opcode).mnemonic);
-    }
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
+    Twin twin(700 + t);
+    Op op;
+    op.rows = dim(twin.rng, 10);
+    op.cols = dim(twin.rng, 70);
+    op.src = twin.floats(uint64_t(op.rows) * op.cols, t % 2 ? 15 : 0);
+    // One value per row or per column: room for either.
+    op.dst = twin.floats(std::max(op.rows, op.cols));
+    twin.runAndCompare(validPacketOf(op), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials; ++t) {
+    NPU_FOR_EACH_REDUCE_OP(NPU_RUN_CASE)
+  }
 }
 
 TEST(IssOps, SoftmaxAndRmsnorm) {
@@ -371,18 +361,15 @@ TEST(IssOps, BackwardOps) {
     rb.dx = twin.floats(m);
     twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
 
-    for (isa::Opcode opcode : {isa::Opcode::SILU_BWD, isa::Opcode::GELU_BWD}) {
-      isa::inst::SiluBwd pb;
+    const auto runCase = [&]<class Op>(std::type_identity<Op>, int) {
+      Op pb;
       pb.n = dim(rng, 70);
       pb.x = twin.floats(pb.n, 20);
       pb.dy = twin.floats(pb.n, 20);
       pb.dx = twin.floats(pb.n);
-      isa::Instruction inst = pb.toInstruction();
-      inst.opcode = opcode;
-      isa::Packet p;
-      isa::encode(inst, p);
-      twin.runAndCompare(p, isa::info(opcode).mnemonic);
-    }
+      twin.runAndCompare(validPacketOf(pb), isa::info(Op::kOpcode).mnemonic);
+    };
+    NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
   }
 }
 

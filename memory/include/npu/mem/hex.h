@@ -1,4 +1,5 @@
-// Formatting shared by the library's messages (g++ 12 has no std::format).
+// Formatting of addresses and sizes in messages, shared by every library and
+// tool (g++ 12 has no std::format).
 #pragma once
 
 #include <cinttypes>
@@ -8,9 +9,10 @@
 
 namespace npu::mem::fmt {
 
-inline std::string hex(uint64_t value) {
+// "0x1f", or with `digits` at least that many hex digits: "0x0000001f".
+inline std::string hex(uint64_t value, int digits = 1) {
   char text[24];
-  std::snprintf(text, sizeof text, "0x%" PRIx64, value);
+  std::snprintf(text, sizeof text, "0x%0*" PRIx64, digits, value);
   return text;
 }
 
