@@ -35,13 +35,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 TARGETS = {
-    # The code the ISS runs in co-simulation (the reference soft-float of
-    # simulator/arith backs the tests, not the ISS's execution).
+    # The code the ISS runs (the reference soft-float of simulator/arith and
+    # the reference model back the checks, not the ISS's execution). Its
+    # mutants run against the reference model of the ISA, in a build with
+    # AddressSanitizer and UBSan (no RTL needed there): a mutant that reads
+    # or writes past an array dies at once instead of hiding in the stack
+    # layout.
     "iss": {"globs": ["simulator/lib/ops/*.cpp", "simulator/lib/vector_ops.cpp", "simulator/lib/context.cpp",
                       "simulator/lib/iss.cpp", "simulator/kernels/gemm.cpp",
                       "simulator/arith/lib/host_kernels.cpp"],
-            "comment": "//"},
-    "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//"},
+            "comment": "//", "backend": "reference",
+            "configure": ["-DNPU_SANITIZE=ON"], "compilers": {"CC": "clang-16", "CXX": "clang++-16"}},
+    # The RTL's mutants run in co-simulation against the ISS.
+    "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//", "backend": "cosim",
+            "configure": [], "compilers": {}},
 }
 
 BINARY_SWAPS = [(" + ", " - "), (" - ", " + "), (" & ", " | "), (" | ", " & "), (" ^ ", " & "),
@@ -134,12 +141,12 @@ def sync_tree(work, target):
     return src
 
 
-def regression(worker, seeds, args, timeout):
+def regression(worker, seeds, args, timeout, env=None):
     """Runs the seeds in one worker until the first failure: (killing seed, why), or (None, "")
     when every seed passes. A worker that crashes (-1) or outlives `timeout` (-1) is detected."""
     cmd = [str(worker), "--seeds", f"0:{seeds}", "--no-minimise", "--packets", "30", *args]
     lines = queue.Queue()
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
         reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout] + [lines.put(None)],
                                   daemon=True)
         reader.start()
@@ -187,11 +194,12 @@ def main():
     # A signal ends the run through the finally clauses that revert a mutant.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM"))
     src = sync_tree(args.work, args.target)
-    build = args.work / "build"  # shared by both targets: a mutant rebuilds only what it touches
-    env = dict(os.environ, CCACHE_BASEDIR=str(src))
+    target = TARGETS[args.target]
+    build = args.work / f"build-{args.target}"  # a mutant rebuilds only what it touches
+    env = dict(os.environ, CCACHE_BASEDIR=str(src), ASAN_OPTIONS="detect_leaks=0")
     if not (build / "build.ninja").exists():
         r = run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
-                 "-DNPU_BUILD_TESTS=OFF"], env=env)
+                 "-DNPU_BUILD_TESTS=OFF", *target["configure"]], env=dict(env, **target["compilers"]))
         if r.returncode:
             sys.exit(f"configure failed: {r.stderr[-2000:]}")
     worker = build / "bin" / "npu-regress-worker"
@@ -209,13 +217,14 @@ def main():
                   if r["status"] == "survived"}
         candidates = [c for c in candidates
                       if (str(c[0].relative_to(src)), c[1] + 1, c[3].strip()) in wanted]
-    regress_args = ["--fault-percent", str(args.fault_percent)] + (["--faults", args.faults] if args.faults else [])
+    regress_args = (["--backend", target["backend"], "--fault-percent", str(args.fault_percent)]
+                    + (["--faults", args.faults] if args.faults else []))
 
     r = run(["ninja", "-C", build, "npu-regress-worker"], env=env)
     if r.returncode:
         sys.exit(f"the unmutated build fails: {r.stdout[-2000:]}")
     baseline_start = time.monotonic()
-    killer, why = regression(worker, args.seeds, regress_args, args.timeout or 3600)
+    killer, why = regression(worker, args.seeds, regress_args, args.timeout or 3600, env)
     if killer is not None:
         sys.exit(f"the unmutated tree fails the regression (seed {killer}: {why}); fix that first")
     if args.timeout is None:
@@ -241,7 +250,7 @@ def main():
             if b.returncode:
                 entry["status"] = "stillborn"
             else:
-                killer, why = regression(worker, args.seeds, regress_args, args.timeout)
+                killer, why = regression(worker, args.seeds, regress_args, args.timeout, env)
                 entry["status"] = "killed" if killer is not None else "survived"
                 entry["seed"], entry["why"] = killer, why
             entry["seconds"] = round(time.monotonic() - start, 1)

@@ -183,6 +183,21 @@ def test_a_crashing_worker_is_an_error_not_a_pass(tmp_path):
     assert "seeds 0..1: worker exited with 139, 0 of 2 results" in r.stderr
 
 
+def test_seeds_that_finished_before_a_worker_failure_are_reported(tmp_path):
+    """A long run is not lost to one chunk whose worker cannot run: the reports cover what ran."""
+    failing = FAKE_WORKER.replace("for seed in range(first, end):",
+                                  "if first >= 4:\n    sys.exit(127)\nfor seed in range(first, end):")
+    out = tmp_path / "o"
+    r = regress("--seeds", 8, "--chunk", 4, "--jobs", 1, "--worker", fake_worker(tmp_path, failing),
+                "--out", out, "--quiet")
+    assert r.returncode == 3
+    assert "4 of 8 seeds did not run (the reports cover the 4 that did)" in r.stderr
+    summary, _ = check_reports(out, range(4))
+    assert summary["incomplete"]["seeds_missing"] == 4
+    assert "worker exited with 127" in summary["incomplete"]["reason"]
+    assert summary["diverged"] == 1  # seed 3 of the fake worker
+
+
 def test_coverage_below_the_minimum_fails(tmp_path):
     r = regress("--seeds", 2, "--worker", fake_worker(tmp_path), "--first-seed", 10, "--min-coverage", 100,
                 "--out", tmp_path / "o", "--quiet")

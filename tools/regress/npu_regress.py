@@ -115,10 +115,14 @@ def chunks(first, count, size):
 
 
 def run_local(worker, arguments, seed_chunks, jobs, timeout, on_done):
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
+    try:
         futures = [pool.submit(run_chunk, worker, arguments, a, b, timeout) for a, b in seed_chunks]
         for future in concurrent.futures.as_completed(futures):
             on_done(future.result())
+    finally:
+        # After a failure, the chunks not yet started are not started.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_cluster(address, worker, arguments, seed_chunks, timeout, on_done):
@@ -291,17 +295,22 @@ def main(argv=None):
 
     start = time.monotonic()
     seed_chunks = list(chunks(args.first_seed, args.seeds, args.chunk))
+    # A worker that cannot run (or an interrupt) ends the run, but the seeds
+    # that finished are reported: a long run is not lost to its last chunk.
+    stopped_by = None
     try:
         if args.cluster:
             run_cluster(args.cluster, worker, arguments, seed_chunks, args.timeout, on_done)
         else:
             run_local(worker, arguments, seed_chunks, args.jobs, args.timeout, on_done)
     except WorkerError as e:
-        progress.close()
-        print(f"npu-regress: error: {e}", file=sys.stderr)
-        return EXIT_INPUT
+        stopped_by = str(e)
+    except KeyboardInterrupt:
+        stopped_by = "interrupted"
     progress.close()
     elapsed = time.monotonic() - start
+    with lock:
+        results = dict(results)
 
     ordered = [results[s] for s in sorted(results)]
     hits = {}
@@ -324,6 +333,8 @@ def main(argv=None):
         "faults": {}, "divergences_by_intent": {}, "unexpected_outcomes": unexpected[:200], "unexpected_outcome_count": len(unexpected),
         "failures": [],
     }
+    if stopped_by:
+        summary["incomplete"] = {"reason": stopped_by, "seeds_missing": args.seeds - len(ordered)}
     for r in ordered:
         for name, n in r.get("faults", {}).items():
             summary["faults"][name] = summary["faults"].get(name, 0) + n
@@ -371,6 +382,10 @@ def main(argv=None):
                      f"npu-regress --replay {m['path']}"
                      + (f" --backend {args.backend}" if args.backend != "cosim" else ""))
         print(line)
+    if stopped_by:
+        print(f"npu-regress: error: {stopped_by}; {args.seeds - len(ordered)} of {args.seeds} seeds did "
+              f"not run (the reports cover the {len(ordered)} that did)", file=sys.stderr)
+        return EXIT_INPUT
     if failures:
         return EXIT_FAILURE
     if unexpected and args.fail_on_unexpected:
