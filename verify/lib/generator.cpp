@@ -258,8 +258,10 @@ private:
       if (!sizes.empty()) {
         keep = static_cast<int>(sizes[rng_.below(sizes.size())]);
         const isa::OperandInfo &op = info.operands[keep];
+        // Up to 13 x 256: past the blockings an implementation is likely
+        // to use (the ISS's GEMM packs 2048 columns of B at a time).
         inst.operands[keep] = rawOf(
-            op, clampToRange(op, static_cast<int64_t>(kLargeShape + rng_.below(4 * kLargeShape))));
+            op, clampToRange(op, static_cast<int64_t>(kLargeShape + rng_.below(12 * kLargeShape))));
         legalise(inst);
       }
     }
