@@ -7,6 +7,7 @@
 // than the bus. Then the faults: decode faults, bad addresses, bad indices
 // and overlaps set ERROR_CODE and the packet index like the ISS, and
 // nothing hangs.
+#include "random_cases.h"
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/sim/iss.h"
@@ -28,36 +29,13 @@
 namespace {
 
 using namespace npu;
+using cases::bitsOf;
+using cases::randomFloat;
+using cases::withRandomF32Operands;
 
 constexpr uint64_t kArenaBase = 0x1000'0000; // the activations region
 constexpr uint64_t kRingBase = 0x2000'0000;  // the ring region
 constexpr uint32_t kRingEntries = 16;
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-// A float bit pattern; `specialPercent` of them are special values.
-uint32_t randomFloat(std::mt19937_64 &rng, int specialPercent) {
-  std::uniform_real_distribution<float> normal(-4.0f, 4.0f);
-  if (static_cast<int>(rng() % 100) >= specialPercent)
-    return bitsOf(normal(rng));
-  const uint32_t sign = static_cast<uint32_t>(rng() & 1) << 31;
-  switch (rng() % 8) {
-  case 0: return sign;
-  case 1: return sign | 0x7f800000u;
-  case 2: return sign | 0x7f800000u | (1 + static_cast<uint32_t>(rng() % 0x7fffff));
-  case 3: return sign | (1 + static_cast<uint32_t>(rng() % 0x7fffff));
-  case 4: return sign | (0x7e800000u + static_cast<uint32_t>(rng() % 0xffffff));
-  case 5: return sign | (0x00800000u + static_cast<uint32_t>(rng() % 0xffffff));
-  case 6:
-    return sign | (static_cast<uint32_t>(rng() % 254 + 1) << 23) |
-           static_cast<uint32_t>(rng() % 0x800000);
-  default: return bitsOf(static_cast<float>(static_cast<int>(rng() % 9) - 4));
-  }
-}
 
 struct Outcome {
   std::optional<mem::Fault> fault;
@@ -171,32 +149,6 @@ template <class T> isa::Packet packetAs(const T &typed, isa::Opcode opcode) {
   isa::Instruction inst = typed.toInstruction();
   inst.opcode = opcode;
   isa::Packet p;
-  isa::encode(inst, p);
-  return p;
-}
-
-// The packet of `typed` with every f32 operand drawn at random: an optional
-// one is at its default half the time (the instruction's fast path), others
-// are small integral or half-integral values (where pow has its special
-// cases) or any pattern with special values.
-template <class T> isa::Packet withRandomF32Operands(const T &typed, std::mt19937_64 &rng) {
-  static const float kExponents[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 0.5f, -0.5f, 2.5f, -3.0f};
-  isa::Instruction inst = typed.toInstruction();
-  const isa::InstrInfo &info = isa::info(T::kOpcode);
-  for (uint32_t i = 0; i < info.numOperands; ++i) {
-    const isa::OperandInfo &operand = info.operands[i];
-    if (operand.kind != isa::OperandKind::F32)
-      continue;
-    if (operand.optional && rng() % 2)
-      inst.operands[i] = operand.defaultBits;
-    else if (rng() % 3)
-      inst.operands[i] = bitsOf(kExponents[rng() % std::size(kExponents)]);
-    else
-      inst.operands[i] = randomFloat(rng, 30);
-  }
-  isa::Packet p;
-  std::string error;
-  EXPECT_TRUE(isa::validate(inst, &error)) << error;
   isa::encode(inst, p);
   return p;
 }
