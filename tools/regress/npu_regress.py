@@ -309,8 +309,6 @@ def main(argv=None):
         stopped_by = "interrupted"
     progress.close()
     elapsed = time.monotonic() - start
-    with lock:
-        results = dict(results)
 
     ordered = [results[s] for s in sorted(results)]
     hits = {}

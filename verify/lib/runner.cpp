@@ -1,5 +1,6 @@
 #include "npu/verify/runner.h"
 
+#include "npu/mem/hex.h"
 #include "npu/mem/physical_memory.h"
 #include "npu/rt/runtime.h"
 #include "npu/sim/checks.h"
@@ -7,7 +8,6 @@
 #include "npu/sim/reference.h"
 #include "npu/verify/footprint.h"
 
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -169,9 +169,7 @@ private:
         uint32_t x = 0, y = 0;
         issMemory_.read(word, &x, 4);
         referenceMemory_.read(word, &y, 4);
-        char where[24];
-        std::snprintf(where, sizeof where, "0x%" PRIx64, word);
-        return std::string(where) + ": ISS " + wordText(x) + ", reference " + wordText(y);
+        return mem::fmt::hex(word) + ": ISS " + wordText(x) + ", reference " + wordText(y);
       }
       done += chunk;
     }

@@ -199,12 +199,8 @@ TEST(IssOps, ElementwiseBinaryWithBroadcast) {
     op.cols = dim(rng, 40);
     op.bcast = static_cast<isa::Broadcast>(rng() % 4);
     const uint64_t n = uint64_t(op.rows) * op.cols;
-    const uint64_t bCount = op.bcast == isa::Broadcast::none  ? n
-                            : op.bcast == isa::Broadcast::row ? op.cols
-                            : op.bcast == isa::Broadcast::col ? op.rows
-                                                              : 1;
     op.a = twin.floats(n, 20);
-    op.b = twin.floats(bCount, 20);
+    op.b = twin.floats(cases::broadcastCount(op.bcast, op.rows, op.cols), 20);
     op.dst = rng() % 4 == 0 ? op.a : twin.floats(n); // sometimes in place
     twin.runAndCompare(withRandomF32Operands(op, rng), isa::info(Op::kOpcode).mnemonic);
   };

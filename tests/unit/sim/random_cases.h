@@ -40,6 +40,17 @@ inline uint32_t randomFloat(std::mt19937_64 &rng, int specialPercent) {
   }
 }
 
+// The elements of a broadcasting binary instruction's second operand.
+inline uint64_t broadcastCount(isa::Broadcast bcast, uint64_t rows, uint64_t cols) {
+  switch (bcast) {
+  case isa::Broadcast::none: return rows * cols;
+  case isa::Broadcast::row: return cols;
+  case isa::Broadcast::col: return rows;
+  case isa::Broadcast::scalar: return 1;
+  }
+  return 0;
+}
+
 // The packet of `typed` with every f32 operand drawn at random: an optional
 // one is at its default half the time (the instruction's fast path), others
 // are small integral or half-integral values (where pow has its special
