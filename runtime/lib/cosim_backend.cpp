@@ -217,6 +217,24 @@ private:
            describeOutcome(rtl, rtlHalted);
   }
 
+  // Consecutive bursts coalesce into one range even where they cross from
+  // one region into the next (an operand ending exactly where the next
+  // region begins); memory is read region by region.
+  std::vector<std::pair<uint64_t, uint64_t>>
+  splitAtRegions(const std::vector<std::pair<uint64_t, uint64_t>> &ranges) const {
+    std::vector<std::pair<uint64_t, uint64_t>> pieces;
+    for (auto [address, length] : ranges)
+      while (length != 0) {
+        const mem::Region *region = issMemory_.map().find(address);
+        const uint64_t room = region ? region->base + region->size - address : length;
+        const uint64_t piece = std::min(length, room == 0 ? length : room);
+        pieces.emplace_back(address, piece);
+        address += piece;
+        length -= piece;
+      }
+    return pieces;
+  }
+
   // The ranges to compare: the union of both write sets (the RTL's as its
   // slave saw it, the ISS's from its checks of `packet`), and with little
   // resident memory everything resident on either side.
@@ -237,7 +255,7 @@ private:
         ranges.push_back(r);
     }
     std::vector<uint8_t> a, b;
-    for (const auto &[address, length] : ranges) {
+    for (const auto &[address, length] : splitAtRegions(ranges)) {
       a.resize(length);
       b.resize(length);
       issMemory_.read(address, a.data(), length);

@@ -89,15 +89,20 @@ struct Runtime::Impl {
   }
 
   // Executes a batch through the ring; returns the fault if one occurred.
-  std::optional<FaultInfo> runBatch(const std::vector<isa::Packet> &batch) {
+  std::optional<FaultInfo> runBatch(const std::vector<isa::Packet> &batch, uint64_t batchStart) {
     using namespace isa::csr;
     std::lock_guard<std::mutex> lock(deviceMutex);
     const uint32_t tailAtStart = ringTail;
     for (size_t done = 0; done < batch.size();) {
       const uint32_t slot = ringTail & (ringEntries - 1);
       const size_t n = std::min<size_t>(batch.size() - done, ringEntries - slot);
-      backend->writeMemory(ringBase + uint64_t(slot) * isa::kPacketBytes, batch[done].data(),
-                           n * isa::kPacketBytes);
+      try {
+        backend->writeMemory(ringBase + uint64_t(slot) * isa::kPacketBytes, batch[done].data(),
+                             n * isa::kPacketBytes);
+      } catch (const mem::DeviceFault &e) {
+        // The ring itself is unreachable: a fault of the batch, not of a packet.
+        return FaultInfo{e.fault(), batchStart, "(ring write)"};
+      }
       ringTail += static_cast<uint32_t>(n);
       done += n;
       backend->writeCsr(RING_TAIL, ringTail);
@@ -147,12 +152,11 @@ struct Runtime::Impl {
       std::optional<FaultInfo> batchFault;
       std::exception_ptr batchFailure;
       try {
-        batchFault = runBatch(batch);
-      } catch (const mem::DeviceFault &e) {
-        // The ring itself is unreachable: report it as a fault of the batch.
-        batchFault = FaultInfo{e.fault(), batchStart, "(ring write)"};
+        batchFault = runBatch(batch, batchStart);
       } catch (const std::exception &) {
-        // Leaving this thread would terminate the process.
+        // A failure of the backend itself (a model's own memory refusing an
+        // access it made, a broken bus protocol); leaving this thread would
+        // terminate the process.
         batchFailure = std::current_exception();
       }
       std::lock_guard<std::mutex> lock(queueMutex);

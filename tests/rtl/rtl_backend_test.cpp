@@ -221,6 +221,34 @@ TEST(CosimBackend, StopsAtTheFirstDivergenceWithAddressValuesAndUlp) {
   EXPECT_THAT(fault->fault.detail, HasSubstr("ulp"));
 }
 
+// AdamW writes exp_avg and then exp_avg_sq beat after beat: with exp_avg
+// ending exactly where the 'weights' region ends and exp_avg_sq starting
+// the next region, the RTL's written ranges meet across the boundary. The
+// comparison reads them region by region, and the packet completes.
+TEST(CosimBackend, WritesMeetingAtARegionBoundaryAreComparedRegionByRegion) {
+  rt::Runtime cosim(on("cosim"));
+  constexpr uint32_t n = 8;
+  const mem::Region *weights = mem::AddressMap::defaults().byName("weights");
+  ASSERT_NE(weights, nullptr);
+  const uint64_t regionEnd = weights->base + weights->size;
+  std::vector<float> values(n, 0.5f), hyper = {1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 0.1f, 0.03f, 0};
+  isa::inst::Adamw op;
+  op.n = n;
+  op.exp_avg_sq = cosim.malloc(n * 4);
+  ASSERT_EQ(op.exp_avg_sq, regionEnd) << "the allocator's first block starts the next region";
+  op.param = cosim.malloc(n * 4);
+  op.grad = cosim.malloc(n * 4);
+  op.hyper = cosim.malloc(hyper.size() * 4);
+  op.exp_avg = regionEnd - n * 4;
+  for (uint64_t address : {op.param, op.grad, op.exp_avg, op.exp_avg_sq})
+    cosim.writePhysical(address, values.data(), n * 4);
+  cosim.memcpyHostToDevice(op.hyper, hyper.data(), hyper.size() * 4);
+  const isa::Packet stream[] = {isa::packetOf(op)};
+  cosim.submit(stream);
+  EXPECT_NO_THROW(cosim.synchronize());
+  EXPECT_FALSE(cosim.lastFault()) << cosim.lastFault()->describe();
+}
+
 // Puts `packet` into a ring of 4 at 0x2000'0000 and rings the doorbell.
 void ringOne(rtl::Device &device, mem::PhysicalMemory &memory, const isa::Packet &packet) {
   memory.write(0x2000'0000, packet.data(), packet.size());
