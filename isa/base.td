@@ -263,6 +263,15 @@ class Disjoint<string a, string b, bit inPlace = 0, string inPlaceIf = "", int i
   int InPlaceValue = inPlaceValue;
 }
 
+include "recipe.td"
+
+// A fault code a device reports (faults.td).
+class FaultCode<string name, int value, string doc> {
+  string Name = name;
+  int Value = value;
+  string Doc = doc;
+}
+
 //===----------------------------------------------------------------------===//
 // Instructions.
 //===----------------------------------------------------------------------===//
@@ -285,6 +294,9 @@ class Instruction<string mnemonic, int opcode, string family,
   // the pairs of ranges that must not overlap, in the order they are checked.
   list<MemOperand> Memory = [];
   list<Disjoint> Disjoints = [];
+  // How the vector engine runs it (recipe.td): one recipe per variant;
+  // every instruction of E_Vector has them, no other.
+  list<VectorRecipe> Recipes = [];
 }
 
 //===----------------------------------------------------------------------===//

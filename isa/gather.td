@@ -16,6 +16,15 @@ def EMBEDDING : Instruction<"embedding", 0x90, "gather",
   let Disjoints = [Disjoint<"dst", "table">, Disjoint<"dst", "indices">];
 }
 
+// Row t: dtable row indices[t] (IB0, OB0) += dy row t.
+class EmbeddingBwdRecipe
+    : VectorRecipe<[], "count", "dim",
+                   [Stream<"IB0", "dtable", 0>, Stream<"IB1", "dy">, Stream<"OB0", "dtable", 0>],
+                   [Pass<["IB0", "IB1"], ["OB0"], [Run<"add", "IB0", "IB1", "OB0">]>]> {
+  let RowLoads = [IndexRowLoad<"indices", "itype", "rows", "padding_idx", ["IB0", "OB0"],
+                               "dtable">];
+}
+
 def EMBEDDING_BWD : Instruction<"embedding_bwd", 0x91, "gather",
     [AddrOp<"dtable", S_Dst, "rows x dim gradient, accumulated into">,
      AddrOp<"dy", S_Src0, "count x dim output gradient">,
@@ -29,4 +38,5 @@ def EMBEDDING_BWD : Instruction<"embedding_bwd", 0x91, "gather",
                 MemOperand<"dy", "r", Product<["count", "dim"]>>,
                 IndexOperand<"indices", Product<["count"], 4, "itype">, "rows">];
   let Disjoints = [Disjoint<"dtable", "dy">, Disjoint<"dtable", "indices">];
+  let Recipes = [EmbeddingBwdRecipe<>];
 }

@@ -2,6 +2,29 @@
 
 defvar RowsCols = [DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns (normalised dimension)">];
 
+class SoftmaxScaled<bit causal> {
+  list<Step> Steps = [Run<"mul", "IB0", "K0", "T0">] # !if(causal, [Mask<"T0", "T0">], []);
+}
+// Every pass recomputes z = scale * x (masked): pass 0 m = max z (K1);
+// pass 1 s = sum exp(z - m) (K2), then K3 = 1/s or log(s); pass 2
+// exp(z - m) * K3, or (z - m) - K3.
+class SoftmaxRecipe<bit causal, bit log>
+    : VectorRecipe<[When<"causal", causal>, When<"log", log>], "rows", "cols",
+                   [Stream<"IB0", "src">, Stream<"OB0", "dst">],
+                   [Pass<["IB0"], [], SoftmaxScaled<causal>.Steps # [Reduce<"T0">], "max", "K1">,
+                    Pass<["IB0"], [], SoftmaxScaled<causal>.Steps #
+                                      [Run<"sub", "T0", "K1", "T0">, Run<"exp", "T0", "", "T1">,
+                                       Reduce<"T1">], "sum", "K2",
+                         [Run<!if(log, "log", "recip"), "K2", "", "K3">]>,
+                    Pass<["IB0"], ["OB0"], SoftmaxScaled<causal>.Steps #
+                                           [Run<"sub", "T0", "K1", "T0">] #
+                                           !if(log, [Run<"sub", "T0", "K3", "OB0">],
+                                                    [Run<"exp", "T0", "", "T1">,
+                                                     Run<"mul", "T1", "K3", "OB0">])>]> {
+  let K0 = "scale";
+  let MaskOffset = "offset";
+}
+
 def SOFTMAX : Instruction<"softmax", 0x60, "nn",
     [AddrOp<"dst", S_Dst, "rows x cols probabilities">, AddrOp<"src", S_Src0, "rows x cols logits">]
     # RowsCols #
@@ -17,6 +40,25 @@ def SOFTMAX : Instruction<"softmax", 0x60, "nn",
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
                 MemOperand<"src", "r", Product<["rows", "cols"]>>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
+  let Recipes = [SoftmaxRecipe<0, 0>, SoftmaxRecipe<0, 1>, SoftmaxRecipe<1, 0>,
+                 SoftmaxRecipe<1, 1>];
+}
+
+// K3 = 1/cols; pass 0: K1 = sum x*x, K2 = rsqrt(K1 * K3 + eps); pass 1:
+// (x * K2) * weight.
+class RmsnormRecipe<bit useWeight, bit writeRstd>
+    : VectorRecipe<[When<"use_weight", useWeight>, When<"write_rstd", writeRstd>], "rows", "cols",
+                   [Stream<"IB0", "src">, Stream<"IB1", "weight", 0>, Stream<"OB0", "dst">],
+                   [Pass<["IB0"], [], [Run<"mul", "IB0", "IB0", "T0">, Reduce<"T0">], "sum", "K1",
+                         [Run<"mul", "K1", "K3", "K1">, Run<"add", "K1", "K0", "K1">,
+                          Run<"rsqrt", "K1", "", "K2">]>,
+                    Pass<!if(useWeight, ["IB0", "IB1"], ["IB0"]), ["OB0"],
+                         !if(useWeight, [Run<"mul", "IB0", "K2", "T0">,
+                                         Run<"mul", "T0", "IB1", "OB0">],
+                                        [Run<"mul", "IB0", "K2", "OB0">])>],
+                   [Run<"recip", "COLS", "", "K3">]> {
+  let K0 = "eps";
+  let RowStores = !if(writeRstd, [RowStore<"rstd", "K2">], []);
 }
 
 def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
@@ -37,7 +79,22 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
                 MemOperand<"rstd", "w", Product<["rows"]>, "write_rstd">];
   let Disjoints = [Disjoint<"dst", "src", 1>, Disjoint<"dst", "weight">,
                    Disjoint<"rstd", "src">, Disjoint<"rstd", "dst">, Disjoint<"rstd", "weight">];
+  let Recipes = [RmsnormRecipe<0, 0>, RmsnormRecipe<0, 1>, RmsnormRecipe<1, 0>,
+                 RmsnormRecipe<1, 1>];
 }
+
+// Pass 0: K1 = sum dy*y (or sum dy); pass 1: y * (dy - K1), or
+// dy - exp(y) * K1.
+class SoftmaxBwdRecipe<bit log>
+    : VectorRecipe<[When<"log", log>], "rows", "cols",
+                   [Stream<"IB0", "y">, Stream<"IB1", "dy">, Stream<"OB0", "dx">],
+                   [Pass<!if(log, ["IB1"], ["IB0", "IB1"]), [],
+                         !if(log, [Reduce<"IB1">], [Run<"mul", "IB1", "IB0", "T0">, Reduce<"T0">]),
+                         "sum", "K1">,
+                    Pass<["IB0", "IB1"], ["OB0"],
+                         !if(log, [Run<"exp", "IB0", "", "T0">, Run<"mul", "T0", "K1", "T0">,
+                                   Run<"sub", "IB1", "T0", "OB0">],
+                                  [Run<"sub", "IB1", "K1", "T0">, Run<"mul", "IB0", "T0", "OB0">])>]>;
 
 def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
     [AddrOp<"dx", S_Dst, "gradient of the logits">, AddrOp<"y", S_Src0, "forward output">,
@@ -50,6 +107,33 @@ def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
                 MemOperand<"y", "r", Product<["rows", "cols"]>>,
                 MemOperand<"dy", "r", Product<["rows", "cols"]>>];
   let Disjoints = [Disjoint<"dx", "y", 1>, Disjoint<"dx", "dy", 1>];
+  let Recipes = [SoftmaxBwdRecipe<0>, SoftmaxBwdRecipe<1>];
+}
+
+// K2 = r (the row's rstd), K3 = 1/cols. Pass 0: dweight += (dy * x) * r in
+// memory, g = dy * weight (or dy), K1 = sum g * x, then c = K1 * K3 * r * r;
+// pass 1: dx = r * (g - x * c).
+class RmsnormBwdRecipe<bit useWeight, bit writeDweight>
+    : VectorRecipe<[When<"use_weight", useWeight>, When<"write_dweight", writeDweight>],
+                   "rows", "cols",
+                   [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"IB2", "weight", 0>,
+                    Stream<"IB3", "dweight", 0, 1>, Stream<"OB0", "dx">, Stream<"OB1", "dweight", 0>],
+                   [Pass<["IB0", "IB1"] # !if(useWeight, ["IB2"], []) #
+                         !if(writeDweight, ["IB3"], []), !if(writeDweight, ["OB1"], []),
+                         !if(writeDweight, [Run<"mul", "IB1", "IB0", "T0">, Run<"mul", "T0", "K2", "T0">,
+                                            Run<"add", "IB3", "T0", "OB1">], []) #
+                         !if(useWeight, [Run<"mul", "IB1", "IB2", "T1">, Run<"mul", "T1", "IB0", "T2">],
+                                        [Run<"mul", "IB1", "IB0", "T2">]) #
+                         [Reduce<"T2">], "sum", "K1",
+                         [Run<"mul", "K1", "K3", "K1">, Run<"mul", "K1", "K2", "K1">,
+                          Run<"mul", "K1", "K2", "K1">]>,
+                    Pass<["IB0", "IB1"] # !if(useWeight, ["IB2"], []), ["OB0"],
+                         !if(useWeight, [Run<"mul", "IB1", "IB2", "T1">], []) #
+                         [Run<"mul", "IB0", "K1", "T0">,
+                          Run<"sub", !if(useWeight, "T1", "IB1"), "T0", "T0">,
+                          Run<"mul", "K2", "T0", "OB0">]>],
+                   [Run<"recip", "COLS", "", "K3">]> {
+  let RowLoads = [RowLoad<"rstd", "K2">];
 }
 
 def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
@@ -77,6 +161,8 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
                    Disjoint<"dx", "weight">, Disjoint<"dweight", "x">, Disjoint<"dweight", "dy">,
                    Disjoint<"dweight", "dx">, Disjoint<"dweight", "weight">,
                    Disjoint<"dweight", "rstd">];
+  let Recipes = [RmsnormBwdRecipe<0, 0>, RmsnormBwdRecipe<0, 1>, RmsnormBwdRecipe<1, 0>,
+                 RmsnormBwdRecipe<1, 1>];
 }
 
 // dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy).
@@ -92,6 +178,8 @@ class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn>
   let Memory = [MemOperand<"dx", "w", Product<["n"]>>, MemOperand<"x", "r", Product<["n"]>>,
                 MemOperand<"dy", "r", Product<["n"]>>];
   let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>];
+  let Recipes = [ElementwiseRecipe<prog.Name, "IB0", "IB1",
+                                   [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"OB0", "dx">]>];
 }
 def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
 def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;

@@ -14,6 +14,10 @@ class UnaryOp<string mnemonic, int opcode, MicroProgram prog, string expr,
                   "'" # prog.Name # "' of docs/arith.md.";
   let Memory = [MemOperand<"dst", "w", Product<["n"]>>, MemOperand<"src", "r", Product<["n"]>>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
+  // The extra operand, if any, is the program's second input (in K0).
+  let Recipes = [ElementwiseRecipe<prog.Name, "IB0", !if(!empty(extra), "", "K0"),
+                                   [Stream<"IB0", "src">, Stream<"OB0", "dst">],
+                                   !if(!empty(extra), "", !head(extra).Name)>];
 }
 
 def EXP     : UnaryOp<"exp", 0x40, MP_exp, "exp(x)">;

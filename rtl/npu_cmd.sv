@@ -113,14 +113,9 @@ module npu_cmd (
   logic [31:0] opcode;
   assign opcode = packet[31:0];
 
-  logic is_dma, is_matrix, is_control;
-  always_comb begin
-    is_dma = opcode == npu_isa_pkg::OP_COPY || opcode == npu_isa_pkg::OP_FILL ||
-             opcode == npu_isa_pkg::OP_COPY_STRIDED || opcode == npu_isa_pkg::OP_EMBEDDING;
-    is_matrix = opcode == npu_isa_pkg::OP_MATMUL || opcode == npu_isa_pkg::OP_BMM;
-    is_control = opcode == npu_isa_pkg::OP_NOP || opcode == npu_isa_pkg::OP_FENCE ||
-                 opcode == npu_isa_pkg::OP_HALT;
-  end
+  // The engine of the instruction (generated from each instruction's Engine).
+  npu_isa_pkg::engine_e engine;
+  assign engine = npu_isa_pkg::engine_of(opcode);
 
   // Decode checks, in isa::decode's order.
   logic [3:0] decode_fault;
@@ -129,14 +124,14 @@ module npu_cmd (
   logic [63:0] operand_value;
   assign {operand_value, operand_failing, operand_status} = npu_isa_pkg::operand_check(packet);
   always_comb begin
-    if (!npu_isa_pkg::is_known_opcode(opcode)) decode_fault = npu_pkg::FAULT_UNKNOWN_OPCODE;
+    if (!npu_isa_pkg::is_known_opcode(opcode)) decode_fault = npu_isa_pkg::FAULT_UNKNOWN_OPCODE;
     else if ((packet & ~npu_isa_pkg::used_bits(opcode)) != '0)
-      decode_fault = npu_pkg::FAULT_RESERVED_BITS;
+      decode_fault = npu_isa_pkg::FAULT_RESERVED_BITS;
     else if (operand_status == npu_isa_pkg::OPERAND_INVALID)
-      decode_fault = npu_pkg::FAULT_INVALID_OPERAND;
+      decode_fault = npu_isa_pkg::FAULT_INVALID_OPERAND;
     else if (operand_status == npu_isa_pkg::OPERAND_MISALIGNED)
-      decode_fault = npu_pkg::FAULT_MISALIGNED;
-    else decode_fault = npu_pkg::FAULT_NONE;
+      decode_fault = npu_isa_pkg::FAULT_MISALIGNED;
+    else decode_fault = npu_isa_pkg::FAULT_NONE;
   end
 
   // ---- the check stage ------------------------------------------------------------------
@@ -236,7 +231,7 @@ module npu_cmd (
   always_comb begin
     logic hit;
     hit = 1'b0;
-    region_fault = npu_pkg::FAULT_UNMAPPED;
+    region_fault = npu_isa_pkg::FAULT_UNMAPPED;
     for (int e = 0; e < REGIONS; e++) begin
       logic [63:0] base, size, offset;
       logic [1:0] access;
@@ -248,9 +243,9 @@ module npu_cmd (
         hit = 1'b1;
         if ((mo_reads && !access[npu_isa_pkg::REGION_ACCESS_READ_BIT]) ||
             (mo_writes && !access[npu_isa_pkg::REGION_ACCESS_WRITE_BIT]))
-          region_fault = npu_pkg::FAULT_PERMISSION;
-        else if (ext_bytes > size - offset) region_fault = npu_pkg::FAULT_OUT_OF_REGION;
-        else region_fault = npu_pkg::FAULT_NONE;
+          region_fault = npu_isa_pkg::FAULT_PERMISSION;
+        else if (ext_bytes > size - offset) region_fault = npu_isa_pkg::FAULT_OUT_OF_REGION;
+        else region_fault = npu_isa_pkg::FAULT_NONE;
       end
     end
   end
@@ -316,7 +311,7 @@ module npu_cmd (
       dma_start <= 1'b0;
       matrix_start <= 1'b0;
       vector_start <= 1'b0;
-      fault_code <= npu_pkg::FAULT_NONE;
+      fault_code <= npu_isa_pkg::FAULT_NONE;
       fault_addr <= '0;
       fault_operand <= '0;
       fault_length <= '0;
@@ -383,14 +378,14 @@ module npu_cmd (
           below <= '0;
           above <= '0;
           present <= '0;
-          if (decode_fault != npu_pkg::FAULT_NONE)
+          if (decode_fault != npu_isa_pkg::FAULT_NONE)
             // Only a misaligned address's value is its fault address.
-            raise(decode_fault, decode_fault == npu_pkg::FAULT_MISALIGNED ? operand_value : 64'd0,
-                  decode_fault == npu_pkg::FAULT_UNKNOWN_OPCODE ||
-                  decode_fault == npu_pkg::FAULT_RESERVED_BITS ? npu_isa_pkg::NO_OPERAND
+            raise(decode_fault, decode_fault == npu_isa_pkg::FAULT_MISALIGNED ? operand_value : 64'd0,
+                  decode_fault == npu_isa_pkg::FAULT_UNKNOWN_OPCODE ||
+                  decode_fault == npu_isa_pkg::FAULT_RESERVED_BITS ? npu_isa_pkg::NO_OPERAND
                                                                : operand_failing,
                   npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
-          else if (is_control) state <= S_COMPLETE;
+          else if (engine == npu_isa_pkg::ENGINE_CONTROL) state <= S_COMPLETE;
           else if (npu_isa_pkg::mem_operand_count(opcode) == '0) begin
             rule_j <= '0;
             state <= S_OVERLAP;
@@ -407,12 +402,12 @@ module npu_cmd (
                 unique case (step)
                   3'd0:
                     if (pitch < stored_cols)
-                      raise(npu_pkg::FAULT_INVALID_OPERAND, 64'd0, mo_pitch_operand,
+                      raise(npu_isa_pkg::FAULT_INVALID_OPERAND, 64'd0, mo_pitch_operand,
                             npu_isa_pkg::NO_OPERAND, 2'd0, {32'd0, stored_cols});
                     else acc <= product[63:0];
                   3'd1:
                     if (one_sum[65:64] != '0)
-                      raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                      raise(npu_isa_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
                             npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
                     else begin
                       one_bytes <= one_sum[63:0];
@@ -420,10 +415,10 @@ module npu_cmd (
                     end
                   default:
                     if (mo_distinct && mo_f[3] > 32'd1 && {30'd0, batch_apart} < one_bytes)
-                      raise(npu_pkg::FAULT_OVERLAP, mo_address + {30'd0, batch_apart}, mo_operand,
+                      raise(npu_isa_pkg::FAULT_OVERLAP, mo_address + {30'd0, batch_apart}, mo_operand,
                             mo_operand, 2'd0, one_bytes - {30'd0, batch_apart});
                     else if (matrix_bytes[66:64] != '0)
-                      raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                      raise(npu_isa_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
                             npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
                     else begin
                       ext_start <= mo_address;
@@ -436,7 +431,7 @@ module npu_cmd (
                   if (mo_s[step[1:0]][31]) below <= below + {2'b00, product[63:0]};
                   else above <= above + {2'b00, product[63:0]};
                 end else if (below_bytes > {5'd0, mo_address} || strided_bytes[68:64] != '0)
-                  raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                  raise(npu_isa_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
                         npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
                 else begin
                   ext_start <= mo_address - below_bytes[63:0];
@@ -446,11 +441,11 @@ module npu_cmd (
               default:   // PRODUCT: the factors, then the element size
                 if (step != 3'd4) begin
                   if (product[95:64] != '0)
-                    raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                    raise(npu_isa_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
                           npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
                   else acc <= product[63:0];
                 end else if (product_bytes[74:64] != '0)
-                  raise(npu_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
+                  raise(npu_isa_pkg::FAULT_INVALID_OPERAND, mo_address, mo_operand,
                         npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
                 else begin
                   ext_start <= mo_address;
@@ -461,7 +456,7 @@ module npu_cmd (
           end
         end
         S_REGION:
-          if (region_fault != npu_pkg::FAULT_NONE)
+          if (region_fault != npu_isa_pkg::FAULT_NONE)
             raise(region_fault, ext_start, mo_operand, npu_isa_pkg::NO_OPERAND,
                   {mo_writes, mo_reads}, ext_bytes);
           else begin
@@ -474,24 +469,35 @@ module npu_cmd (
           end
         S_OVERLAP:
           if (rule_fails)
-            raise(npu_pkg::FAULT_OVERLAP, overlap_first, range_operand[rule_a],
+            raise(npu_isa_pkg::FAULT_OVERLAP, overlap_first, range_operand[rule_a],
                   range_operand[rule_b], 2'd0,
                   (end_a < end_b ? end_a[63:0] : end_b[63:0]) - overlap_first);
           else if (!rule_valid || rule_j + DB'(1) == npu_isa_pkg::disjoint_count(opcode))
             state <= S_START;
           else rule_j <= rule_j + DB'(1);
         S_START: begin
-          if (is_dma) begin
-            port_owner <= npu_pkg::PORT_DMA;
-            dma_start <= 1'b1;
-          end else if (is_matrix) begin
-            port_owner <= npu_pkg::PORT_MATRIX;
-            matrix_start <= 1'b1;
-          end else begin
-            port_owner <= npu_pkg::PORT_VECTOR;
-            vector_start <= 1'b1;
-          end
-          state <= S_EXECUTE;
+          unique case (engine)
+            npu_isa_pkg::ENGINE_DMA: begin
+              port_owner <= npu_pkg::PORT_DMA;
+              dma_start <= 1'b1;
+              state <= S_EXECUTE;
+            end
+            npu_isa_pkg::ENGINE_MATRIX: begin
+              port_owner <= npu_pkg::PORT_MATRIX;
+              matrix_start <= 1'b1;
+              state <= S_EXECUTE;
+            end
+            npu_isa_pkg::ENGINE_VECTOR: begin
+              port_owner <= npu_pkg::PORT_VECTOR;
+              vector_start <= 1'b1;
+              state <= S_EXECUTE;
+            end
+            // S_DISPATCH completed the control instructions and faulted
+            // unknown opcodes: nothing else reaches here.
+            default:
+              raise(npu_isa_pkg::FAULT_UNKNOWN_OPCODE, 64'd0, npu_isa_pkg::NO_OPERAND,
+                    npu_isa_pkg::NO_OPERAND, 2'd0, 64'd0);
+          endcase
         end
         S_EXECUTE:
           if (engine_done) begin

@@ -97,7 +97,7 @@ module npu_csr (
       packets <= '0;
       halted <= 1'b0;
       faulted <= 1'b0;
-      error_code <= npu_pkg::FAULT_NONE;
+      error_code <= npu_isa_pkg::FAULT_NONE;
       fault_packet <= '0;
       fault_address <= '0;
       fault_operands <= '0;
@@ -161,7 +161,7 @@ module npu_csr (
           packets <= '0;
           halted <= 1'b0;
           faulted <= 1'b0;
-          error_code <= npu_pkg::FAULT_NONE;
+          error_code <= npu_isa_pkg::FAULT_NONE;
           fault_packet <= '0;
           fault_address <= '0;
           fault_operands <= '0;

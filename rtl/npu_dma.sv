@@ -178,9 +178,9 @@ module npu_dma (
 
   assign done = state == S_FINISH;
   // Only an index fault names an operand (the interconnect's errors do not).
-  assign fault_operand = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
+  assign fault_operand = fault_code == npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
                          ? npu_isa_pkg::EMBEDDING_INDICES_INDEX : npu_isa_pkg::NO_OPERAND;
-  assign fault_length = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
+  assign fault_length = fault_code == npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
                         ? (emb_i64 ? 64'd8 : 64'd4) : 64'd0;
 
   // The index bytes of a beat: each byte at its distance from index_addr.
@@ -234,7 +234,7 @@ module npu_dma (
     if (!rst_n) begin
       state <= S_IDLE;
       fault <= 1'b0;
-      fault_code <= npu_pkg::FAULT_NONE;
+      fault_code <= npu_isa_pkg::FAULT_NONE;
       fault_addr <= '0;
       run_addr <= '0;
       run_left <= '0;
@@ -258,7 +258,7 @@ module npu_dma (
       unique case (state)
         S_IDLE: if (start) begin
           fault <= 1'b0;
-          fault_code <= npu_pkg::FAULT_NONE;
+          fault_code <= npu_isa_pkg::FAULT_NONE;
           fault_addr <= '0;
           fill <= '0;
           run_left <= '0;
@@ -330,7 +330,7 @@ module npu_dma (
           if (index_signed < 0 || index_signed >= $signed({32'd0, emb_rows})) begin
             // Out of range: write what was gathered, then fault.
             pending_fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_INDEX_OUT_OF_RANGE;
+            fault_code <= npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE;
             fault_addr <= index_addr;
             exhausted <= 1'b1;
           end else begin

@@ -311,7 +311,7 @@ module npu_matrix (
     if (!rst_n) begin
       state <= S_IDLE;
       fault <= 1'b0;
-      fault_code <= npu_pkg::FAULT_NONE;
+      fault_code <= npu_isa_pkg::FAULT_NONE;
       fault_addr <= '0;
       batch_step <= '0;
       p <= '0;
@@ -335,7 +335,7 @@ module npu_matrix (
       unique case (state)
         S_IDLE: if (start) begin
           fault <= 1'b0;
-          fault_code <= npu_pkg::FAULT_NONE;
+          fault_code <= npu_isa_pkg::FAULT_NONE;
           fault_addr <= '0;
           p <= '0;
           batch_step <= '0;

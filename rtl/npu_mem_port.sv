@@ -218,7 +218,7 @@ module npu_mem_port (
       next_beat <= '0;
       issuing <= 1'b0;
       failed <= 1'b0;
-      error_code <= npu_pkg::FAULT_NONE;
+      error_code <= npu_isa_pkg::FAULT_NONE;
       error_addr <= '0;
       q_head <= '0;
       q_tail <= '0;
@@ -244,12 +244,12 @@ module npu_mem_port (
           next_beat <= {req_addr[63:SHIFT], SHIFT'(0)};
           issuing <= 1'b1;
           failed <= 1'b0;
-          error_code <= npu_pkg::FAULT_NONE;
+          error_code <= npu_isa_pkg::FAULT_NONE;
           error_addr <= '0;
           // A range that wraps past 2^64 reaches no memory.
           if (request_end[64] && request_end[63:0] != 64'd0) begin
             failed <= 1'b1;
-            error_code <= npu_pkg::FAULT_UNMAPPED;
+            error_code <= npu_isa_pkg::FAULT_UNMAPPED;
             error_addr <= req_addr;
             state <= S_DONE;
           end else begin

@@ -243,7 +243,7 @@ module npu_top (
     wr_data = dma_wr_data;
     engine_done = 1'b0;
     engine_fault = 1'b0;
-    engine_fault_code = npu_pkg::FAULT_NONE;
+    engine_fault_code = npu_isa_pkg::FAULT_NONE;
     engine_fault_addr = '0;
     engine_fault_operand = npu_isa_pkg::NO_OPERAND;
     engine_fault_length = '0;

@@ -4,8 +4,9 @@
 // It runs every elementwise, unary, reduction, fused, backward, optimizer
 // and scatter instruction.
 //
-// An instruction is a recipe (the functions recipe_step/recipe_pass below)
-// over rows of `cols` elements:
+// An instruction is a recipe (generated into npu_recipe_pkg from the
+// Recipes of isa/*.td; isa/recipe.td describes them) over rows of `cols`
+// elements:
 //   * once per packet: scalar loads (a broadcast b[0], the AdamW
 //     hyper-parameter block) and scalar steps (1/cols, AdamW constants);
 //   * per row: scalar loads (b[i], rstd[i], an EMBEDDING_BWD index), then
@@ -23,7 +24,9 @@
 // same way on broadcast scalar values and keep lane 0's result.
 //
 // The command processor checked every operand's range and the overlap
-// rules before the start; an EMBEDDING_BWD index out of range faults here.
+// rules before the start; an index out of range faults here, and so does a
+// packet no recipe runs (an illegal instruction: it never reaches the engine
+// through the command processor's routing).
 //
 // The recipes reproduce the ISS's operation order exactly (simulator/lib/
 // ops/*.cpp): each of its `map(Program, ...)` calls is one step, each
@@ -73,355 +76,55 @@ module npu_vector (
   localparam int unsigned RB = npu_microcode_pkg::MC_REG_BITS;
   localparam int unsigned PB = npu_microcode_pkg::MC_PROG_BITS;
 
-  // ---- recipe encoding --------------------------------------------------------------
-  // Value sources and destinations of a step.
-  localparam logic [4:0] SRC_IB0 = 5'd0;    // input streams IB0..IB3: 0..3
-  localparam logic [4:0] SRC_IB1 = 5'd1;
-  localparam logic [4:0] SRC_IB2 = 5'd2;
-  localparam logic [4:0] SRC_IB3 = 5'd3;
-  localparam logic [4:0] SRC_OB0 = 5'd4;    // output streams OB0..OB2: 4..6
-  localparam logic [4:0] SRC_OB1 = 5'd5;
-  localparam logic [4:0] SRC_OB2 = 5'd6;
-  localparam logic [4:0] SRC_ZERO = 5'd7;   // +0
-  localparam logic [4:0] SRC_T0 = 5'd8;     // lane temporaries T0..T3: 8..11
-  localparam logic [4:0] SRC_T1 = 5'd9;
-  localparam logic [4:0] SRC_T2 = 5'd10;
-  localparam logic [4:0] SRC_ONE = 5'd12;   // 1.0
-  localparam logic [4:0] SRC_COLS = 5'd13;  // cols as binary32
-  localparam logic [4:0] SRC_K0 = 5'd16;    // scalar registers K0..K15: 16..31
-  localparam logic [4:0] SRC_K1 = 5'd17;
-  localparam logic [4:0] SRC_K2 = 5'd18;
-  localparam logic [4:0] SRC_K3 = 5'd19;
-  localparam logic [4:0] SRC_K4 = 5'd20;
-  localparam logic [4:0] SRC_K5 = 5'd21;
-  localparam logic [4:0] SRC_K6 = 5'd22;
-  localparam logic [4:0] SRC_K8 = 5'd24;
-  localparam logic [4:0] SRC_K9 = 5'd25;
-  localparam logic [4:0] SRC_K10 = 5'd26;
-  localparam logic [4:0] SRC_K11 = 5'd27;
+  // ---- the recipe ---------------------------------------------------------------------------
+  // npu_recipe_pkg (generated from the Recipes of isa/*.td) picks the recipe
+  // of the packet at the start and describes it: the streams and scalar
+  // work (recipe_setup), the passes (recipe_pass) and the steps
+  // (recipe_step). The engine names no instruction.
+  npu_recipe_pkg::recipe_e recipe_q;     // of the running packet
+  npu_recipe_pkg::recipe_e recipe_d;
+  assign recipe_d = npu_recipe_pkg::recipe_select(packet);
 
-  // Step kinds; a step word is {kind, prog, src0, src1, dst}.
-  localparam logic [1:0] STEP_END = 2'd0;
-  localparam logic [1:0] STEP_RUN = 2'd1;      // dst = prog(src0, src1)
-  localparam logic [1:0] STEP_MASK = 2'd2;     // dst = column beyond the causal limit ? -inf : src0
-  localparam logic [1:0] STEP_REDUCE = 2'd3;   // accumulator = fadd/fmax(accumulator, src0)
-  localparam int unsigned STEP_BITS = 2 + PB + 15;
-
-  // Reductions of a pass.
-  localparam logic [1:0] RED_NONE = 2'd0;
-  localparam logic [1:0] RED_SUM = 2'd1;
-  localparam logic [1:0] RED_MAX = 2'd2;
-
-  // Recipe sections: scalar steps once per packet, the element steps of
-  // passes 0..2, and the scalar steps after each pass.
-  localparam logic [2:0] SEC_PRE = 3'd0;
-  localparam logic [2:0] SEC_PASS0 = 3'd1;
-  localparam logic [2:0] SEC_POST0 = 3'd4;
-
-  function automatic logic [STEP_BITS-1:0] st(input logic [1:0] kind, input logic [PB-1:0] prog,
-                                               input logic [4:0] s0, input logic [4:0] s1,
-                                               input logic [4:0] dst);
-    st = {kind, prog, s0, s1, dst};
-  endfunction
-  function automatic logic [STEP_BITS-1:0] run(input logic [PB-1:0] prog, input logic [4:0] s0,
-                                                input logic [4:0] s1, input logic [4:0] dst);
-    run = st(STEP_RUN, prog, s0, s1, dst);
-  endfunction
-
-  // ---- packet fields -------------------------------------------------------------------
-  logic [31:0] opcode;
-  assign opcode = packet[31:0];
-  logic [63:0] f_dst, f_src0, f_src1, f_p01, f_p23, f_p45;
-  logic [31:0] f_p0, f_p1, f_p2, f_p3, f_p4, f_p6, f_p7;
-  assign f_dst = packet[npu_isa_pkg::PF_DST_LSB +: 64];
-  assign f_src0 = packet[npu_isa_pkg::PF_SRC0_LSB +: 64];
-  assign f_src1 = packet[npu_isa_pkg::PF_SRC1_LSB +: 64];
-  assign f_p0 = packet[npu_isa_pkg::PF_PARAM0_LSB +: 32];
-  assign f_p1 = packet[npu_isa_pkg::PF_PARAM1_LSB +: 32];
-  assign f_p2 = packet[npu_isa_pkg::PF_PARAM2_LSB +: 32];
-  assign f_p3 = packet[npu_isa_pkg::PF_PARAM3_LSB +: 32];
-  assign f_p4 = packet[npu_isa_pkg::PF_PARAM4_LSB +: 32];
-  assign f_p6 = packet[npu_isa_pkg::PF_PARAM6_LSB +: 32];
-  assign f_p7 = packet[npu_isa_pkg::PF_PARAM7_LSB +: 32];
-  assign f_p01 = packet[npu_isa_pkg::PF_PARAM0_LSB +: 64];
-  assign f_p23 = packet[npu_isa_pkg::PF_PARAM2_LSB +: 64];
-  assign f_p45 = packet[npu_isa_pkg::PF_PARAM4_LSB +: 64];
-
-  // Modifier bits (the flag slots of npu_isa_pkg).
-  logic [1:0] bcast;
-  logic causal, log_form, use_weight, write_extra, index_i64;
-  assign bcast = packet[npu_isa_pkg::ADD_BCAST_LSB +: 2];
-  assign causal = packet[npu_isa_pkg::SOFTMAX_CAUSAL_LSB];
-  assign log_form = packet[npu_isa_pkg::SOFTMAX_LOG_LSB];
-  assign use_weight = packet[npu_isa_pkg::RMSNORM_USE_WEIGHT_LSB];
-  assign write_extra = packet[npu_isa_pkg::RMSNORM_WRITE_RSTD_LSB];   // write_rstd / write_dweight
-  assign index_i64 = packet[npu_isa_pkg::EMBEDDING_BWD_ITYPE_LSB];
-
-  // Instruction classes.
-  logic is_binary, is_scalar_form, is_row_reduce, is_embedding_bwd;
-  always_comb begin
-    is_binary = opcode >= npu_isa_pkg::OP_ADD && opcode <= npu_isa_pkg::OP_MIN;
-    is_scalar_form = opcode >= npu_isa_pkg::OP_ADDS && opcode <= npu_isa_pkg::OP_RDIVS;
-    is_row_reduce = opcode == npu_isa_pkg::OP_ROW_SUM || opcode == npu_isa_pkg::OP_ROW_MAX ||
-                    opcode == npu_isa_pkg::OP_ROW_MEAN;
-    is_embedding_bwd = opcode == npu_isa_pkg::OP_EMBEDDING_BWD;
+  // The recipe's shape, streams and scalar work (npu_recipe_pkg::SU_*).
+  logic [npu_recipe_pkg::SU_BITS-1:0] setup;
+  assign setup = npu_recipe_pkg::recipe_setup(recipe_q, packet);
+  logic [31:0] su_rows, su_cols, su_k0, su_mask_offset, su_index_bound, su_index_skip;
+  logic [63:0] su_stream_base [7];
+  logic [6:0]  su_stream_per_row, su_zero_first_row, su_rebase;
+  logic        su_pre_load, su_index_wide, su_row_store;
+  logic [63:0] su_pre_load_addr, su_row_load_addr, su_index_base, su_row_store_addr;
+  logic [3:0]  su_pre_load_words, su_pre_load_first, su_row_load_dst, su_row_store_src;
+  logic [1:0]  su_row_load;
+  logic [7:0]  su_index_operand;
+  assign su_rows = setup[npu_recipe_pkg::SU_ROWS_LSB +: 32];
+  assign su_cols = setup[npu_recipe_pkg::SU_COLS_LSB +: 32];
+  assign su_k0 = setup[npu_recipe_pkg::SU_K0_LSB +: 32];
+  assign su_mask_offset = setup[npu_recipe_pkg::SU_MASK_OFFSET_LSB +: 32];
+  for (genvar k = 0; k < 7; k++) begin : g_stream_base
+    assign su_stream_base[k] = setup[npu_recipe_pkg::SU_STREAM_BASE_LSB + 64 * k +: 64];
   end
+  assign su_stream_per_row = setup[npu_recipe_pkg::SU_STREAM_PER_ROW_LSB +: 7];
+  assign su_zero_first_row = setup[npu_recipe_pkg::SU_ZERO_FIRST_ROW_LSB +: 7];
+  assign su_pre_load = setup[npu_recipe_pkg::SU_PRE_LOAD_LSB];
+  assign su_pre_load_addr = setup[npu_recipe_pkg::SU_PRE_LOAD_ADDR_LSB +: 64];
+  assign su_pre_load_words = setup[npu_recipe_pkg::SU_PRE_LOAD_WORDS_LSB +: 4];
+  assign su_pre_load_first = setup[npu_recipe_pkg::SU_PRE_LOAD_FIRST_LSB +: 4];
+  assign su_row_load = setup[npu_recipe_pkg::SU_ROW_LOAD_LSB +: 2];
+  assign su_row_load_addr = setup[npu_recipe_pkg::SU_ROW_LOAD_ADDR_LSB +: 64];
+  assign su_row_load_dst = setup[npu_recipe_pkg::SU_ROW_LOAD_DST_LSB +: 4];
+  assign su_index_wide = setup[npu_recipe_pkg::SU_INDEX_WIDE_LSB];
+  assign su_index_bound = setup[npu_recipe_pkg::SU_INDEX_BOUND_LSB +: 32];
+  assign su_index_skip = setup[npu_recipe_pkg::SU_INDEX_SKIP_LSB +: 32];
+  assign su_index_operand = setup[npu_recipe_pkg::SU_INDEX_OPERAND_LSB +: 8];
+  assign su_rebase = setup[npu_recipe_pkg::SU_REBASE_LSB +: 7];
+  assign su_index_base = setup[npu_recipe_pkg::SU_INDEX_BASE_LSB +: 64];
+  assign su_row_store = setup[npu_recipe_pkg::SU_ROW_STORE_LSB];
+  assign su_row_store_addr = setup[npu_recipe_pkg::SU_ROW_STORE_ADDR_LSB +: 64];
+  assign su_row_store_src = setup[npu_recipe_pkg::SU_ROW_STORE_SRC_LSB +: 4];
 
-  // The program of a binary or scalar-form instruction.
-  function automatic logic [PB-1:0] arith_prog(input logic [31:0] op);
-    unique case (op)
-      npu_isa_pkg::OP_ADD, npu_isa_pkg::OP_ADDS: arith_prog = npu_microcode_pkg::MC_PROG_ADD;
-      npu_isa_pkg::OP_SUB, npu_isa_pkg::OP_SUBS, npu_isa_pkg::OP_RSUBS:
-        arith_prog = npu_microcode_pkg::MC_PROG_SUB;
-      npu_isa_pkg::OP_MUL, npu_isa_pkg::OP_MULS: arith_prog = npu_microcode_pkg::MC_PROG_MUL;
-      npu_isa_pkg::OP_DIV, npu_isa_pkg::OP_DIVS, npu_isa_pkg::OP_RDIVS:
-        arith_prog = npu_microcode_pkg::MC_PROG_DIV;
-      npu_isa_pkg::OP_MAX, npu_isa_pkg::OP_MAXS: arith_prog = npu_microcode_pkg::MC_PROG_MAX;
-      default: arith_prog = npu_microcode_pkg::MC_PROG_MIN;
-    endcase
-  endfunction
-
-  // ADD and SUB scale b by alpha first unless alpha is exactly 1.0 (the ISS
-  // compares floats: only the pattern 0x3f800000 equals 1.0).
-  logic alpha_scales;
-  assign alpha_scales = (opcode == npu_isa_pkg::OP_ADD || opcode == npu_isa_pkg::OP_SUB) &&
-                        f_p2 != 32'h3f80_0000;
-  // b is an element stream (no broadcast, row broadcast) or a scalar in K1.
-  logic b_scalar;
-  assign b_scalar = bcast == 2'(npu_isa_pkg::BROADCAST_COL) ||
-                    bcast == 2'(npu_isa_pkg::BROADCAST_SCALAR);
-
-  // ---- the recipes ------------------------------------------------------------------------
-  // Step `idx` of `section` of the current instruction.
-  function automatic logic [STEP_BITS-1:0] recipe_step(input logic [2:0] section,
-                                                        input logic [3:0] idx);
-    logic [4:0] b_src;
-    logic [4:0] g;             // RMSNORM_BWD's g: dy * weight, or dy itself
-    b_src = b_scalar ? SRC_K1 : SRC_IB1;
-    g = use_weight ? SRC_T1 : SRC_IB1;
-    recipe_step = '0;
-    if (is_binary) begin
-      if (section == SEC_PASS0) begin
-        if (alpha_scales) begin
-          if (idx == 4'd0) recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K0, b_src, SRC_T0);
-          if (idx == 4'd1) recipe_step = run(arith_prog(opcode), SRC_IB0, SRC_T0, SRC_OB0);
-        end else if (idx == 4'd0) recipe_step = run(arith_prog(opcode), SRC_IB0, b_src, SRC_OB0);
-      end
-    end else if (is_scalar_form) begin
-      if (section == SEC_PASS0 && idx == 4'd0) begin
-        if (opcode == npu_isa_pkg::OP_RSUBS || opcode == npu_isa_pkg::OP_RDIVS)
-          recipe_step = run(arith_prog(opcode), SRC_K0, SRC_IB0, SRC_OB0);
-        else recipe_step = run(arith_prog(opcode), SRC_IB0, SRC_K0, SRC_OB0);
-      end
-    end else if (npu_microcode_pkg::mc_has_program(opcode)) begin
-      // Unary (POWS: x, p), SILU_BWD and GELU_BWD (x, dy).
-      if (section == SEC_PASS0 && idx == 4'd0)
-        recipe_step = run(npu_microcode_pkg::mc_program_of(opcode), SRC_IB0,
-                          opcode == npu_isa_pkg::OP_POWS ? SRC_K0 : SRC_IB1, SRC_OB0);
-    end else begin
-      unique case (opcode)
-        npu_isa_pkg::OP_ROW_SUM, npu_isa_pkg::OP_ROW_MAX, npu_isa_pkg::OP_ROW_MEAN: begin
-          if (section == SEC_PASS0 && idx == 4'd0) recipe_step = st(STEP_REDUCE, '0, SRC_IB0, '0, '0);
-          if (opcode == npu_isa_pkg::OP_ROW_MEAN && idx == 4'd0) begin
-            if (section == SEC_PRE) recipe_step = run(npu_microcode_pkg::MC_PROG_RECIP, SRC_COLS, SRC_ZERO, SRC_K3);
-            if (section == SEC_POST0) recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K2, SRC_K3, SRC_K2);
-          end
-        end
-        npu_isa_pkg::OP_COL_SUM:
-          if (section == SEC_PASS0 && idx == 4'd0)
-            recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_IB1, SRC_IB0, SRC_OB0);
-        npu_isa_pkg::OP_SOFTMAX: begin
-          // Every pass recomputes z = scale * x (masked); pass 0: m = max z;
-          // pass 1: s = sum exp(z - m); pass 2: exp(z - m) * (1/s), or
-          // (z - m) - log(s). Without the causal mask its step is left out.
-          logic [3:0] k;
-          k = !causal && idx != 4'd0 ? idx + 4'd1 : idx;
-          if (section >= SEC_PASS0 && section <= SEC_PASS0 + 3'd2) begin
-            unique case (k)
-              4'd0: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB0, SRC_K0, SRC_T0);
-              4'd1: recipe_step = st(STEP_MASK, '0, SRC_T0, '0, SRC_T0);
-              4'd2: recipe_step = section == SEC_PASS0
-                                  ? st(STEP_REDUCE, '0, SRC_T0, '0, '0)
-                                  : run(npu_microcode_pkg::MC_PROG_SUB, SRC_T0, SRC_K1, SRC_T0);
-              4'd3:
-                if (section == SEC_PASS0 + 3'd2 && log_form)
-                  recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, SRC_T0, SRC_K3, SRC_OB0);
-                else if (section != SEC_PASS0)
-                  recipe_step = run(npu_microcode_pkg::MC_PROG_EXP, SRC_T0, SRC_ZERO, SRC_T1);
-              4'd4:
-                if (section == SEC_PASS0 + 3'd1) recipe_step = st(STEP_REDUCE, '0, SRC_T1, '0, '0);
-                else if (section == SEC_PASS0 + 3'd2 && !log_form)
-                  recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_T1, SRC_K3, SRC_OB0);
-              default: ;
-            endcase
-          end
-          if (section == SEC_POST0 + 3'd1 && idx == 4'd0)
-            recipe_step = run(log_form ? npu_microcode_pkg::MC_PROG_LOG : npu_microcode_pkg::MC_PROG_RECIP,
-                              SRC_K2, SRC_ZERO, SRC_K3);
-        end
-        npu_isa_pkg::OP_RMSNORM: begin
-          unique case ({section, idx})
-            {SEC_PRE, 4'd0}: recipe_step = run(npu_microcode_pkg::MC_PROG_RECIP, SRC_COLS, SRC_ZERO, SRC_K3);
-            {SEC_PASS0, 4'd0}: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB0, SRC_IB0, SRC_T0);
-            {SEC_PASS0, 4'd1}: recipe_step = st(STEP_REDUCE, '0, SRC_T0, '0, '0);
-            {SEC_POST0, 4'd0}: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K1, SRC_K3, SRC_K1);
-            {SEC_POST0, 4'd1}: recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_K1, SRC_K0, SRC_K1);
-            {SEC_POST0, 4'd2}: recipe_step = run(npu_microcode_pkg::MC_PROG_RSQRT, SRC_K1, SRC_ZERO, SRC_K2);
-            {SEC_PASS0 + 3'd1, 4'd0}:
-              recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB0, SRC_K2, use_weight ? SRC_T0 : SRC_OB0);
-            {SEC_PASS0 + 3'd1, 4'd1}:
-              if (use_weight) recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_T0, SRC_IB1, SRC_OB0);
-            default: ;
-          endcase
-        end
-        npu_isa_pkg::OP_SOFTMAX_BWD: begin
-          unique case ({section, idx})
-            {SEC_PASS0, 4'd0}: recipe_step = log_form ? st(STEP_REDUCE, '0, SRC_IB1, '0, '0)
-                                                      : run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB1, SRC_IB0, SRC_T0);
-            {SEC_PASS0, 4'd1}: if (!log_form) recipe_step = st(STEP_REDUCE, '0, SRC_T0, '0, '0);
-            {SEC_PASS0 + 3'd1, 4'd0}:
-              recipe_step = log_form ? run(npu_microcode_pkg::MC_PROG_EXP, SRC_IB0, SRC_ZERO, SRC_T0)
-                                     : run(npu_microcode_pkg::MC_PROG_SUB, SRC_IB1, SRC_K1, SRC_T0);
-            {SEC_PASS0 + 3'd1, 4'd1}:
-              recipe_step = log_form ? run(npu_microcode_pkg::MC_PROG_MUL, SRC_T0, SRC_K1, SRC_T0)
-                                     : run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB0, SRC_T0, SRC_OB0);
-            {SEC_PASS0 + 3'd1, 4'd2}:
-              if (log_form) recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, SRC_IB1, SRC_T0, SRC_OB0);
-            default: ;
-          endcase
-        end
-        npu_isa_pkg::OP_RMSNORM_BWD: begin
-          // Pass 0: the weight gradient (into memory), g and t = sum(g * x);
-          // pass 1: dx = r * (g - x * c).
-          unique case (section)
-            SEC_PRE: if (idx == 4'd0) recipe_step = run(npu_microcode_pkg::MC_PROG_RECIP, SRC_COLS, SRC_ZERO, SRC_K3);
-            SEC_PASS0: begin
-              logic [3:0] k;
-              k = write_extra ? idx : idx + 4'd3;
-              unique case (k)
-                4'd0: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB1, SRC_IB0, SRC_T0);
-                4'd1: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_T0, SRC_K2, SRC_T0);
-                4'd2: recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_IB3, SRC_T0, SRC_OB1);
-                4'd3: recipe_step = use_weight ? run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB1, SRC_IB2, SRC_T1)
-                                               : run(npu_microcode_pkg::MC_PROG_MUL, g, SRC_IB0, SRC_T2);
-                4'd4: recipe_step = use_weight ? run(npu_microcode_pkg::MC_PROG_MUL, g, SRC_IB0, SRC_T2)
-                                               : st(STEP_REDUCE, '0, SRC_T2, '0, '0);
-                4'd5: if (use_weight) recipe_step = st(STEP_REDUCE, '0, SRC_T2, '0, '0);
-                default: ;
-              endcase
-            end
-            SEC_POST0: unique case (idx)
-              4'd0: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K1, SRC_K3, SRC_K1);
-              4'd1: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K1, SRC_K2, SRC_K1);
-              4'd2: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K1, SRC_K2, SRC_K1);
-              default: ;
-            endcase
-            SEC_PASS0 + 3'd1: begin
-              logic [3:0] k;
-              k = use_weight ? idx : idx + 4'd1;
-              unique case (k)
-                4'd0: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB1, SRC_IB2, SRC_T1);
-                4'd1: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB0, SRC_K1, SRC_T0);
-                4'd2: recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, g, SRC_T0, SRC_T0);
-                4'd3: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K2, SRC_T0, SRC_OB0);
-                default: ;
-              endcase
-            end
-            default: ;
-          endcase
-        end
-        npu_isa_pkg::OP_ADAMW: begin
-          // K0..K6: lr, beta1, beta2, eps, weight_decay, bc1, sqrt(bc2);
-          // K8 decay, K9 1 - beta1, K10 1 - beta2, K11 lr / bc1.
-          if (section == SEC_PRE) unique case (idx)
-            4'd0: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K0, SRC_K4, SRC_K8);
-            4'd1: recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, SRC_ONE, SRC_K8, SRC_K8);
-            4'd2: recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, SRC_ONE, SRC_K1, SRC_K9);
-            4'd3: recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, SRC_ONE, SRC_K2, SRC_K10);
-            4'd4: recipe_step = run(npu_microcode_pkg::MC_PROG_DIV, SRC_K0, SRC_K5, SRC_K11);
-            default: ;
-          endcase
-          // p: IB0/OB0, g: IB1, m: IB2/OB1, v: IB3/OB2.
-          if (section == SEC_PASS0) unique case (idx)
-            4'd0: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_IB0, SRC_K8, SRC_T0);
-            4'd1: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K1, SRC_IB2, SRC_T1);
-            4'd2: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K9, SRC_IB1, SRC_T2);
-            4'd3: recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_T1, SRC_T2, SRC_OB1);
-            4'd4: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K2, SRC_IB3, SRC_T1);
-            4'd5: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K10, SRC_IB1, SRC_T2);
-            4'd6: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_T2, SRC_IB1, SRC_T2);
-            4'd7: recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_T1, SRC_T2, SRC_OB2);
-            4'd8: recipe_step = run(npu_microcode_pkg::MC_PROG_SQRT, SRC_OB2, SRC_ZERO, SRC_T1);
-            4'd9: recipe_step = run(npu_microcode_pkg::MC_PROG_DIV, SRC_T1, SRC_K6, SRC_T1);
-            4'd10: recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_T1, SRC_K3, SRC_T1);
-            4'd11: recipe_step = run(npu_microcode_pkg::MC_PROG_DIV, SRC_OB1, SRC_T1, SRC_T1);
-            4'd12: recipe_step = run(npu_microcode_pkg::MC_PROG_MUL, SRC_K11, SRC_T1, SRC_T1);
-            4'd13: recipe_step = run(npu_microcode_pkg::MC_PROG_SUB, SRC_T0, SRC_T1, SRC_OB0);
-            default: ;
-          endcase
-        end
-        default: begin   // EMBEDDING_BWD: dtable row += dy row
-          if (section == SEC_PASS0 && idx == 4'd0)
-            recipe_step = run(npu_microcode_pkg::MC_PROG_ADD, SRC_IB0, SRC_IB1, SRC_OB0);
-        end
-      endcase
-    end
-  endfunction
-
-  // Pass `p` of the current instruction: {valid, input streams, output
-  // streams, reduction, scalar register receiving it}.
-  localparam int unsigned PASS_BITS = 1 + 4 + 3 + 2 + 4;
-  function automatic logic [PASS_BITS-1:0] pass(input logic [3:0] in_mask, input logic [2:0] out_mask,
-                                                 input logic [1:0] reduce, input logic [3:0] kdst);
-    pass = {1'b1, in_mask, out_mask, reduce, kdst};
-  endfunction
-  function automatic logic [PASS_BITS-1:0] recipe_pass(input logic [1:0] p);
-    recipe_pass = '0;
-    if (is_binary) begin
-      if (p == 2'd0) recipe_pass = pass(b_scalar ? 4'b0001 : 4'b0011, 3'b001, RED_NONE, 4'd0);
-    end else if (is_scalar_form || (npu_microcode_pkg::mc_has_program(opcode) &&
-                                    opcode != npu_isa_pkg::OP_SILU_BWD &&
-                                    opcode != npu_isa_pkg::OP_GELU_BWD)) begin
-      if (p == 2'd0) recipe_pass = pass(4'b0001, 3'b001, RED_NONE, 4'd0);
-    end else begin
-      unique case (opcode)
-        npu_isa_pkg::OP_SILU_BWD, npu_isa_pkg::OP_GELU_BWD:
-          if (p == 2'd0) recipe_pass = pass(4'b0011, 3'b001, RED_NONE, 4'd0);
-        npu_isa_pkg::OP_ROW_SUM, npu_isa_pkg::OP_ROW_MEAN:
-          if (p == 2'd0) recipe_pass = pass(4'b0001, 3'b000, RED_SUM, 4'd2);
-        npu_isa_pkg::OP_ROW_MAX:
-          if (p == 2'd0) recipe_pass = pass(4'b0001, 3'b000, RED_MAX, 4'd2);
-        npu_isa_pkg::OP_COL_SUM:
-          if (p == 2'd0) recipe_pass = pass(4'b0011, 3'b001, RED_NONE, 4'd0);
-        npu_isa_pkg::OP_SOFTMAX: unique case (p)
-          2'd0: recipe_pass = pass(4'b0001, 3'b000, RED_MAX, 4'd1);
-          2'd1: recipe_pass = pass(4'b0001, 3'b000, RED_SUM, 4'd2);
-          2'd2: recipe_pass = pass(4'b0001, 3'b001, RED_NONE, 4'd0);
-          default: ;
-        endcase
-        npu_isa_pkg::OP_RMSNORM: unique case (p)
-          2'd0: recipe_pass = pass(4'b0001, 3'b000, RED_SUM, 4'd1);
-          2'd1: recipe_pass = pass(use_weight ? 4'b0011 : 4'b0001, 3'b001, RED_NONE, 4'd0);
-          default: ;
-        endcase
-        npu_isa_pkg::OP_SOFTMAX_BWD: unique case (p)
-          2'd0: recipe_pass = pass(log_form ? 4'b0010 : 4'b0011, 3'b000, RED_SUM, 4'd1);
-          2'd1: recipe_pass = pass(4'b0011, 3'b001, RED_NONE, 4'd0);
-          default: ;
-        endcase
-        npu_isa_pkg::OP_RMSNORM_BWD: unique case (p)
-          2'd0: recipe_pass = pass({write_extra, use_weight, 2'b11}, {1'b0, write_extra, 1'b0},
-                                   RED_SUM, 4'd1);
-          2'd1: recipe_pass = pass({1'b0, use_weight, 2'b11}, 3'b001, RED_NONE, 4'd0);
-          default: ;
-        endcase
-        npu_isa_pkg::OP_ADAMW:
-          if (p == 2'd0) recipe_pass = pass(4'b1111, 3'b111, RED_NONE, 4'd0);
-        default:   // EMBEDDING_BWD
-          if (p == 2'd0) recipe_pass = pass(4'b0011, 3'b001, RED_NONE, 4'd0);
-      endcase
-    end
-  endfunction
+  // The bits of the packet no recipe reads.
+  logic unused_packet;
+  assign unused_packet = ^packet;
 
   // ---- state ---------------------------------------------------------------------------------
   typedef enum logic [4:0] {
@@ -437,11 +140,11 @@ module npu_vector (
   logic [EB:0] chunk_len;
   logic [GB-1:0] group;
   logic [1:0]  pass_idx;
-  logic [2:0]  section;                  // of the steps running
+  logic [2:0]  section;                  // of the steps running (section_e)
   logic [3:0]  step_idx;
-  logic [PASS_BITS-1:0] cur_pass;
+  logic [npu_recipe_pkg::PASS_BITS-1:0] cur_pass;
   logic [2:0]  stream;                   // stream being moved: 0..3 inputs, 4..6 outputs
-  logic        row_skipped;              // EMBEDDING_BWD padding row
+  logic        row_skipped;              // an index row load's skipped index
 
   // Per-stream row addresses and pitches; a stream that reads +0 on the
   // first row (an accumulator kept in memory).
@@ -467,11 +170,11 @@ module npu_vector (
   logic [31:0] staged [8];
   logic [63:0] index_addr;
 
-  logic [STEP_BITS-1:0] cur_step;
+  logic [npu_recipe_pkg::STEP_BITS-1:0] cur_step;
   logic [1:0]  step_kind;
   logic [PB-1:0] step_prog;
   logic [4:0]  step_s0, step_s1, step_dst;
-  assign cur_step = recipe_step(section, step_idx);
+  assign cur_step = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx);
   assign {step_kind, step_prog, step_s0, step_s1, step_dst} = cur_step;
 
   logic pass_valid;
@@ -488,21 +191,21 @@ module npu_vector (
   // ---- values of the sources, per lane ----------------------------------------------------
   function automatic logic [31:0] scalar_value(input logic [4:0] sel);
     unique case (sel)
-      SRC_ONE: scalar_value = 32'h3f80_0000;
-      SRC_COLS: scalar_value = cols_float;
-      SRC_ZERO: scalar_value = 32'd0;
+      npu_recipe_pkg::SRC_ONE: scalar_value = 32'h3f80_0000;
+      npu_recipe_pkg::SRC_COLS: scalar_value = cols_float;
+      npu_recipe_pkg::SRC_ZERO: scalar_value = 32'd0;
       default: scalar_value = ks[sel[3:0]];
     endcase
   endfunction
 
   function automatic logic is_scalar(input logic [4:0] sel);
-    is_scalar = sel[4] || sel == SRC_ZERO || sel == SRC_ONE || sel == SRC_COLS;
+    is_scalar = sel[4] || sel == npu_recipe_pkg::SRC_ZERO || sel == npu_recipe_pkg::SRC_ONE || sel == npu_recipe_pkg::SRC_COLS;
   endfunction
 
   // Which lanes hold elements of the chunk, and the causal limit.
   logic [L-1:0] lane_valid, lane_masked;
   logic signed [64:0] causal_limit;     // last visible column: row + offset
-  assign causal_limit = $signed({33'd0, row}) + 65'($signed(f_p3));
+  assign causal_limit = $signed({33'd0, row}) + 65'($signed(su_mask_offset));
   always_comb begin
     for (int l = 0; l < L; l++) begin
       logic [EB:0] e;
@@ -542,16 +245,16 @@ module npu_vector (
     alu_prim = word_prim;
     alu_mode = npu_pkg::LANE_WORD;
     if (state == S_TREE) alu_mode = npu_pkg::LANE_TREE;
-    else if (step_kind == STEP_REDUCE) alu_mode = npu_pkg::LANE_REDUCE;
+    else if (step_kind == npu_recipe_pkg::STEP_REDUCE) alu_mode = npu_pkg::LANE_REDUCE;
     if (alu_mode != npu_pkg::LANE_WORD)
-      alu_prim = pass_reduce == RED_MAX ? npu_microcode_pkg::MC_FMAX : npu_microcode_pkg::MC_FADD;
+      alu_prim = pass_reduce == npu_recipe_pkg::RED_MAX ? npu_microcode_pkg::MC_FMAX : npu_microcode_pkg::MC_FADD;
   end
 
   // The lanes' units run in cycles that store their result: a ROM word, an
   // accumulation, a level of the reduction tree.
   logic alu_used;
   assign alu_used = ((state == S_STEP || state == S_SCALAR) &&
-                     (step_kind == STEP_RUN || step_kind == STEP_REDUCE)) ||
+                     (step_kind == npu_recipe_pkg::STEP_RUN || step_kind == npu_recipe_pkg::STEP_REDUCE)) ||
                     state == S_TREE;
 
   // ---- the lanes ---------------------------------------------------------------------------------
@@ -578,8 +281,8 @@ module npu_vector (
       .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
       .src1_scalar(is_scalar(step_s1)), .scalar0(scalar_value(step_s0)),
       .scalar1(scalar_value(step_s1)), .dst(step_dst),
-      .mask_write(state == S_STEP && step_kind == STEP_MASK), .masked(lane_masked[l]),
-      .acc_init(pass_start), .acc_init_value(pass_reduce == RED_MAX ? 32'hff80_0000 : 32'd0),
+      .mask_write(state == S_STEP && step_kind == npu_recipe_pkg::STEP_MASK), .masked(lane_masked[l]),
+      .acc_init(pass_start), .acc_init_value(pass_reduce == npu_recipe_pkg::RED_MAX ? 32'hff80_0000 : 32'd0),
       .alu_enable(alu_used), .alu_mode, .prim(alu_prim),
       .word_src0(word_src[0]), .word_src1(word_src[1]), .word_src2(word_src[2]),
       .word_const0(word_const[0]), .word_const1(word_const[1]), .word_const2(word_const[2]),
@@ -627,8 +330,8 @@ module npu_vector (
     for (int w = 0; w < WORDS; w++) begin
       logic [LB-1:0] e;
       e = beat_first[LB-1:0] + LB'(w);
-      // A row store writes K2 (the row's result); the strobes pick its word.
-      if (state == S_ROW_STORE) mem_wr_data[32*w +: 32] = ks[2];
+      // A row store writes its register; the strobes pick its word.
+      if (state == S_ROW_STORE) mem_wr_data[32*w +: 32] = ks[su_row_store_src];
       else mem_wr_data[32*w +: 32] = lane_ob[e];
     end
   end
@@ -645,14 +348,15 @@ module npu_vector (
   end
 
   logic signed [63:0] index_value;
-  assign index_value = index_i64 ? $signed({staged[1], staged[0]}) : 64'($signed(staged[0]));
+  assign index_value = su_index_wide ? $signed({staged[1], staged[0]})
+                                        : 64'($signed(staged[0]));
 
   assign done = state == S_FINISH;
   // Only an index fault names an operand (the interconnect's errors do not).
-  assign fault_operand = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
-                         ? npu_isa_pkg::EMBEDDING_BWD_INDICES_INDEX : npu_isa_pkg::NO_OPERAND;
-  assign fault_length = fault_code == npu_pkg::FAULT_INDEX_OUT_OF_RANGE
-                        ? (index_i64 ? 64'd8 : 64'd4) : 64'd0;
+  assign fault_operand = fault_code == npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
+                         ? su_index_operand : npu_isa_pkg::NO_OPERAND;
+  assign fault_length = fault_code == npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
+                        ? (su_index_wide ? 64'd8 : 64'd4) : 64'd0;
 
   // Chunk positions need only the low address bits.
   logic unused_wr_addr;
@@ -677,19 +381,21 @@ module npu_vector (
     for (int k = 2; k >= 0; k--) if (mask[k] && 3'(k + 4) >= from) next_out = 3'(k + 4);
   endfunction
 
-  // The per-row scalar load of the instruction, if any: b[i] of a column
-  // broadcast, rstd[i] of RMSNORM_BWD, the EMBEDDING_BWD index.
-  logic row_load, row_store;
-  assign row_load = (is_binary && bcast == 2'(npu_isa_pkg::BROADCAST_COL)) ||
-                    opcode == npu_isa_pkg::OP_RMSNORM_BWD || is_embedding_bwd;
-  assign row_store = is_row_reduce || (opcode == npu_isa_pkg::OP_RMSNORM && write_extra);
+  // The row's word of the row store.
+  logic [63:0] row_store_addr;
+  assign row_store_addr = su_row_store_addr + {30'd0, row, 2'b00};
+
+  // An index row load: the index's row of the base address.
+  logic [63:0] index_row_addr;
+  assign index_row_addr = su_index_base + {30'd0, staged[0]} * {30'd0, row_bytes};
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       state <= S_IDLE;
       fault <= 1'b0;
-      fault_code <= npu_pkg::FAULT_NONE;
+      fault_code <= npu_isa_pkg::FAULT_NONE;
       fault_addr <= '0;
+      recipe_q <= npu_recipe_pkg::R_ILLEGAL;
       rows <= '0;
       cols <= '0;
       row <= '0;
@@ -697,7 +403,7 @@ module npu_vector (
       chunk_len <= '0;
       group <= '0;
       pass_idx <= '0;
-      section <= '0;
+      section <= npu_recipe_pkg::SEC_PRE;
       step_idx <= '0;
       cur_pass <= '0;
       stream <= '0;
@@ -719,105 +425,36 @@ module npu_vector (
     end else begin
       unique case (state)
         S_IDLE: if (start) begin
-          fault <= 1'b0;
-          fault_code <= npu_pkg::FAULT_NONE;
+          // A packet no recipe runs is an illegal instruction.
+          recipe_q <= recipe_d;
+          fault <= recipe_d == npu_recipe_pkg::R_ILLEGAL;
+          fault_code <= recipe_d == npu_recipe_pkg::R_ILLEGAL ? npu_isa_pkg::FAULT_UNKNOWN_OPCODE
+                                                              : npu_isa_pkg::FAULT_NONE;
           fault_addr <= '0;
-          state <= S_SETUP;
+          state <= recipe_d == npu_recipe_pkg::R_ILLEGAL ? S_FINISH : S_SETUP;
         end
         S_SETUP: begin
-          // Shape, streams and packet scalars of the instruction.
+          // Shape, streams and packet scalars of the recipe.
           for (int k = 0; k < 7; k++) begin
-            stream_addr[k] <= '0;
-            stream_pitch[k] <= '0;
+            stream_addr[k] <= su_stream_base[k];
+            stream_pitch[k] <= su_stream_per_row[k] ? {30'd0, su_cols, 2'b00} : 64'd0;
           end
-          zero_first_row <= '0;
+          zero_first_row <= su_zero_first_row;
           row <= '0;
           pass_idx <= '0;
-          ks[0] <= f_p2;                          // alpha, scale, eps
-          if (is_binary) begin
-            rows <= f_p0;
-            cols <= f_p1;
-            stream_addr[0] <= f_src0;
-            stream_addr[1] <= f_src1;
-            stream_addr[4] <= f_dst;
-            stream_pitch[0] <= {30'd0, f_p1, 2'b00};
-            stream_pitch[1] <= bcast == 2'(npu_isa_pkg::BROADCAST_NONE) ? {30'd0, f_p1, 2'b00} : 64'd0;
-            stream_pitch[4] <= {30'd0, f_p1, 2'b00};
-            index_addr <= f_src1;                 // b[i] of a column broadcast
-          end else if (is_scalar_form || npu_microcode_pkg::mc_has_program(opcode)) begin
-            // One row of n elements: scalar forms (s), unary (POWS: p),
-            // SILU_BWD/GELU_BWD (x, dy).
-            rows <= 32'd1;
-            cols <= f_p0;
-            ks[0] <= f_p1;
-            stream_addr[0] <= f_src0;
-            stream_addr[1] <= f_src1;
-            stream_addr[4] <= f_dst;
-          end else begin
-            rows <= f_p0;
-            cols <= f_p1;
-            stream_addr[0] <= f_src0;
-            stream_addr[4] <= f_dst;
-            stream_pitch[0] <= {30'd0, f_p1, 2'b00};
-            stream_pitch[4] <= {30'd0, f_p1, 2'b00};
-            unique case (opcode)
-              npu_isa_pkg::OP_COL_SUM: begin
-                stream_addr[1] <= f_dst;
-                stream_pitch[4] <= '0;
-                zero_first_row[1] <= 1'b1;
-              end
-              npu_isa_pkg::OP_RMSNORM: begin
-                stream_addr[1] <= f_src1;           // weight
-              end
-              npu_isa_pkg::OP_SOFTMAX_BWD: begin
-                stream_addr[1] <= f_src1;
-                stream_pitch[1] <= {30'd0, f_p1, 2'b00};
-              end
-              npu_isa_pkg::OP_RMSNORM_BWD: begin
-                rows <= f_p6;
-                cols <= f_p7;
-                stream_pitch[0] <= {30'd0, f_p7, 2'b00};
-                stream_pitch[4] <= {30'd0, f_p7, 2'b00};
-                stream_addr[1] <= f_src1;           // dy
-                stream_pitch[1] <= {30'd0, f_p7, 2'b00};
-                stream_addr[2] <= f_p01;            // weight
-                stream_addr[3] <= f_p45;            // dweight, accumulated
-                stream_addr[5] <= f_p45;
-                zero_first_row[3] <= 1'b1;
-                index_addr <= f_p23;                // rstd
-              end
-              npu_isa_pkg::OP_ADAMW: begin
-                rows <= 32'd1;
-                cols <= f_p4;
-                stream_addr[0] <= f_dst;            // param
-                stream_addr[1] <= f_src0;           // grad
-                stream_addr[2] <= f_src1;           // exp_avg
-                stream_addr[3] <= f_p01;            // exp_avg_sq
-                stream_addr[5] <= f_src1;
-                stream_addr[6] <= f_p01;
-                load_addr <= f_p23;                 // hyper block
-                load_words <= 4'd8;
-              end
-              npu_isa_pkg::OP_EMBEDDING_BWD: begin
-                stream_addr[1] <= f_src0;           // dy
-                stream_pitch[1] <= {30'd0, f_p1, 2'b00};
-                stream_pitch[4] <= '0;              // IB0, OB0: the row's table row
-                index_addr <= f_src1;
-              end
-              default: ;
-            endcase
-          end
+          rows <= su_rows;
+          cols <= su_cols;
+          ks[0] <= su_k0;
+          index_addr <= su_row_load_addr;
+          load_addr <= su_pre_load_addr;
+          load_words <= su_pre_load_words;
           state <= S_START;
         end
         S_START: begin
-          if (is_binary && bcast == 2'(npu_isa_pkg::BROADCAST_SCALAR)) begin
-            load_addr <= f_src1;
-            load_words <= 4'd1;
-            state <= S_PRE_LOAD_REQ;
-          end else if (opcode == npu_isa_pkg::OP_ADAMW) begin
+          if (su_pre_load) begin
             state <= S_PRE_LOAD_REQ;
           end else begin
-            section <= SEC_PRE;
+            section <= npu_recipe_pkg::SEC_PRE;
             step_idx <= '0;
             word_index <= '0;
             state <= S_SCALAR;
@@ -835,10 +472,10 @@ module npu_vector (
               fault_addr <= mem_error_addr;
               state <= S_FINISH;
             end else begin
-              // b[0] of a scalar broadcast into K1; the AdamW block into K0..K7.
-              if (opcode == npu_isa_pkg::OP_ADAMW) for (int x = 0; x < 8; x++) ks[x] <= staged[x];
-              else ks[1] <= staged[0];
-              section <= SEC_PRE;
+              // The words into K<first>...
+              for (int x = 0; x < 8; x++)
+                if (4'(x) < su_pre_load_words) ks[su_pre_load_first + 4'(x)] <= staged[x];
+              section <= npu_recipe_pkg::SEC_PRE;
               step_idx <= '0;
               word_index <= '0;
               state <= S_SCALAR;
@@ -847,7 +484,7 @@ module npu_vector (
         end
         S_SCALAR, S_STEP: begin
           // One step: load the inputs, run the ROM words, write back.
-          if (step_kind == STEP_END) begin
+          if (step_kind == npu_recipe_pkg::STEP_END) begin
             if (state == S_STEP) begin
               // The group is done.
               step_idx <= '0;
@@ -857,21 +494,20 @@ module npu_vector (
                 state <= next_out(pass_out, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
                 if (next_out(pass_out, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
               end
-            end else if (section == SEC_PRE) begin
+            end else if (section == npu_recipe_pkg::SEC_PRE) begin
               state <= S_ROW;
             end else begin
               // After pass pass_idx's scalar steps: the next pass or the row's end.
               pass_idx <= pass_idx + 2'd1;
-              cur_pass <= recipe_pass(pass_idx + 2'd1);
-              state <= recipe_pass(pass_idx + 2'd1) == '0 ? (row_store ? S_ROW_STORE_REQ : S_NEXT_ROW)
-                                                        : S_PASS;
+              cur_pass <= npu_recipe_pkg::recipe_pass(recipe_q, pass_idx + 2'd1);
+              state <= npu_recipe_pkg::recipe_pass(recipe_q, pass_idx + 2'd1) == '0
+                       ? (su_row_store ? S_ROW_STORE_REQ : S_NEXT_ROW) : S_PASS;
               j0 <= '0;
-              if (row_store) load_addr <= (opcode == npu_isa_pkg::OP_RMSNORM ? f_p45 : f_dst) +
-                                          {30'd0, row, 2'b00};
+              if (su_row_store) load_addr <= row_store_addr;
             end
-          end else if (step_kind == STEP_MASK) begin
+          end else if (step_kind == npu_recipe_pkg::STEP_MASK) begin
             step_idx <= step_idx + 4'd1;
-          end else if (step_kind == STEP_REDUCE) begin
+          end else if (step_kind == npu_recipe_pkg::STEP_REDUCE) begin
             step_idx <= step_idx + 4'd1;
           end else begin
             // The lanes store the result; a scalar one is lane 0's.
@@ -888,11 +524,11 @@ module npu_vector (
           // Row prologue: the row's scalar load, if any.
           row_skipped <= 1'b0;
           pass_idx <= '0;
-          cur_pass <= recipe_pass(2'd0);
+          cur_pass <= npu_recipe_pkg::recipe_pass(recipe_q, 2'd0);
           j0 <= '0;
-          if (row_load) begin
+          if (su_row_load != npu_recipe_pkg::ROW_LOAD_NONE) begin
             load_addr <= index_addr;
-            load_words <= is_embedding_bwd && index_i64 ? 4'd2 : 4'd1;
+            load_words <= su_index_wide ? 4'd2 : 4'd1;
             state <= S_ROW_LOAD_REQ;
           end else begin
             state <= S_PASS;
@@ -906,44 +542,41 @@ module npu_vector (
               fault_code <= mem_error_code;
               fault_addr <= mem_error_addr;
               state <= S_FINISH;
-            end else if (is_embedding_bwd) begin
+            end else if (su_row_load == npu_recipe_pkg::ROW_LOAD_INDEX) begin
               state <= S_INDEX_CHECK;
             end else begin
-              // b[i] into K1; rstd[i] into K2.
-              if (opcode == npu_isa_pkg::OP_RMSNORM_BWD) ks[2] <= staged[0];
-              else ks[1] <= staged[0];
+              ks[su_row_load_dst] <= staged[0];
               index_addr <= index_addr + 64'd4;
               state <= S_PASS;
             end
           end
         end
         S_INDEX_CHECK: begin
-          if (index_value < 0 || index_value >= $signed({32'd0, f_p2})) begin
+          if (index_value < 0 || index_value >= $signed({32'd0, su_index_bound})) begin
             fault <= 1'b1;
-            fault_code <= npu_pkg::FAULT_INDEX_OUT_OF_RANGE;
+            fault_code <= npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE;
             fault_addr <= index_addr;
             state <= S_FINISH;
           end else begin
-            row_skipped <= $signed(f_p3) >= 0 && index_value == 64'($signed(f_p3));
-            stream_addr[0] <= f_dst + {30'd0, staged[0]} * {30'd0, row_bytes};
-            stream_addr[4] <= f_dst + {30'd0, staged[0]} * {30'd0, row_bytes};
-            index_addr <= index_addr + (index_i64 ? 64'd8 : 64'd4);
+            row_skipped <= $signed(su_index_skip) >= 0 &&
+                           index_value == 64'($signed(su_index_skip));
+            for (int k = 0; k < 7; k++) if (su_rebase[k]) stream_addr[k] <= index_row_addr;
+            index_addr <= index_addr + (su_index_wide ? 64'd8 : 64'd4);
             state <= S_PASS;
           end
         end
         S_PASS: begin
           // Start of a pass (j0 == 0) or of its next chunk.
           if (!pass_valid || row_skipped) begin
-            state <= row_store ? S_ROW_STORE_REQ : S_NEXT_ROW;
-            if (row_store) load_addr <= (opcode == npu_isa_pkg::OP_RMSNORM ? f_p45 : f_dst) +
-                                        {30'd0, row, 2'b00};
+            state <= su_row_store ? S_ROW_STORE_REQ : S_NEXT_ROW;
+            if (su_row_store) load_addr <= row_store_addr;
           end else if (j0 != '0 && {1'b0, j0} >= {1'b0, cols}) begin
             // The pass is over: combine the lanes, or go on.
-            if (pass_reduce != RED_NONE) begin
+            if (pass_reduce != npu_recipe_pkg::RED_NONE) begin
               tree_level <= '0;
               state <= S_TREE;
             end else begin
-              section <= SEC_POST0 + 3'(pass_idx);
+              section <= npu_recipe_pkg::SEC_AFTER0 + 3'(pass_idx);
               step_idx <= '0;
               word_index <= '0;
               state <= S_SCALAR;
@@ -954,7 +587,7 @@ module npu_vector (
             stream <= next_in(pass_in, 3'd0);
             state <= next_in(pass_in, 3'd0) == 3'd4 ? S_STEP : S_IN_REQ;
             group <= '0;
-            section <= SEC_PASS0 + 3'(pass_idx);
+            section <= npu_recipe_pkg::SEC_PASS0 + 3'(pass_idx);
             step_idx <= '0;
             word_index <= '0;
           end
@@ -999,7 +632,7 @@ module npu_vector (
           tree_level <= tree_level + 2'd1;
           if ((L >> (tree_level + 1)) == 1) begin
             ks[pass_kdst] <= lane_alu[0];
-            section <= SEC_POST0 + 3'(pass_idx);
+            section <= npu_recipe_pkg::SEC_AFTER0 + 3'(pass_idx);
             step_idx <= '0;
             word_index <= '0;
             state <= S_SCALAR;

@@ -367,6 +367,29 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
   }
   os << "      default: ;\n    endcase\n  endfunction\n  /* verilator lint_on UNUSEDSIGNAL */\n\n";
 
+  os << "  // Fault codes (isa/faults.td), the devices' ERROR_CODE.\n  typedef enum logic ["
+     << kFaultCodeBits - 1 << ":0] {\n";
+  for (const FaultCodeDef &f : model.faultCodes)
+    os << "    FAULT_" << upper(f.name) << " = " << kFaultCodeBits << "'d" << f.value
+       << (&f == &model.faultCodes.back() ? "" : ",") << "  // " << f.doc << "\n";
+  os << "  } fault_e;\n\n";
+
+  const unsigned engineBits = llvm::Log2_32_Ceil(model.engines.size() + 1);
+  os << "  // The engine of each instruction (its Cost's Engine); ENGINE_ILLEGAL for\n"
+        "  // an opcode that names no instruction.\n  typedef enum logic ["
+     << engineBits - 1 << ":0] {\n    ENGINE_ILLEGAL = " << engineBits << "'d0";
+  for (size_t e = 0; e < model.engines.size(); ++e)
+    os << ",\n    ENGINE_" << upper(model.engines[e]) << " = " << engineBits << "'d" << e + 1;
+  os << "\n  } engine_e;\n\n";
+  // (Qualified names: Yosys 0.23 does not resolve a package's enumerators
+  // inside its functions otherwise.)
+  os << "  function automatic engine_e engine_of(input logic [31:0] opcode);\n"
+        "    unique case (opcode)\n";
+  for (const InstructionDef &inst : model.instructions)
+    os << "      npu_isa_pkg::OP_" << inst.defName << ": engine_of = npu_isa_pkg::ENGINE_"
+       << upper(inst.engine) << ";\n";
+  os << "      default: engine_of = npu_isa_pkg::ENGINE_ILLEGAL;\n    endcase\n  endfunction\n\n";
+
   os << "  function automatic logic is_known_opcode(input logic [31:0] opcode);\n";
   os << "    case (opcode)\n      ";
   for (size_t i = 0; i < model.instructions.size(); ++i)

@@ -85,6 +85,24 @@ unsigned maxDisjoints(const IsaModel &model) {
   return static_cast<unsigned>(n);
 }
 
+std::string recipeSourceName(unsigned code) {
+  if (code < SrcOB0)
+    return "IB" + std::to_string(code);
+  if (code < SrcZero)
+    return "OB" + std::to_string(code - SrcOB0);
+  if (code == SrcZero)
+    return "ZERO";
+  if (code >= SrcT0 && code < SrcT0 + kRecipeTemps)
+    return "T" + std::to_string(code - SrcT0);
+  if (code == SrcOne)
+    return "ONE";
+  if (code == SrcCols)
+    return "COLS";
+  if (code >= SrcK0 && code < SrcK0 + kRecipeScalars)
+    return "K" + std::to_string(code - SrcK0);
+  return "";
+}
+
 std::string familyListMacro(const std::string &family) {
   return "NPU_FOR_EACH_" + llvm::StringRef(family).upper();
 }
@@ -124,6 +142,8 @@ public:
     loadMicroPrograms();
     loadCsrs();
     linkPrograms();
+    loadRecipes();
+    loadFaultCodes();
     loadVersion();
     if (!failed_)
       model_.hash = computeHash();
@@ -132,7 +152,7 @@ public:
 
 private:
   void error(const Record *rec, const Twine &message) {
-    llvm::PrintError(rec->getLoc(), message);
+    llvm::PrintError((recipeOwner_ ? recipeOwner_ : rec)->getLoc(), message);
     failed_ = true;
   }
   void note(const Record *rec, const Twine &message) { llvm::PrintNote(rec->getLoc(), message); }
@@ -814,9 +834,10 @@ private:
           inst.usedBits[b] = true;
       model_.instructions.push_back(std::move(inst));
     }
-    for (Record *engine : defsOf("Engine"))
-      model_.engineDocs[engine->getValueAsString("Name").str()] =
-          engine->getValueAsString("Doc").str();
+    for (Record *engine : defsOf("Engine")) {
+      model_.engines.push_back(engine->getValueAsString("Name").str());
+      model_.engineDocs[model_.engines.back()] = engine->getValueAsString("Doc").str();
+    }
     if (model_.instructions.empty() && !failed_) {
       llvm::PrintError("no Instruction definitions");
       failed_ = true;
@@ -1184,6 +1205,465 @@ private:
     }
   }
 
+  void loadFaultCodes() {
+    for (Record *rec : defsOf("FaultCode")) {
+      FaultCodeDef code{rec->getValueAsString("Name").str(), 0, rec->getValueAsString("Doc").str()};
+      const int64_t value = rec->getValueAsInt("Value");
+      if (value < 0 || value >= (int64_t(1) << kFaultCodeBits)) {
+        error(rec, "fault code '" + code.name + "' = " + Twine(value) + " does not fit in " +
+                       Twine(kFaultCodeBits) + " bits");
+        continue;
+      }
+      code.value = static_cast<uint32_t>(value);
+      for (const FaultCodeDef &other : model_.faultCodes)
+        if (other.value == code.value || other.name == code.name)
+          error(rec, "fault code '" + code.name + "' = " + Twine(value) + " repeats '" +
+                         other.name + "' = " + Twine(other.value));
+      model_.faultCodes.push_back(code);
+    }
+    llvm::sort(model_.faultCodes,
+               [](const FaultCodeDef &a, const FaultCodeDef &b) { return a.value < b.value; });
+  }
+
+  // ---- vector-engine recipes (isa/recipe.td) --------------------------------------------
+
+  // Reads the Recipes of every instruction: the vector engine's need them,
+  // no other engine's may have them.
+  void loadRecipes() {
+    for (Record *rec : defsOf("Instruction")) {
+      auto inst = llvm::find_if(model_.instructions, [&](const InstructionDef &i) {
+        return i.defName == rec->getName();
+      });
+      if (inst == model_.instructions.end())
+        continue; // reported already
+      std::vector<Record *> recipes = rec->getValueAsListOfDefs("Recipes");
+      if (inst->engine != "vector") {
+        if (!recipes.empty())
+          error(rec, "'" + inst->mnemonic + "' runs on the " + inst->engine +
+                         " engine but has vector-engine Recipes");
+        continue;
+      }
+      if (recipes.empty()) {
+        error(rec, "'" + inst->mnemonic +
+                       "' runs on the vector engine but has no Recipes (isa/recipe.td)");
+        continue;
+      }
+      bool ok = true;
+      recipeOwner_ = rec;
+      for (Record *recipeRec : recipes) {
+        RecipeDef recipe;
+        recipe.name = "R_" + inst->defName + "_" + std::to_string(inst->recipes.size());
+        if (!loadRecipe(recipeRec, *inst, recipe)) {
+          note(rec, "in recipe " + Twine(inst->recipes.size()) + " of '" + inst->mnemonic + "'");
+          ok = false;
+        }
+        inst->recipes.push_back(std::move(recipe));
+      }
+      recipeOwner_ = nullptr;
+      if (ok)
+        checkVariants(rec, *inst);
+    }
+  }
+
+  // A source or destination name of a step.
+  bool sourceCode(const std::string &name, unsigned &code) {
+    for (unsigned c = 0; c < 32; ++c)
+      if (!name.empty() && recipeSourceName(c) == name) {
+        code = c;
+        return true;
+      }
+    return false;
+  }
+
+  // Scalar register K<n> named `name`.
+  bool scalarRegister(const Record *rec, const InstructionDef &inst, const std::string &name,
+                      const std::string &what, unsigned &k) {
+    unsigned code = 0;
+    if (!sourceCode(name, code) || code < SrcK0) {
+      error(rec, "'" + inst.mnemonic + "': " + what + " '" + name +
+                     "' is not a scalar register K0..K" + Twine(kRecipeScalars - 1));
+      return false;
+    }
+    k = code - SrcK0;
+    return true;
+  }
+
+  // A stream name: IB0..IB3 (0..3) or OB0..OB2 (4..6).
+  bool streamSlot(const Record *rec, const InstructionDef &inst, const std::string &name,
+                  unsigned &slot) {
+    unsigned code = 0;
+    if (!sourceCode(name, code) || code >= SrcZero) {
+      error(rec, "'" + inst.mnemonic + "': unknown stream '" + name + "' (IB0..IB3, OB0..OB2)");
+      return false;
+    }
+    slot = code;
+    return true;
+  }
+
+  bool loadSteps(const Record *rec, const InstructionDef &inst, const std::vector<Record *> &steps,
+                 bool scalar, const RecipePass *pass, const std::string &where,
+                 std::vector<RecipeStep> &out) {
+    bool ok = true;
+    if (steps.size() > kRecipeMaxSteps) {
+      error(rec, "'" + inst.mnemonic + "': " + where + " has " + Twine(steps.size()) +
+                     " steps, the engine runs at most " + Twine(kRecipeMaxSteps));
+      ok = false;
+    }
+    unsigned written = 0; // output streams written by earlier steps of the pass
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Record *stepRec = steps[i];
+      const std::string at = where + " step " + std::to_string(i);
+      const std::string kind = stepRec->getValueAsString("Kind").str();
+      RecipeStep step;
+      const auto source = [&](const char *field, unsigned &code, bool isDst) {
+        const std::string name = stepRec->getValueAsString(field).str();
+        if (name.empty() && !isDst && std::string(field) == "Src1") {
+          code = SrcZero;
+          return true;
+        }
+        if (!sourceCode(name, code)) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": unknown " +
+                         (isDst ? "destination" : "source") + " '" + name + "'");
+          return false;
+        }
+        const bool isStream = code < SrcZero, isTemp = code >= SrcT0 && code < SrcT0 + kRecipeTemps;
+        if (scalar && (isStream || isTemp)) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": scalar steps take scalars, not '" +
+                         name + "'");
+          return false;
+        }
+        if (isDst && (code < SrcOB0 || code == SrcZero || code == SrcOne || code == SrcCols)) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": cannot write '" + name + "'");
+          return false;
+        }
+        if (isDst && code < SrcZero && pass && !(pass->outputs & (1u << (code - SrcOB0)))) {
+          error(rec, "'" + inst.mnemonic + "': " + at + " writes stream '" + name +
+                         "' that its pass does not write");
+          return false;
+        }
+        if (!isDst && code < SrcOB0 && pass && !(pass->inputs & (1u << code))) {
+          error(rec, "'" + inst.mnemonic + "': " + at + " reads stream '" + name +
+                         "' that its pass does not load");
+          return false;
+        }
+        if (!isDst && code >= SrcOB0 && code < SrcZero && !(written & (1u << (code - SrcOB0)))) {
+          error(rec, "'" + inst.mnemonic + "': " + at + " reads output stream '" + name +
+                         "' before a step of its pass writes it");
+          return false;
+        }
+        return true;
+      };
+      if (kind == "run") {
+        step.kind = StepKind::Run;
+        const std::string program = stepRec->getValueAsString("Program").str();
+        auto prog = llvm::find_if(model_.programs,
+                                  [&](const MicroProgramDef &p) { return p.name == program; });
+        if (prog == model_.programs.end()) {
+          error(rec,
+                "'" + inst.mnemonic + "': " + at + ": unknown micro-program '" + program + "'");
+          ok = false;
+          continue;
+        }
+        step.program = static_cast<int>(prog - model_.programs.begin());
+        const bool twoInputs = prog->inputs.size() >= 2;
+        if (prog->inputs.size() > 2 || twoInputs == stepRec->getValueAsString("Src1").empty()) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": micro-program '" + program + "' takes " +
+                         Twine(prog->inputs.size()) + " inputs");
+          ok = false;
+          continue;
+        }
+        ok = source("Src0", step.src0, false) && source("Src1", step.src1, false) &&
+             source("Dst", step.dst, true) && ok;
+      } else if (kind == "mask") {
+        step.kind = StepKind::Mask;
+        if (scalar) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": a mask step is per element");
+          ok = false;
+        }
+        ok = source("Src0", step.src0, false) && source("Dst", step.dst, true) && ok;
+      } else if (kind == "reduce") {
+        step.kind = StepKind::Reduce;
+        if (scalar || !pass || pass->reduce == ReduceKind::None) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": a reduce step outside a reducing pass");
+          ok = false;
+        }
+        ok = source("Src0", step.src0, false) && ok;
+      } else {
+        error(rec, "'" + inst.mnemonic + "': " + at + ": unknown step kind '" + kind + "'");
+        ok = false;
+      }
+      if (step.dst >= SrcOB0 && step.dst < SrcZero && step.kind != StepKind::Reduce)
+        written |= 1u << (step.dst - SrcOB0);
+      out.push_back(step);
+    }
+    if (pass && ok) {
+      for (unsigned o = 0; o < kRecipeOutputs; ++o)
+        if ((pass->outputs & (1u << o)) && !(written & (1u << o))) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " writes stream 'OB" + Twine(o) +
+                         "' but no step computes it");
+          ok = false;
+        }
+      const bool reduces =
+          llvm::any_of(out, [](const RecipeStep &s) { return s.kind == StepKind::Reduce; });
+      if (pass->reduce != ReduceKind::None && !reduces) {
+        error(rec, "'" + inst.mnemonic + "': " + where + " reduces but has no reduce step");
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  bool loadRecipe(const Record *rec, const InstructionDef &inst, RecipeDef &recipe) {
+    bool ok = true;
+    for (const Record *cond : rec->getValueAsListOfDefs("When")) {
+      RecipeCondition c;
+      c.operand = operandRef(rec, inst, cond->getValueAsString("Operand").str(),
+                             {OperandKind::Flag, OperandKind::Enum, OperandKind::F32,
+                              OperandKind::U32, OperandKind::I32, OperandKind::Bits32},
+                             "variant condition");
+      c.value = static_cast<uint64_t>(cond->getValueAsInt("Value"));
+      c.equal = cond->getValueAsBit("Equal");
+      if (c.operand < 0) {
+        ok = false;
+        continue;
+      }
+      const OperandDef &op = inst.operands[c.operand];
+      if (op.slot.width < 64 && c.value >> op.slot.width) {
+        error(rec, "'" + inst.mnemonic + "': variant condition value " + Twine(c.value) +
+                       " does not fit operand '" + op.name + "'");
+        ok = false;
+      }
+      recipe.when.push_back(c);
+    }
+    recipe.rows = optionalRef(rec, inst, rec->getValueAsString("Rows").str(), {OperandKind::U32},
+                              "recipe rows", ok);
+    recipe.cols = operandRef(rec, inst, rec->getValueAsString("Cols").str(), {OperandKind::U32},
+                             "recipe cols");
+    ok = ok && recipe.cols >= 0;
+    recipe.k0 = optionalRef(rec, inst, rec->getValueAsString("K0").str(),
+                            {OperandKind::F32, OperandKind::Bits32}, "recipe K0", ok);
+    recipe.maskOffset = optionalRef(rec, inst, rec->getValueAsString("MaskOffset").str(),
+                                    {OperandKind::I32}, "recipe mask offset", ok);
+    unsigned declared = 0;
+    for (const Record *streamRec : rec->getValueAsListOfDefs("Streams")) {
+      RecipeStream stream;
+      if (!streamSlot(rec, inst, streamRec->getValueAsString("Slot").str(), stream.slot)) {
+        ok = false;
+        continue;
+      }
+      if (declared & (1u << stream.slot)) {
+        error(rec, "'" + inst.mnemonic + "': stream '" + recipeSourceName(stream.slot) +
+                       "' is declared twice");
+        ok = false;
+      }
+      declared |= 1u << stream.slot;
+      stream.operand = operandRef(rec, inst, streamRec->getValueAsString("Operand").str(),
+                                  {OperandKind::Addr}, "stream");
+      stream.perRow = streamRec->getValueAsBit("PerRow");
+      stream.zeroFirstRow = streamRec->getValueAsBit("ZeroFirstRow");
+      if (stream.zeroFirstRow && stream.slot >= SrcOB0) {
+        error(rec, "'" + inst.mnemonic + "': output stream '" + recipeSourceName(stream.slot) +
+                       "' cannot read +0 on the first row");
+        ok = false;
+      }
+      ok = ok && stream.operand >= 0;
+      recipe.streams.push_back(stream);
+    }
+    const std::vector<Record *> preLoads = rec->getValueAsListOfDefs("PreLoads");
+    const std::vector<Record *> rowLoads = rec->getValueAsListOfDefs("RowLoads");
+    const std::vector<Record *> rowStores = rec->getValueAsListOfDefs("RowStores");
+    if (preLoads.size() > 1 || rowLoads.size() > 1 || rowStores.size() > 1) {
+      error(rec,
+            "'" + inst.mnemonic + "': a recipe has at most one pre-load, row load and row store");
+      ok = false;
+    }
+    if (!preLoads.empty()) {
+      const Record *load = preLoads.front();
+      recipe.preLoad = operandRef(rec, inst, load->getValueAsString("Operand").str(),
+                                  {OperandKind::Addr}, "pre-load");
+      const int64_t words = load->getValueAsInt("Words");
+      ok = ok && recipe.preLoad >= 0 &&
+           scalarRegister(rec, inst, load->getValueAsString("First").str(), "pre-load register",
+                          recipe.preLoadFirst);
+      if (words < 1 || words > kRecipePreLoadWords ||
+          recipe.preLoadFirst + words > kRecipeScalars) {
+        error(rec, "'" + inst.mnemonic + "': a pre-load loads 1.." + Twine(kRecipePreLoadWords) +
+                       " words into the scalar registers");
+        ok = false;
+      }
+      recipe.preLoadWords = static_cast<unsigned>(words);
+    }
+    if (!rowLoads.empty()) {
+      const Record *load = rowLoads.front();
+      recipe.rowLoadOperand = operandRef(rec, inst, load->getValueAsString("Operand").str(),
+                                         {OperandKind::Addr}, "row load");
+      ok = ok && recipe.rowLoadOperand >= 0;
+      if (load->getValueAsString("Kind") == "index") {
+        recipe.rowLoad = RowLoadKind::Index;
+        recipe.indexType = operandRef(rec, inst, load->getValueAsString("IndexType").str(),
+                                      {OperandKind::Enum}, "index type");
+        recipe.indexBound = operandRef(rec, inst, load->getValueAsString("Bound").str(),
+                                       {OperandKind::U32}, "index bound");
+        recipe.indexSkip = optionalRef(rec, inst, load->getValueAsString("Skip").str(),
+                                       {OperandKind::I32}, "index skip", ok);
+        recipe.indexBase = operandRef(rec, inst, load->getValueAsString("Base").str(),
+                                      {OperandKind::Addr}, "index base");
+        ok = ok && recipe.indexType >= 0 && recipe.indexBound >= 0 && recipe.indexBase >= 0;
+        for (llvm::StringRef nameRef : load->getValueAsListOfStrings("Rebase")) {
+          const std::string name = nameRef.str();
+          unsigned slot = 0;
+          if (!streamSlot(rec, inst, name, slot))
+            ok = false;
+          else
+            recipe.rebase |= 1u << slot;
+        }
+      } else {
+        recipe.rowLoad = RowLoadKind::Scalar;
+        ok = scalarRegister(rec, inst, load->getValueAsString("Dst").str(), "row load register",
+                            recipe.rowLoadDst) &&
+             ok;
+      }
+    }
+    if (!rowStores.empty()) {
+      const Record *store = rowStores.front();
+      recipe.rowStore = operandRef(rec, inst, store->getValueAsString("Operand").str(),
+                                   {OperandKind::Addr}, "row store");
+      ok = ok && recipe.rowStore >= 0 &&
+           scalarRegister(rec, inst, store->getValueAsString("Src").str(), "row store register",
+                          recipe.rowStoreSrc);
+    }
+    ok = loadSteps(rec, inst, rec->getValueAsListOfDefs("Pre"), true, nullptr, "the Pre steps",
+                   recipe.pre) &&
+         ok;
+    const std::vector<Record *> passes = rec->getValueAsListOfDefs("Passes");
+    if (passes.empty() || passes.size() > kRecipePasses) {
+      error(rec, "'" + inst.mnemonic + "': a recipe has 1.." + Twine(kRecipePasses) + " passes");
+      return false;
+    }
+    for (size_t p = 0; p < passes.size(); ++p) {
+      const Record *passRec = passes[p];
+      const std::string where = "pass " + std::to_string(p);
+      RecipePass pass;
+      for (llvm::StringRef nameRef : passRec->getValueAsListOfStrings("Inputs")) {
+        const std::string name = nameRef.str();
+        unsigned slot = 0;
+        if (!streamSlot(rec, inst, name, slot) || slot >= SrcOB0) {
+          if (slot >= SrcOB0)
+            error(rec, "'" + inst.mnemonic + "': " + where + " loads '" + name +
+                           "', not an input stream");
+          ok = false;
+          continue;
+        }
+        pass.inputs |= 1u << slot;
+      }
+      for (llvm::StringRef nameRef : passRec->getValueAsListOfStrings("Outputs")) {
+        const std::string name = nameRef.str();
+        unsigned slot = 0;
+        if (!streamSlot(rec, inst, name, slot) || slot < SrcOB0) {
+          if (slot < SrcOB0)
+            error(rec, "'" + inst.mnemonic + "': " + where + " writes '" + name +
+                           "', not an output stream");
+          ok = false;
+          continue;
+        }
+        pass.outputs |= 1u << (slot - SrcOB0);
+      }
+      const unsigned used = pass.inputs | pass.outputs << SrcOB0;
+      if (used & ~declared) {
+        error(rec,
+              "'" + inst.mnemonic + "': " + where + " uses a stream the recipe does not declare");
+        ok = false;
+      }
+      const std::string reduce = passRec->getValueAsString("Reduce").str();
+      if (reduce == "sum" || reduce == "max") {
+        pass.reduce = reduce == "sum" ? ReduceKind::Sum : ReduceKind::Max;
+        ok = scalarRegister(rec, inst, passRec->getValueAsString("Dst").str(), where + " reduction",
+                            pass.reduceDst) &&
+             ok;
+      } else if (reduce != "none") {
+        error(rec, "'" + inst.mnemonic + "': " + where + ": unknown reduction '" + reduce +
+                       "' (none, sum, max)");
+        ok = false;
+      }
+      ok = loadSteps(rec, inst, passRec->getValueAsListOfDefs("Steps"), false, &pass, where,
+                     pass.steps) &&
+           ok;
+      ok = loadSteps(rec, inst, passRec->getValueAsListOfDefs("After"), true, nullptr,
+                     where + " After", pass.after) &&
+           ok;
+      const bool masks =
+          llvm::any_of(pass.steps, [](const RecipeStep &s) { return s.kind == StepKind::Mask; });
+      if (masks && recipe.maskOffset < 0) {
+        error(rec, "'" + inst.mnemonic + "': " + where + " masks but the recipe has no MaskOffset");
+        ok = false;
+      }
+      recipe.passes.push_back(std::move(pass));
+    }
+    return ok;
+  }
+
+  // The variants of an instruction: every combination of the values their
+  // conditions test matches exactly one recipe.
+  void checkVariants(const Record *rec, const InstructionDef &inst) {
+    // The values to try per operand: all values of a flag or enumeration,
+    // else each value a condition names plus one it does not.
+    std::vector<int> operands;
+    std::vector<std::vector<uint64_t>> values;
+    for (const RecipeDef &r : inst.recipes)
+      for (const RecipeCondition &c : r.when)
+        if (!llvm::is_contained(operands, c.operand))
+          operands.push_back(c.operand);
+    for (int operand : operands) {
+      const OperandDef &op = inst.operands[operand];
+      std::vector<uint64_t> domain;
+      if (op.kind == OperandKind::Flag)
+        domain = {0, 1};
+      else if (op.kind == OperandKind::Enum)
+        for (const EnumValueDef &v : op.enumType->values)
+          domain.push_back(static_cast<uint64_t>(v.value));
+      else {
+        for (const RecipeDef &r : inst.recipes)
+          for (const RecipeCondition &c : r.when)
+            if (c.operand == operand && !llvm::is_contained(domain, c.value))
+              domain.push_back(c.value);
+        uint64_t other = 0;
+        while (llvm::is_contained(domain, other))
+          ++other;
+        domain.push_back(other);
+      }
+      values.push_back(domain);
+    }
+    std::vector<size_t> pick(operands.size(), 0);
+    while (true) {
+      std::vector<size_t> matching;
+      for (size_t r = 0; r < inst.recipes.size(); ++r)
+        if (llvm::all_of(inst.recipes[r].when, [&](const RecipeCondition &c) {
+              const size_t i = llvm::find(operands, c.operand) - operands.begin();
+              return (values[i][pick[i]] == c.value) == c.equal;
+            }))
+          matching.push_back(r);
+      if (matching.size() != 1) {
+        std::string combination;
+        for (size_t i = 0; i < operands.size(); ++i)
+          combination += (i ? ", " : "") + inst.operands[operands[i]].name + " = " +
+                         std::to_string(values[i][pick[i]]);
+        if (combination.empty())
+          combination = "every packet";
+        if (matching.empty())
+          error(rec, "'" + inst.mnemonic + "': no recipe variant matches " + combination);
+        else
+          error(rec, "'" + inst.mnemonic + "': recipes " + Twine(matching[0]) + " and " +
+                         Twine(matching[1]) + " both match " + combination);
+        return;
+      }
+      size_t i = 0;
+      while (i < pick.size() && ++pick[i] == values[i].size())
+        pick[i++] = 0;
+      if (i == pick.size())
+        return;
+    }
+  }
+
   void loadHardware() {
     std::vector<Record *> defs = defsOf("HardwareConfig");
     if (defs.size() != 1) {
@@ -1313,6 +1793,9 @@ private:
   const llvm::RecordKeeper &records_;
   IsaModel &model_;
   bool failed_ = false;
+  // While a recipe loads, the instruction whose location its errors take:
+  // an anonymous recipe record carries its class's location, not its use's.
+  const Record *recipeOwner_ = nullptr;
   llvm::DenseMap<const Record *, const EnumTypeDef *> enumByRecord_;
   std::map<const Record *, size_t> primByRecord_;
   std::map<const Record *, size_t> programByRecord_;

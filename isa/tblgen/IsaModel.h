@@ -112,6 +112,79 @@ struct DisjointDef {
   int64_t inPlaceValue = 0; // ... has this value
 };
 
+// Vector-engine recipes (isa/recipe.td). Value sources and destinations of
+// a step, as the engine encodes them (5 bits): the input streams, the
+// output streams, +0, the lane temporaries, 1.0, cols as binary32, and the
+// scalar registers.
+inline constexpr unsigned kRecipeInputs = 4, kRecipeOutputs = 3, kRecipeTemps = 4,
+                          kRecipeScalars = 16, kRecipePasses = 3, kRecipeMaxSteps = 15,
+                          kRecipePreLoadWords = 8;
+enum RecipeSource : unsigned {
+  SrcIB0 = 0,
+  SrcOB0 = 4,
+  SrcZero = 7,
+  SrcT0 = 8,
+  SrcOne = 12,
+  SrcCols = 13,
+  SrcK0 = 16,
+};
+// The recipe name of a source code ("IB0", "K3", ...), "" for an unused code.
+std::string recipeSourceName(unsigned code);
+
+enum class StepKind { End, Run, Mask, Reduce };
+enum class ReduceKind { None, Sum, Max };
+
+struct RecipeStep {
+  StepKind kind = StepKind::Run;
+  int program = -1; // index into IsaModel::programs (Run)
+  unsigned src0 = SrcZero, src1 = SrcZero, dst = SrcZero;
+};
+
+struct RecipePass {
+  unsigned inputs = 0;  // mask of IB0..IB3
+  unsigned outputs = 0; // mask of OB0..OB2
+  ReduceKind reduce = ReduceKind::None;
+  unsigned reduceDst = 0; // scalar register
+  std::vector<RecipeStep> steps, after;
+};
+
+struct RecipeStream {
+  unsigned slot = 0; // IB0..IB3, OB0..OB2: 0..6
+  int operand = -1;  // address operand
+  bool perRow = true;
+  bool zeroFirstRow = false;
+};
+
+// A variant condition: operand == value, or != value.
+struct RecipeCondition {
+  int operand = -1;
+  uint64_t value = 0;
+  bool equal = true;
+};
+
+enum class RowLoadKind { None, Scalar, Index };
+
+struct RecipeDef {
+  std::string name; // unique over the ISA: R_<INSTRUCTION>_<n>
+  std::vector<RecipeCondition> when;
+  int rows = -1; // dimension operand, -1: one row
+  int cols = -1;
+  int k0 = -1;         // scalar operand loaded into K0
+  int maskOffset = -1; // operand of the causal limit
+  std::vector<RecipeStream> streams;
+  int preLoad = -1; // address operand
+  unsigned preLoadWords = 0, preLoadFirst = 0;
+  RowLoadKind rowLoad = RowLoadKind::None;
+  int rowLoadOperand = -1;
+  unsigned rowLoadDst = 0;
+  int indexType = -1, indexBound = -1, indexSkip = -1, indexBase = -1;
+  unsigned rebase = 0; // streams starting at the index's row of indexBase
+  int rowStore = -1;   // address operand
+  unsigned rowStoreSrc = 0;
+  std::vector<RecipeStep> pre;
+  std::vector<RecipePass> passes;
+};
+
 struct InstructionDef {
   std::string defName;
   std::string mnemonic;
@@ -137,6 +210,8 @@ struct InstructionDef {
   // Every address operand's range in check order, and the overlap rules.
   std::vector<MemOperandDef> memory;
   std::vector<DisjointDef> disjoints;
+  // How the vector engine runs it, one recipe per variant (E_Vector only).
+  std::vector<RecipeDef> recipes;
 };
 
 // What a primitive does with its registers, which decides the checks the
@@ -207,6 +282,14 @@ struct HardwareParam {
   int64_t value = 0;
 };
 
+// A fault code (isa/faults.td).
+struct FaultCodeDef {
+  std::string name;
+  uint32_t value = 0;
+  std::string doc;
+};
+inline constexpr unsigned kFaultCodeBits = 4; // the devices' ERROR_CODE field
+
 struct IsaModel {
   std::vector<PacketFieldDef> packetFields; // sorted by offset
   std::vector<EnumTypeDef> enums;
@@ -219,6 +302,8 @@ struct IsaModel {
   std::vector<HardwareParam> hardware;
   std::vector<CsrRegisterDef> csrs; // sorted by offset
   std::map<std::string, std::string> engineDocs;
+  std::vector<std::string> engines;     // in definition order
+  std::vector<FaultCodeDef> faultCodes; // in value order
   int64_t versionMajor = 0;
   int64_t versionMinor = 0;
   uint64_t hash = 0;

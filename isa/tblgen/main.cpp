@@ -15,6 +15,7 @@ enum class Action {
   IsaDoc,
   MicrocodeCpp,
   MicrocodeRom,
+  RecipePackage,
   DumpJson,
   CheckOnly
 };
@@ -33,6 +34,8 @@ llvm::cl::opt<Action> action(
                    "C++ header: one function template per micro-program"),
         clEnumValN(Action::MicrocodeRom, "gen-microcode-rom",
                    "SystemVerilog package with the vector engine's micro-code ROM"),
+        clEnumValN(Action::RecipePackage, "gen-recipe-pkg",
+                   "SystemVerilog package with the vector engine's decode and recipe ROM"),
         clEnumValN(Action::DumpJson, "dump-json", "All records as JSON (for tests and tooling)"),
         clEnumValN(Action::CheckOnly, "check", "Validate the ISA and write nothing")),
     llvm::cl::init(Action::CheckOnly));
@@ -52,6 +55,7 @@ bool generate(llvm::raw_ostream &os, llvm::RecordKeeper &records) {
   case Action::IsaDoc: npu::tblgen::emitIsaDoc(model, os); break;
   case Action::MicrocodeCpp: npu::tblgen::emitMicrocodeCpp(model, os); break;
   case Action::MicrocodeRom: npu::tblgen::emitMicrocodeRom(model, os); break;
+  case Action::RecipePackage: npu::tblgen::emitRecipePackage(model, os); break;
   case Action::DumpJson:
   case Action::CheckOnly: break;
   }

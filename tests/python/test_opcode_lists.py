@@ -14,7 +14,13 @@ shapes such lists take:
 
 Families and opcodes come from the records (npu-tblgen's JSON dump). Each
 language is one entry of SCANNERS (opcode names, comparisons, multi-way
-branches); the RTL (rtl/*.sv, opcodes named OP_X) joins by adding one.
+branches): C++ (Opcode::X) and the hand-written RTL (rtl/*.sv, OP_X; the
+generated packages are not tracked sources). In the RTL an equality with
+the opcode of an instruction that has vector-engine Recipes counts too: that
+engine's per-instruction behaviour is its recipe, decoded by the generated
+npu_recipe_pkg::recipe_select (routing by npu_isa_pkg::engine_of). The DMA
+and matrix engines implement their few instructions by hand and may name
+one of them (`opcode == OP_BMM`).
 """
 import dataclasses
 import json
@@ -37,6 +43,9 @@ class Scanner:
     opcode: re.Pattern
     # An ordered comparison with an opcode on either side.
     ordered_comparison: re.Pattern
+    # An equality with an opcode (group 1 or 2 the .td name), flagged for
+    # the opcodes of recipe instructions; None: not checked.
+    equality: typing.Optional[re.Pattern]
     # (start, end) offsets of the multi-way branches (C++ switch bodies,
     # SystemVerilog case ... endcase) in comment-free text: the opcodes
     # named in one count together even though they span statements.
@@ -63,7 +72,20 @@ def switch_bodies(text):
         yield start, i
 
 
+def case_bodies(text):
+    """(start, end) offsets of every SystemVerilog `case ... endcase` (the
+    innermost-first nesting does not matter: each body is one group)."""
+    depth_starts = []
+    for m in re.finditer(r"\b(unique0?\s+|priority\s+)?case[zx]?\b|\bendcase\b", text):
+        if m.group(0) == "endcase":
+            if depth_starts:
+                yield depth_starts.pop(), m.end()
+        else:
+            depth_starts.append(m.start())
+
+
 CPP_OPCODE = r"\bOpcode::([A-Z][A-Z0-9_]*)\b"
+SV_OPCODE = r"\bOP_([A-Z][A-Z0-9_]*)\b"
 SCANNERS = [
     Scanner(
         suffixes=(".cpp", ".h", ".cc", ".hpp"),
@@ -71,10 +93,18 @@ SCANNERS = [
         ordered_comparison=re.compile(
             r"(?<![<>-])[<>]=?\s*(?:\w+::)*" + CPP_OPCODE + r"|" + CPP_OPCODE + r"\s*[<>]=?(?![<>])"
         ),
+        equality=None,
         branches=switch_bodies,
     ),
-    # rtl/*.sv joins with its opcode names (npu_isa_pkg::OP_ADD) and a
-    # branches function for case ... endcase.
+    Scanner(
+        suffixes=(".sv", ".svh", ".v"),
+        opcode=re.compile(SV_OPCODE),
+        ordered_comparison=re.compile(
+            r"(?<![<>])[<>]=?\s*(?:\w+::)*" + SV_OPCODE + r"|" + SV_OPCODE + r"\s*[<>]=?(?![<>=])"
+        ),
+        equality=re.compile(r"[!=]=\s*(?:\w+::)*" + SV_OPCODE + r"|" + SV_OPCODE + r"\s*[!=]="),
+        branches=case_bodies,
+    ),
 ]
 
 # (path, why) for places that may list opcodes of one family by hand. Empty:
@@ -125,7 +155,7 @@ def tracked_sources():
     return [REPO / f for f in files if f]
 
 
-def problems_in(path, text, family_of):
+def problems_in(path, text, family_of, recipe_ops=frozenset()):
     scanner = next((s for s in SCANNERS if path.suffix in s.suffixes), None)
     if scanner is None:
         return []
@@ -142,22 +172,39 @@ def problems_in(path, text, family_of):
             f"{where}:{line_of(code, m.start())}: ordered comparison with an opcode "
             f"('{m.group(0).strip()}'): an opcode range takes in whatever is numbered into it"
         )
+    if scanner.equality is not None:
+        for m in scanner.equality.finditer(code):
+            if (m.group(1) or m.group(2)) in recipe_ops:
+                out.append(
+                    f"{where}:{line_of(code, m.start())}: comparison with the opcode of a recipe "
+                    f"instruction ('{m.group(0).strip()}'): describe its behaviour in its Recipes"
+                )
     return out
 
 
+def records():
+    return json.loads((build_dir() / "generated" / "isa" / "npu.json").read_text())
+
+
 def families():
-    records = json.loads((build_dir() / "generated" / "isa" / "npu.json").read_text())
-    return {name: records[name]["Family"] for name in records["!instanceof"]["Instruction"]}
+    r = records()
+    return {name: r[name]["Family"] for name in r["!instanceof"]["Instruction"]}
+
+
+def recipe_instructions():
+    r = records()
+    return frozenset(name for name in r["!instanceof"]["Instruction"] if r[name]["Recipes"])
 
 
 def test_no_hand_written_opcode_lists():
     family_of = families()
+    recipe_ops = recipe_instructions()
     allowed = {path for path, _why in ALLOWED}
     problems = []
     for path in tracked_sources():
         if str(path.relative_to(REPO)) in allowed or not path.is_file():
             continue
-        problems += problems_in(path, path.read_text(errors="replace"), family_of)
+        problems += problems_in(path, path.read_text(errors="replace"), family_of, recipe_ops)
     assert not problems, "\n".join(problems)
 
 
@@ -168,6 +215,10 @@ FAMILY_OF = {"ADD": "elementwise", "SUB": "elementwise", "MUL": "elementwise",
 
 def scan(source):
     return problems_in(pathlib.Path("example.cpp"), source, FAMILY_OF)
+
+
+def scan_sv(source):
+    return problems_in(pathlib.Path("example.sv"), source, FAMILY_OF, frozenset({"EXP", "ADD"}))
 
 
 def test_scanner_flags_case_labels_of_one_family_in_one_switch():
@@ -205,3 +256,24 @@ def test_scanner_accepts_choices_dispatch_and_text():
                     "const char *s = \"Opcode::ADD Opcode::SUB Opcode::MUL\";")
     assert not scan("std::vector<isa::Opcode> v; auto x = static_cast<uint32_t>(Opcode::ADD);")
     assert not scan("std::cout << Opcode::ADD; x = Opcode::ADD >> 1; y = a->b < c;")
+
+
+def test_scanner_flags_sv_opcode_ranges_comparisons_and_case_lists():
+    [low, high] = scan_sv("assign b = opcode >= npu_isa_pkg::OP_ADD && opcode <= npu_isa_pkg::OP_MUL;")
+    assert "ordered comparison with an opcode ('>= npu_isa_pkg::OP_ADD')" in low
+    assert "('<= npu_isa_pkg::OP_MUL')" in high
+    # One equality with a recipe instruction's opcode is a hand-written decode.
+    [equal] = scan_sv("assign e = opcode == npu_isa_pkg::OP_EXP;")
+    assert "comparison with the opcode of a recipe instruction ('== npu_isa_pkg::OP_EXP')" in equal
+    [unequal] = scan_sv("assign e = npu_isa_pkg::OP_ADD != opcode;")
+    assert "('OP_ADD !=')" in unequal
+    assert not scan_sv("assign halt = opcode == npu_isa_pkg::OP_HALT;")
+    [listed] = scan_sv("unique case (opcode)\n  npu_isa_pkg::OP_ADD: x = 1;\n"
+                       "  npu_isa_pkg::OP_SUB: x = 2;\n  npu_isa_pkg::OP_MUL: x = 3;\n"
+                       "  default: x = 0;\nendcase")
+    assert "example.sv:2: 3 opcodes of family 'elementwise'" in listed
+
+
+def test_scanner_accepts_sv_comments_and_other_names():
+    assert not scan_sv("// opcode >= npu_isa_pkg::OP_ADD && opcode == OP_SUB\n"
+                       "/* OP_ADD OP_SUB OP_MUL */ assign x = TOP_ADD == y;")

@@ -1,0 +1,143 @@
+//===- recipe.td - Recipes of the vector engine ---------------------------===//
+//
+// How the RTL vector engine (rtl/npu_vector.sv) runs an instruction: every
+// instruction of E_Vector lists its recipes in Recipes, one per variant of
+// its flag and operand values. npu-tblgen validates them and generates the
+// engine's decode table and recipe ROM (npu_recipe_pkg, --gen-recipe-pkg);
+// docs/rtl.md describes the engine that runs them.
+//
+// A recipe works on `rows` rows of `cols` elements. Once per packet it runs
+// a scalar pre-load and the Pre steps; per row a scalar row load, one to
+// three passes over the row and a scalar row store. A pass reads its input
+// streams chunk by chunk, runs its steps on every element, writes its output
+// streams, optionally reduces one value per element into a scalar register,
+// then runs its After steps on scalars.
+//
+// Names a recipe uses:
+//   streams      IB0..IB3 (inputs), OB0..OB2 (outputs; a step may read an
+//                output it wrote before in the same pass)
+//   temporaries  T0..T3 (per element)
+//   scalars      K0..K15 (per packet); ZERO (+0), ONE (1.0), COLS (cols as
+//                binary32)
+//   programs     the Name of a MicroProgram (microcode.td)
+//   operands     the instruction's operand names
+//===----------------------------------------------------------------------===//
+
+// A variant condition: the operand's value equals `value` (or, with
+// equal = 0, differs from it). Operands are flags, enumerations or f32/u32
+// scalars; the variants of an instruction cover every value exactly once.
+class When<string operand, int value, bit equal = 1> {
+  string Operand = operand;
+  int Value = value;
+  bit Equal = equal;
+}
+
+// Stream `slot` starts at the address operand `operand`; with perRow it
+// advances by one row (cols elements) per row, else it stays. zeroFirstRow:
+// an accumulator kept in memory; the stream reads +0 on the first row.
+class Stream<string slot, string operand, bit perRow = 1, bit zeroFirstRow = 0> {
+  string Slot = slot;
+  string Operand = operand;
+  bit PerRow = perRow;
+  bit ZeroFirstRow = zeroFirstRow;
+}
+
+// Once per packet: `words` words at the address operand into K<first>...
+class PreLoad<string operand, int words, string first> {
+  string Operand = operand;
+  int Words = words;
+  string First = first;
+}
+
+// Per row: the row's word of the address operand (one word per row) into
+// the scalar register `dst`.
+class RowLoad<string operand, string dst> {
+  string Kind = "scalar";
+  string Operand = operand;
+  string Dst = dst;
+  // Index loads only.
+  string IndexType = "";
+  string Bound = "";
+  string Skip = "";
+  list<string> Rebase = [];
+  string Base = "";
+}
+
+// Per row: the index of the row, an integer of the enumeration `indexType`
+// (0: i32, 1: i64) at the address operand, checked against [0, bound) (an
+// index fault otherwise). A row whose index equals `skip` (when >= 0) does
+// nothing; otherwise the streams `rebase` start at row `index` of the
+// address operand `base`.
+class IndexRowLoad<string operand, string indexType, string bound, string skip,
+                   list<string> rebase, string base> : RowLoad<operand, ""> {
+  let Kind = "index";
+  let IndexType = indexType;
+  let Bound = bound;
+  let Skip = skip;
+  let Rebase = rebase;
+  let Base = base;
+}
+
+// Per row, after the passes: the scalar register `src` to word `row` of the
+// address operand.
+class RowStore<string operand, string src> {
+  string Operand = operand;
+  string Src = src;
+}
+
+// A step. Run: dst = program(src0, src1) (src1 "" for a one-input program);
+// Mask: dst = -inf for a column beyond the causal limit, else src0; Reduce:
+// the pass's accumulator combines src0.
+class Step<string kind, string program, string src0, string src1, string dst> {
+  string Kind = kind;
+  string Program = program;
+  string Src0 = src0;
+  string Src1 = src1;
+  string Dst = dst;
+}
+class Run<string program, string src0, string src1, string dst>
+    : Step<"run", program, src0, src1, dst>;
+class Mask<string src, string dst> : Step<"mask", "", src, "", dst>;
+class Reduce<string src> : Step<"reduce", "", src, "", "">;
+
+// A pass: the streams it reads and writes, its element steps, its reduction
+// ("none", "sum", "max") into the scalar register `dst`, and the scalar
+// steps after it.
+class Pass<list<string> inputs, list<string> outputs, list<Step> steps,
+           string reduce = "none", string dst = "", list<Step> after = []> {
+  list<string> Inputs = inputs;
+  list<string> Outputs = outputs;
+  list<Step> Steps = steps;
+  string Reduce = reduce;
+  string Dst = dst;
+  list<Step> After = after;
+}
+
+// One variant of an instruction's recipe. Rows and Cols name dimension
+// operands (Rows "" for a single row); K0 an f32 operand loaded into K0;
+// MaskOffset the operand adding to the row index for the causal limit of
+// Mask steps.
+class VectorRecipe<list<When> when, string rows, string cols, list<Stream> streams,
+                   list<Pass> passes, list<Step> pre = []> {
+  list<When> When = when;
+  string Rows = rows;
+  string Cols = cols;
+  string K0 = "";
+  string MaskOffset = "";
+  list<Stream> Streams = streams;
+  list<PreLoad> PreLoads = [];
+  list<RowLoad> RowLoads = [];
+  list<RowStore> RowStores = [];
+  list<Step> Pre = pre;
+  list<Pass> Passes = passes;
+}
+
+// n elements through one program: dst[i] = program(src[i], second), the
+// second input a second stream (IB1) or the scalar K0.
+class ElementwiseRecipe<string program, string src0, string src1, list<Stream> streams,
+                        string k0 = "", list<When> when = []>
+    : VectorRecipe<when, "", "n", streams,
+                   [Pass<!if(!eq(src1, "IB1"), ["IB0", "IB1"], ["IB0"]), ["OB0"],
+                         [Run<program, src0, src1, "OB0">]>]> {
+  let K0 = k0;
+}

@@ -1,0 +1,313 @@
+// The vector engine's decode table and recipe ROM (npu_recipe_pkg), from
+// the instructions' Recipes (isa/recipe.td): rtl/npu_vector.sv runs
+// whatever recipe recipe_select picks and names no instruction itself.
+#include "Emitters.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <string>
+
+namespace npu::tblgen {
+
+namespace {
+
+// The slot of operand `index` as a Verilog expression on `packet`.
+std::string slot(const InstructionDef &inst, int index) {
+  const BitRange &bits = inst.operands[index].slot;
+  return "packet[" + std::to_string(bits.offset) + " +: " + std::to_string(bits.width) + "]";
+}
+std::string slot32(const InstructionDef &inst, int index, const char *none) {
+  if (index < 0)
+    return none;
+  const unsigned width = inst.operands[index].slot.width;
+  return width == 32 ? slot(inst, index) : "32'(" + slot(inst, index) + ")";
+}
+
+// Inside the package's functions its own names are qualified (Yosys 0.23
+// does not resolve a package's enumerators there otherwise), and the other
+// packages' constants are literals with their names in comments (Yosys 0.23
+// reads no package's names inside another package).
+const std::string kPkg = "npu_recipe_pkg::";
+
+unsigned programBits(const IsaModel &model) {
+  return std::max(1u, llvm::Log2_64_Ceil(model.programs.size()));
+}
+
+std::string bits(unsigned width, uint64_t value) {
+  return std::to_string(width) + "'d" + std::to_string(value);
+}
+
+std::string sourceEnum(unsigned code) {
+  return "SRC_" + recipeSourceName(code);
+}
+
+std::string stepWord(const IsaModel &model, const RecipeStep &step) {
+  const char *kinds[] = {"STEP_END", "STEP_RUN", "STEP_MASK", "STEP_REDUCE"};
+  const unsigned width = programBits(model);
+  const std::string prog = step.program < 0 ? bits(width, 0)
+                                            : bits(width, step.program) + " /* " +
+                                                  model.programs[step.program].name + " */";
+  return "{" + kPkg + kinds[static_cast<int>(step.kind)] + ", " + prog + ", " + kPkg +
+         sourceEnum(step.src0) + ", " + kPkg + sourceEnum(step.src1) + ", " + kPkg +
+         sourceEnum(step.dst) + "}";
+}
+
+std::string condition(const InstructionDef &inst, const RecipeDef &recipe) {
+  std::string out;
+  for (const RecipeCondition &c : recipe.when) {
+    const unsigned width = inst.operands[c.operand].slot.width;
+    out += (out.empty() ? "" : " && ") + slot(inst, c.operand) + (c.equal ? " == " : " != ") +
+           (width == 1 ? "1'b" + std::to_string(c.value) : bits(width, c.value));
+  }
+  return out;
+}
+
+void emitSelect(const IsaModel &model, llvm::raw_ostream &os) {
+  os << "  // The recipe of a packet: its opcode, then its variant's condition;\n"
+        "  // R_ILLEGAL for an instruction the engine does not run.\n"
+        "  /* verilator lint_off UNUSEDSIGNAL */ // only the opcode and condition bits\n"
+        "  function automatic recipe_e recipe_select(input logic ["
+     << kPacketBits - 1
+     << ":0] packet);\n"
+        "    recipe_select = npu_recipe_pkg::R_ILLEGAL;\n"
+        "    unique case (packet[31:0])\n";
+  for (const InstructionDef &inst : model.instructions) {
+    if (inst.recipes.empty())
+      continue;
+    os << "      32'h" << llvm::utohexstr(inst.opcode) << " /* " << inst.defName << " */:";
+    if (inst.recipes.size() == 1 && inst.recipes[0].when.empty()) {
+      os << " recipe_select = " << kPkg << inst.recipes[0].name << ";\n";
+      continue;
+    }
+    os << "\n";
+    for (size_t r = 0; r < inst.recipes.size(); ++r)
+      os << "        " << (r ? "else if (" : "if (") << condition(inst, inst.recipes[r])
+         << ") recipe_select = " << kPkg << inst.recipes[r].name << ";\n";
+  }
+  os << "      default: recipe_select = npu_recipe_pkg::R_ILLEGAL;\n    endcase\n  endfunction\n"
+        "  /* verilator lint_on UNUSEDSIGNAL */\n\n";
+}
+
+// The fields of recipe_setup's result, LSB first: name, width, comment.
+struct SetupField {
+  const char *name;
+  unsigned width;
+  const char *doc;
+};
+constexpr SetupField kSetupFields[] = {
+    {"ROWS", 32, "rows"},
+    {"COLS", 32, "elements per row"},
+    {"K0", 32, "into K0 at the start"},
+    {"MASK_OFFSET", 32, "the causal limit of a row: row + MASK_OFFSET"},
+    {"STREAM_BASE", 7 * 64, "IB0..IB3, OB0..OB2 on row 0, 64 bits each"},
+    {"STREAM_PER_ROW", 7, "the stream advances by one row per row"},
+    {"ZERO_FIRST_ROW", 7, "the stream reads +0 on row 0"},
+    {"PRE_LOAD", 1, "load PRE_LOAD_WORDS words into K<PRE_LOAD_FIRST>.. once"},
+    {"PRE_LOAD_ADDR", 64, ""},
+    {"PRE_LOAD_WORDS", 4, ""},
+    {"PRE_LOAD_FIRST", 4, ""},
+    {"ROW_LOAD", 2, "row_load_e"},
+    {"ROW_LOAD_ADDR", 64, "of row 0's word or index"},
+    {"ROW_LOAD_DST", 4, "scalar register of a scalar row load"},
+    {"INDEX_WIDE", 1, "i64 indices"},
+    {"INDEX_BOUND", 32, "indices lie in [0, INDEX_BOUND)"},
+    {"INDEX_SKIP", 32, "the row of this index does nothing; negative: none"},
+    {"INDEX_OPERAND", 8, "the operand an index fault names"},
+    {"REBASE", 7, "streams starting at the index's row of INDEX_BASE"},
+    {"INDEX_BASE", 64, ""},
+    {"ROW_STORE", 1, "store K<ROW_STORE_SRC> to word `row` of ROW_STORE_ADDR"},
+    {"ROW_STORE_ADDR", 64, ""},
+    {"ROW_STORE_SRC", 4, ""},
+};
+
+void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
+  os << "  // recipe_setup's result: the packet's shape, streams and scalar work\n"
+        "  // under a recipe, field <F> at SU_<F>_LSB.\n";
+  unsigned lsb = 0;
+  for (const SetupField &f : kSetupFields) {
+    os << "  localparam int unsigned SU_" << f.name << "_LSB = " << lsb << ";";
+    if (*f.doc)
+      os << "  // " << f.doc;
+    os << "\n";
+    lsb += f.width;
+  }
+  os << "  localparam int unsigned SU_BITS = " << lsb << ";\n\n";
+  os << "  /* verilator lint_off UNUSEDSIGNAL */ // only the operand bits\n"
+        "  function automatic logic [SU_BITS-1:0] recipe_setup(\n"
+        "      input recipe_e r, input logic ["
+     << kPacketBits - 1
+     << ":0] packet);\n"
+        "    recipe_setup = '0;\n"
+        "    recipe_setup[npu_recipe_pkg::SU_INDEX_SKIP_LSB +: 32] = '1;\n"
+        "    unique case (r)\n";
+  for (const InstructionDef &inst : model.instructions)
+    for (const RecipeDef &recipe : inst.recipes) {
+      const auto addr = [&](int operand) { return slot(inst, operand); };
+      os << "      " << kPkg << recipe.name << ": begin\n";
+      const auto set = [&](const std::string &field, const std::string &value,
+                           const std::string &offset = "", unsigned width = 0) {
+        os << "        recipe_setup[" << kPkg << "SU_" << field << "_LSB" << offset;
+        if (width != 1) {
+          unsigned w = width;
+          if (!w)
+            for (const SetupField &f : kSetupFields)
+              if (field == f.name)
+                w = f.width;
+          os << " +: " << w;
+        }
+        os << "] = " << value << ";\n";
+      };
+      set("ROWS", slot32(inst, recipe.rows, "32'd1"));
+      set("COLS", slot32(inst, recipe.cols, "32'd1"));
+      if (recipe.k0 >= 0)
+        set("K0", slot32(inst, recipe.k0, ""));
+      if (recipe.maskOffset >= 0)
+        set("MASK_OFFSET", slot32(inst, recipe.maskOffset, ""));
+      for (const RecipeStream &st : recipe.streams) {
+        const std::string k = std::to_string(st.slot);
+        set("STREAM_BASE", addr(st.operand), " + " + std::to_string(64 * st.slot), 64);
+        if (st.perRow)
+          set("STREAM_PER_ROW", "1'b1", " + " + k, 1);
+        if (st.zeroFirstRow)
+          set("ZERO_FIRST_ROW", "1'b1", " + " + k, 1);
+      }
+      if (recipe.preLoad >= 0) {
+        set("PRE_LOAD", "1'b1", "", 1);
+        set("PRE_LOAD_ADDR", addr(recipe.preLoad));
+        set("PRE_LOAD_WORDS", bits(4, recipe.preLoadWords));
+        set("PRE_LOAD_FIRST", bits(4, recipe.preLoadFirst));
+      }
+      if (recipe.rowLoad != RowLoadKind::None) {
+        set("ROW_LOAD",
+            kPkg + (recipe.rowLoad == RowLoadKind::Index ? "ROW_LOAD_INDEX" : "ROW_LOAD_SCALAR"));
+        set("ROW_LOAD_ADDR", addr(recipe.rowLoadOperand));
+        set("ROW_LOAD_DST", bits(4, recipe.rowLoadDst));
+      }
+      if (recipe.rowLoad == RowLoadKind::Index) {
+        set("INDEX_WIDE", slot(inst, recipe.indexType) + " != '0", "", 1);
+        set("INDEX_BOUND", slot32(inst, recipe.indexBound, ""));
+        if (recipe.indexSkip >= 0)
+          set("INDEX_SKIP", slot32(inst, recipe.indexSkip, ""));
+        set("INDEX_OPERAND", "8'd" + std::to_string(recipe.rowLoadOperand));
+        std::string mask;
+        for (int k = 6; k >= 0; --k)
+          mask += recipe.rebase & (1u << k) ? '1' : '0';
+        set("REBASE", "7'b" + mask);
+        set("INDEX_BASE", addr(recipe.indexBase));
+      }
+      if (recipe.rowStore >= 0) {
+        set("ROW_STORE", "1'b1", "", 1);
+        set("ROW_STORE_ADDR", addr(recipe.rowStore));
+        set("ROW_STORE_SRC", bits(4, recipe.rowStoreSrc));
+      }
+      os << "      end\n";
+    }
+  os << "      default: ;\n    endcase\n  endfunction\n  /* verilator lint_on UNUSEDSIGNAL */\n\n";
+}
+
+void emitRom(const IsaModel &model, llvm::raw_ostream &os) {
+  os << "  // Step idx of a section of recipe r: {kind, prog, src0, src1, dst};\n"
+        "  // STEP_END after the last.\n"
+        "  localparam int unsigned STEP_BITS = "
+     << 2 + programBits(model) + 3 * 5
+     << ";\n"
+        "  function automatic logic [STEP_BITS-1:0] recipe_step(input recipe_e r,\n"
+        "                                                        input logic [2:0] section,\n"
+        "                                                        input logic [3:0] idx);\n"
+        "    recipe_step = '0;\n"
+        "    unique case (r)\n";
+  for (const InstructionDef &inst : model.instructions)
+    for (const RecipeDef &recipe : inst.recipes) {
+      os << "      " << kPkg << recipe.name << ":\n        case ({section, idx})\n";
+      const auto steps = [&](const char *section, const std::vector<RecipeStep> &list) {
+        for (size_t i = 0; i < list.size(); ++i)
+          os << "          {" << kPkg << section << ", 4'd" << i
+             << "}: recipe_step = " << stepWord(model, list[i]) << ";\n";
+      };
+      steps("SEC_PRE", recipe.pre);
+      for (size_t p = 0; p < recipe.passes.size(); ++p) {
+        steps(("SEC_PASS" + std::to_string(p)).c_str(), recipe.passes[p].steps);
+        steps(("SEC_AFTER" + std::to_string(p)).c_str(), recipe.passes[p].after);
+      }
+      os << "          default: ;\n        endcase\n";
+    }
+  os << "      default: ;\n    endcase\n  endfunction\n\n";
+
+  os << "  // Pass p of recipe r: {valid (0 after the last), inputs IB3..IB0,\n"
+        "  // outputs OB2..OB0, reduce_e, scalar register of the reduction}.\n"
+        "  localparam int unsigned PASS_BITS = 1 + 4 + 3 + 2 + 4;\n"
+        "  function automatic logic [PASS_BITS-1:0] recipe_pass(input recipe_e r, input logic "
+        "[1:0] p);\n"
+        "    recipe_pass = '0;\n"
+        "    unique case (r)\n";
+  const char *reduces[] = {"RED_NONE", "RED_SUM", "RED_MAX"};
+  for (const InstructionDef &inst : model.instructions)
+    for (const RecipeDef &recipe : inst.recipes) {
+      os << "      " << kPkg << recipe.name << ":\n        case (p)\n";
+      for (size_t p = 0; p < recipe.passes.size(); ++p) {
+        const RecipePass &pass = recipe.passes[p];
+        os << "          2'd" << p << ": recipe_pass = {1'b1, " << bits(4, pass.inputs) << ", "
+           << bits(3, pass.outputs) << ", " << kPkg << reduces[static_cast<int>(pass.reduce)]
+           << ", " << bits(4, pass.reduceDst) << "};\n";
+      }
+      os << "          default: ;\n        endcase\n";
+    }
+  os << "      default: ;\n    endcase\n  endfunction\n\n";
+}
+
+} // namespace
+
+void emitRecipePackage(const IsaModel &model, llvm::raw_ostream &os) {
+  os << "// Generated by npu-tblgen from isa/*.td (the Recipes of isa/recipe.td). Do not edit.\n"
+        "// The vector engine's decode table and recipe ROM (rtl/npu_vector.sv).\n"
+        "/* verilator lint_off UNUSEDPARAM */\n"
+        "package npu_recipe_pkg;\n\n";
+  os << "  // Value sources and destinations of a step.\n  typedef enum logic [4:0] {\n";
+  std::string sep = "";
+  for (unsigned code = 0; code < 32; ++code)
+    if (!recipeSourceName(code).empty()) {
+      os << sep << "    " << sourceEnum(code) << " = 5'd" << code;
+      sep = ",\n";
+    }
+  os << "\n  } src_e;\n\n";
+  os << "  typedef enum logic [1:0] {\n"
+        "    STEP_END,     // the section's steps are over\n"
+        "    STEP_RUN,     // dst = prog(src0, src1)\n"
+        "    STEP_MASK,    // dst = column beyond the causal limit ? -inf : src0\n"
+        "    STEP_REDUCE   // accumulator = fadd/fmax(accumulator, src0)\n"
+        "  } step_kind_e;\n\n"
+        "  typedef enum logic [1:0] {RED_NONE, RED_SUM, RED_MAX} reduce_e;\n\n"
+        "  typedef enum logic [1:0] {ROW_LOAD_NONE, ROW_LOAD_SCALAR, ROW_LOAD_INDEX} "
+        "row_load_e;\n\n"
+        "  // Sections of a recipe: scalar steps once per packet, the element steps\n"
+        "  // of passes 0..2, and the scalar steps after each pass.\n"
+        "  typedef enum logic [2:0] {\n"
+        "    SEC_PRE, SEC_PASS0, SEC_PASS1, SEC_PASS2, SEC_AFTER0, SEC_AFTER1, SEC_AFTER2\n"
+        "  } section_e;\n\n";
+  size_t count = 1;
+  for (const InstructionDef &inst : model.instructions)
+    count += inst.recipes.size();
+  const unsigned width = llvm::Log2_64_Ceil(count);
+  os << "  // One recipe per (instruction, variant).\n  typedef enum logic [" << width - 1
+     << ":0] {\n    R_ILLEGAL = " << width << "'d0";
+  for (const InstructionDef &inst : model.instructions)
+    for (const RecipeDef &recipe : inst.recipes) {
+      std::string when;
+      for (const RecipeCondition &c : recipe.when)
+        when += (when.empty() ? "" : ", ") + inst.operands[c.operand].name +
+                (c.equal ? " == " : " != ") + "0x" + llvm::utohexstr(c.value, true);
+      os << ",\n    " << recipe.name;
+      if (!when.empty())
+        os << " /* " << when << " */";
+    }
+  os << "\n  } recipe_e;\n\n";
+  emitSelect(model, os);
+  emitSetup(model, os);
+  emitRom(model, os);
+  os << "endpackage\n/* verilator lint_on UNUSEDPARAM */\n";
+}
+
+} // namespace npu::tblgen
