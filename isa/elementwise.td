@@ -37,6 +37,10 @@ class BinaryOp<string mnemonic, int opcode, string expr, list<Operand> extra = [
                                                          Product<["cols"]>, Product<["rows"]>,
                                                          Product<[]>]>>];
   let Disjoints = [Disjoint<"dst", "a", 1>, Disjoint<"dst", "b", 1, "bcast", 0>];
+  // Its scalar forms (ScalarOp definitions): `a op s`, and `s op a`, the
+  // same one when the operation commutes.
+  string ScalarForm = "";
+  string ReverseScalarForm = "";
   // The program is the one named like the instruction (microcode.td).
   bit HasAlpha = !not(!empty(!filter(o, extra, !eq(o.Name, "alpha"))));
   let Recipes = !foldl([]<VectorRecipe>, [0, 1, 2, 3], acc, bcast,
@@ -58,10 +62,14 @@ class ScalarOp<string mnemonic, int opcode, string expr, string program, bit rev
                                    [Stream<"IB0", "a">, Stream<"OB0", "dst">], "s">];
 }
 
-// The tensor and the scalar form of one operation.
+// The tensor and the scalar form of one operation; `reverse` names the
+// `s op a` form of an operation that does not commute.
 multiclass Binary<string mnemonic, int opcode, int scalarOpcode, string expr,
-                  string scalarExpr, list<Operand> extra = []> {
-  def "" : BinaryOp<mnemonic, opcode, expr, extra>;
+                  string scalarExpr, list<Operand> extra = [], string reverse = ""> {
+  def "" : BinaryOp<mnemonic, opcode, expr, extra> {
+    let ScalarForm = NAME # "S";
+    let ReverseScalarForm = !if(!empty(reverse), NAME # "S", reverse);
+  }
   def S : ScalarOp<mnemonic # "s", scalarOpcode, scalarExpr, mnemonic>;
 }
 
@@ -70,9 +78,10 @@ defvar Alpha = OptF32Op<"alpha", S_P2, "multiplier of b", F32One>;
 defm ADD : Binary<"add", 0x30, 0x38, "a + alpha*b (alpha*b rounded first; exact when alpha = 1)",
                   "a + s", [Alpha]>;
 defm SUB : Binary<"sub", 0x31, 0x39, "a - alpha*b (alpha*b rounded first; exact when alpha = 1)",
-                  "a - s", [Alpha]>;
+                  "a - s", [Alpha], "RSUBS">;
 defm MUL : Binary<"mul", 0x32, 0x3a, "a * b", "a * s">;
-defm DIV : Binary<"div", 0x33, 0x3b, "a / b (correctly rounded)", "a / s (correctly rounded)">;
+defm DIV : Binary<"div", 0x33, 0x3b, "a / b (correctly rounded)", "a / s (correctly rounded)", [],
+                  "RDIVS">;
 defm MAX : Binary<"max", 0x34, 0x3c, "max(a, b) (NaN if either is NaN)", "max(a, s)">;
 defm MIN : Binary<"min", 0x35, 0x3d, "min(a, b) (NaN if either is NaN)", "min(a, s)">;
 def RSUBS : ScalarOp<"rsubs", 0x3e, "s - a", "sub", 1>;

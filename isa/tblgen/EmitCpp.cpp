@@ -241,6 +241,15 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os) {
     os << "    return r;\n  }\n";
     os << "};\n";
   }
+  os << "\n// The scalar forms of each binary instruction (ScalarForm and\n"
+        "// ReverseScalarForm in the .td): `a op s` (Right) and `s op a` (Left), the\n"
+        "// same instruction when the operation commutes.\n"
+        "template <class Binary> struct ScalarForms;\n";
+  for (const InstructionDef &inst : model.instructions)
+    if (!inst.scalarForm.empty())
+      os << "template <> struct ScalarForms<" << camelCase(inst.defName) << "> {\n"
+         << "  using Right = " << camelCase(inst.scalarForm) << ";\n"
+         << "  using Left = " << camelCase(inst.reverseScalarForm) << ";\n};\n";
   os << "\n} // namespace inst\n\n} // namespace npu::isa\n";
 }
 

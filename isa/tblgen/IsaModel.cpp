@@ -142,6 +142,7 @@ public:
     loadMicroPrograms();
     loadCsrs();
     linkPrograms();
+    linkScalarForms();
     loadRecipes();
     loadFaultCodes();
     loadVersion();
@@ -156,6 +157,27 @@ private:
     failed_ = true;
   }
   void note(const Record *rec, const Twine &message) { llvm::PrintNote(rec->getLoc(), message); }
+
+  // ScalarForm / ReverseScalarForm of a binary instruction name a ScalarOp
+  // definition: the bridge lowers `tensor op scalar` through them.
+  void linkScalarForms() {
+    for (InstructionDef &inst : model_.instructions) {
+      const Record *rec = records_.getDef(inst.defName);
+      for (auto [field, target] : {std::pair{"ScalarForm", &inst.scalarForm},
+                                   std::pair{"ReverseScalarForm", &inst.reverseScalarForm}}) {
+        if (!rec->getValue(field))
+          continue;
+        const std::string name = rec->getValueAsString(field).str();
+        const Record *form = records_.getDef(name);
+        if (!form || !form->isSubClassOf("ScalarOp")) {
+          error(rec, Twine(field) + " of '" + inst.mnemonic + "' is '" + name +
+                         "', which is not a ScalarOp definition");
+          continue;
+        }
+        *target = name;
+      }
+    }
+  }
 
   // Definitions of a class in the order they were written.
   std::vector<Record *> defsOf(llvm::StringRef className) {

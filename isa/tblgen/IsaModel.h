@@ -212,6 +212,8 @@ struct InstructionDef {
   std::vector<DisjointDef> disjoints;
   // How the vector engine runs it, one recipe per variant (E_Vector only).
   std::vector<RecipeDef> recipes;
+  // A binary instruction's scalar forms (def names): `a op s` and `s op a`.
+  std::string scalarForm, reverseScalarForm;
 };
 
 // What a primitive does with its registers, which decides the checks the

@@ -444,7 +444,7 @@ at::Tensor &powOut(const at::Tensor &self, const at::Scalar &exponent, at::Tenso
 
 // The registration lines: each names the ATen op and the instruction that
 // computes it, and registers its functional, in-place and out= kernels.
-// A binary instruction also needs its scalar forms (ScalarForms, Ops.h).
+// A binary instruction's scalar forms come from its .td record (ScalarForms).
 #define NPU_UNARY_WITH_OUT_CHECK(name, Inst, checkOut)                                             \
   UnaryKernels<Inst, checkOut, NPU_ATEN_OP(name), NPU_ATEN_OP(name##_),                            \
                NPU_ATEN_OP2(name, out)>::registerIn(m)

@@ -114,23 +114,10 @@ const at::Generator &defaultGenerator();
 // The emitters are templates on the typed instruction (isa::inst::Mul, ...):
 // the instruction is the operation, there is no enum to map to it.
 
-// The scalar instructions of the binary instruction Inst: `a op s` (Right)
-// and `s op a` (Left), the same instruction when op commutes. The ISA does
-// not pair a binary instruction with its scalar forms, so these lines do: a
-// binary instruction without one fails to compile where it is emitted.
-template <class Inst> struct ScalarForms;
-#define NPU_SCALAR_FORMS(Inst, RightInst, LeftInst)                                                \
-  template <> struct ScalarForms<isa::inst::Inst> {                                                \
-    using Right = isa::inst::RightInst;                                                            \
-    using Left = isa::inst::LeftInst;                                                              \
-  };
-NPU_SCALAR_FORMS(Add, Adds, Adds)
-NPU_SCALAR_FORMS(Sub, Subs, Rsubs)
-NPU_SCALAR_FORMS(Mul, Muls, Muls)
-NPU_SCALAR_FORMS(Div, Divs, Rdivs)
-NPU_SCALAR_FORMS(Max, Maxs, Maxs)
-NPU_SCALAR_FORMS(Min, Mins, Mins)
-#undef NPU_SCALAR_FORMS
+// The scalar instructions of the binary instruction Inst, generated from the
+// .td's ScalarForm/ReverseScalarForm: `a op s` (Right) and `s op a` (Left),
+// the same instruction when op commutes.
+using isa::inst::ScalarForms;
 
 // Whether Inst's second operand is scaled (a op alpha*b): ADD and SUB.
 template <class Inst> inline constexpr bool kScalesOperand = requires(Inst inst) {
