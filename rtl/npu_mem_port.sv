@@ -83,7 +83,7 @@ module npu_mem_port (
   localparam int unsigned SHIFT = $clog2(BYTES);
   localparam int unsigned MAX_BURST = npu_isa_pkg::HW_AXI_MAX_BURST;
   localparam int unsigned BEATS_PER_4K = 4096 / BYTES;
-  localparam int unsigned OUTSTANDING = npu_isa_pkg::HW_AXI_READ_OUTSTANDING;  // read bursts in flight
+  localparam int unsigned OUTSTANDING = npu_isa_pkg::HW_AXI_OUTSTANDING;  // read bursts in flight
   localparam int unsigned QB = $clog2(OUTSTANDING);
 
   typedef enum logic [2:0] {

@@ -1207,7 +1207,7 @@ private:
         continue;
       }
       if ((name == "MatrixTile" || name == "VectorLanes" || name == "AxiDataBytes" ||
-           name == "AxiReadOutstanding" ||
+           name == "AxiOutstanding" ||
            name == "RingEntries" || name == "VectorRegisters" || name == "RegionEntries") &&
           (v & (v - 1))) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be a power of two");
@@ -1215,7 +1215,7 @@ private:
       }
       // The memory port's read queue is indexed by a counter that wraps at
       // its depth: at least one bit.
-      if (name == "AxiReadOutstanding" && v < 2) {
+      if (name == "AxiOutstanding" && v < 2) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be at least 2");
         continue;
       }
