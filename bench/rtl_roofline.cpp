@@ -121,11 +121,21 @@ std::vector<Workload> workloads(uint32_t elements) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const long elements = argc > 1 ? std::atol(argv[1]) : 1 << 20;
-  if (argc > 2 || elements < 2048 || elements > (1 << 24) || elements % 2048) {
-    std::fprintf(stderr,
-                 "usage: npu-rtl-roofline [elements: a multiple of 2048 in [2048, 2^24]]\n");
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: npu-rtl-roofline [elements]\n");
     return 2;
+  }
+  long elements = 1 << 20;
+  if (argc == 2) {
+    char *end = nullptr;
+    elements = std::strtol(argv[1], &end, 10);
+    if (end == argv[1] || *end || elements < 2048 || elements > (1 << 24) || elements % 2048) {
+      std::fprintf(stderr,
+                   "npu-rtl-roofline: elements '%s' must be a multiple of 2048 in [2048, 2^24] "
+                   "(the strided copy gathers rows of 512 from every other element)\n",
+                   argv[1]);
+      return 2;
+    }
   }
   for (const Workload &w : workloads(static_cast<uint32_t>(elements)))
     measure(w);
