@@ -3,53 +3,29 @@
 // stream; prints one JSON object per workload. It is built twice, against a
 // single-threaded model (npu-rtl-bench) and a model Verilated with
 // --threads (npu-rtl-bench-mt); bench/rtl_cycles.py runs both.
-#include "npu_device.h"
+#include "rtl_stream.h"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 namespace {
 
 using namespace npu;
-
-constexpr uint64_t kData = 0x1000'0000, kRing = 0x2000'0000;
-
-void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float &v : values)
-    v = d(rng);
-  memory.write(address, values.data(), count * 4);
-}
+using bench::kData;
 
 // Runs the stream through the ring once and reports cycles and seconds.
 void measure(const char *workload, const std::vector<isa::Packet> &stream, uint64_t dataFloats) {
   mem::PhysicalMemory memory;
-  fillRandom(memory, kData, dataFloats);
-  for (size_t i = 0; i < stream.size(); ++i)
-    memory.write(kRing + 64 * i, stream[i].data(), 64);
-  rtl::DeviceOptions options;
-  rtl::Device device(memory, options);
-  using namespace isa::csr;
-  device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRing));
-  device.writeCsr(RING_ENTRIES, 1024);
-  const uint64_t clockStart = device.cycle();
-  const auto start = std::chrono::steady_clock::now();
-  device.writeCsr(RING_TAIL, static_cast<uint32_t>(stream.size()));
-  device.runUntilIdle();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const uint64_t clocks = device.cycle() - clockStart;
+  bench::fillRandom(memory, kData, dataFloats);
+  const bench::StreamRun run = bench::runStream(memory, stream);
   std::printf("{\"workload\": \"%s\", \"threads\": %u, \"packets\": %zu, \"device_cycles\": %llu, "
               "\"clock_cycles\": %llu, \"seconds\": %.3f, \"cycles_per_second\": %.0f}\n",
-              workload, device.modelThreads(), stream.size(),
-              static_cast<unsigned long long>(device.stats().cycles),
-              static_cast<unsigned long long>(clocks), seconds, double(clocks) / seconds);
+              workload, run.modelThreads, stream.size(),
+              static_cast<unsigned long long>(run.deviceCycles),
+              static_cast<unsigned long long>(run.clockCycles), run.seconds,
+              double(run.clockCycles) / run.seconds);
   std::fflush(stdout);
 }
 

@@ -153,6 +153,7 @@ class HardwareConfig {
   int VectorLanes = ?;      // L: vector lanes, also the reduction lane count
   int AxiDataBytes = ?;     // AXI4 data bus width in bytes
   int AxiMaxBurst = ?;      // beats per burst
+  int AxiOutstanding = ?;   // per direction: read bursts in flight, write responses pending (a power of two >= 2)
   int MemLatency = ?;       // cycles from AR/AW to first beat
   int FetchCycles = ?;      // cycles to fetch and decode one packet
   int RingEntries = ?;      // command ring size in packets

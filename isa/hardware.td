@@ -5,6 +5,7 @@ def NpuHardware : HardwareConfig {
   let VectorLanes = 8;
   let AxiDataBytes = 32;
   let AxiMaxBurst = 16;
+  let AxiOutstanding = 16;
   let MemLatency = 20;
   let FetchCycles = 4;
   let RingEntries = 1024;

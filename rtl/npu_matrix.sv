@@ -14,7 +14,8 @@
 // Operand rows are contiguous runs in memory; a panel (or the old C tile)
 // is one request of many runs, which the memory port pipelines: with
 // transa (A stored K x M) the A panel is loaded column by column, with
-// transb (B stored N x K) the B panel too. The C tile is stored run by run. BMM repeats the product per batch
+// transb (B stored N x K) the B panel too. The C tile is stored as one
+// request of its rows, whose write bursts the port posts. BMM repeats the product per batch
 // element at base + 4 * p * stride (dense pitches; stride 0 broadcasts).
 //
 // The command processor checked the pitches, the extents and the overlaps
@@ -48,6 +49,8 @@ module npu_matrix (
   input  logic [15:0] mem_rd_row,
   input  logic [63:0] mem_rd_row_start,
   input  logic [63:0] mem_wr_addr,
+  input  logic [15:0] mem_wr_row,
+  input  logic [63:0] mem_wr_row_start,
   output logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_wr_data,
   input  logic        mem_done,
   input  logic        mem_error,
@@ -122,7 +125,7 @@ module npu_matrix (
   logic [KB:0] kc_len;                    // depth of the panel
   logic [KB:0] kk;                        // compute step within the panel
   run_kind_e   run_kind;
-  logic [KB:0] run_idx, run_count;
+  logic [KB:0] run_count;
   logic [63:0] run_addr;
   logic [KB:0] run_words;                 // elements of the run
   logic [1:0]  batch_step;
@@ -148,32 +151,33 @@ module npu_matrix (
   end
 
   // ---- runs ----------------------------------------------------------------------------------
-  // The run after the current one within the phase, and its memory position:
-  // a run covers `run_words` contiguous elements at row `run_row`, column
-  // `run_col` of a matrix with pitch `run_pitch`.
+  // The first run of the phase and its memory position: a run covers
+  // `run_words` contiguous elements at row `run_row`, column `run_col` of a
+  // matrix with pitch `run_pitch`; the phase's other runs follow it
+  // `run_pitch` elements apart.
   logic [31:0] run_row, run_col, run_pitch;
   logic [63:0] run_base;
   always_comb begin
     run_base = c_base;
     run_pitch = ldc;
-    run_row = i0 + 32'(run_idx);
+    run_row = i0;
     run_col = j0;
     run_words = (KB+1)'(tile_n);
     unique case (run_kind)
       RUN_A_ROW: begin   // A[i0 + r][k0 ..]
-        run_base = a_base; run_pitch = lda; run_row = i0 + 32'(run_idx); run_col = k0;
+        run_base = a_base; run_pitch = lda; run_row = i0; run_col = k0;
         run_words = kc_len;
       end
       RUN_A_COL: begin   // A stored K x M: row k0 + c, columns i0 ..
-        run_base = a_base; run_pitch = lda; run_row = k0 + 32'(run_idx); run_col = i0;
+        run_base = a_base; run_pitch = lda; run_row = k0; run_col = i0;
         run_words = (KB+1)'(tile_m);
       end
       RUN_B_ROW: begin   // B[k0 + r][j0 ..]
-        run_base = b_base; run_pitch = ldb; run_row = k0 + 32'(run_idx); run_col = j0;
+        run_base = b_base; run_pitch = ldb; run_row = k0; run_col = j0;
         run_words = (KB+1)'(tile_n);
       end
       RUN_B_COL: begin   // B stored N x K: row j0 + c, columns k0 ..
-        run_base = b_base; run_pitch = ldb; run_row = j0 + 32'(run_idx); run_col = k0;
+        run_base = b_base; run_pitch = ldb; run_row = j0; run_col = k0;
         run_words = kc_len;
       end
       default: ;         // C rows i0 + r, columns j0 ..
@@ -210,13 +214,13 @@ module npu_matrix (
     end
   end
 
-  // A write beat of C row run_idx: element x of the row (x < T) is word
+  // A write beat of C row mem_wr_row: element x of the row (x < T) is word
   // (x - the beat's first element) of the beat.
   logic [KB:0] store_first;
   logic [31:0] store_row [T];
-  assign store_first = (KB+1)'(mem_wr_addr[KB+2:2] - run_addr[KB+2:2]);
+  assign store_first = (KB+1)'(mem_wr_addr[KB+2:2] - mem_wr_row_start[KB+2:2]);
   always_comb begin
-    for (int j = 0; j < T; j++) store_row[j] = acc[run_idx[TB-1:0]][j];
+    for (int j = 0; j < T; j++) store_row[j] = acc[mem_wr_row[TB-1:0]][j];
     for (int w = 0; w < WORDS; w++)
       mem_wr_data[32*w +: 32] = store_row[TB'(3'(w) + store_first[2:0])];
   end
@@ -263,7 +267,8 @@ module npu_matrix (
   logic unused_beat_addr;
   assign unused_beat_addr = ^{mem_rd_addr[63:KB+3], mem_rd_addr[1:0], mem_wr_addr[63:KB+3],
                               mem_wr_addr[1:0], mem_rd_row_start[63:KB+3],
-                              mem_rd_row_start[1:0], mem_rd_row[15:KB], store_first[KB:3]};
+                              mem_rd_row_start[1:0], mem_rd_row[15:KB], store_first[KB:3],
+                              mem_wr_row_start[63:KB+3], mem_wr_row_start[1:0], mem_wr_row[15:TB]};
 
   // Accumulator loads: +0 for a new tile, the old C row by row with acc.
   always_comb begin
@@ -275,12 +280,12 @@ module npu_matrix (
       end
   end
 
-  // Loads: all runs of the kind in one request; stores: one run each.
+  // All runs of the kind in one request (the port posts the C rows' writes).
   assign mem_req_valid = state == S_RUN_REQ;
   assign mem_req_write = run_kind == RUN_C_STORE;
   assign mem_req_addr = run_addr;
   assign mem_req_bytes = 32'(run_words) << 2;
-  assign mem_req_rows = run_kind == RUN_C_STORE ? 16'd1 : 16'(run_count);
+  assign mem_req_rows = 16'(run_count);
   assign mem_req_pitch = {30'd0, run_pitch, 2'b00};
   assign done = state == S_FINISH;
   // The command processor checked every range: only the interconnect's
@@ -302,7 +307,6 @@ module npu_matrix (
   // Sets up the panel loads of the current k0: the A panel, then the B panel.
   task automatic begin_runs(input run_kind_e kind, input logic [KB:0] count);
     run_kind <= kind;
-    run_idx <= '0;
     run_count <= count;
     state <= S_RUN_ADDR;
   endtask
@@ -326,8 +330,7 @@ module npu_matrix (
       kc_len <= '0;
       kk <= '0;
       run_kind <= RUN_C_LOAD;
-      run_idx <= '0;
-      run_count <= '0;
+        run_count <= '0;
       run_addr <= '0;
     end else if (soft_reset) begin
       state <= S_IDLE;
@@ -382,9 +385,6 @@ module npu_matrix (
               fault_code <= mem_error_code;
               fault_addr <= mem_error_addr;
               state <= S_FINISH;
-            end else if (run_kind == RUN_C_STORE && run_idx + (KB+1)'(1) < run_count) begin
-              run_idx <= run_idx + (KB+1)'(1);
-              state <= S_RUN_ADDR;
             end else begin
               state <= S_NEXT;
             end

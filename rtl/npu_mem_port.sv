@@ -8,9 +8,13 @@
 // return, up to OUTSTANDING in flight, so that a request of many short
 // rows (a matrix panel) costs one memory latency, not one per row. Every
 // beat is handed up in order as (rd_addr, rd_data, rd_strb, rd_row), the
-// strobe marking the bytes of row rd_row. Writes go one burst at a time:
-// the port shows the address of the beat it sends on wr_addr and takes
-// wr_data from the unit in the same cycle; it computes the strobes itself.
+// strobe marking the bytes of row rd_row. Writes are posted: the port sends
+// a burst's address and beats and goes on to the next burst (of the same
+// row or the next one) without waiting for the response, up to OUTSTANDING
+// responses pending, so that a request of many short rows (a C tile) also
+// costs one memory latency. It shows the address of the beat it sends on
+// wr_addr with its row (wr_row, starting at wr_row_start) and takes wr_data
+// from the unit in the same cycle; it computes the strobes itself.
 //
 // `done` pulses once per request; with `error` it carries the fault the
 // interconnect classified on RUSER/BUSER (npu::mem::FaultCode) and the
@@ -25,7 +29,7 @@ module npu_mem_port (
   input  logic        req_write,
   input  logic [63:0] req_addr,
   input  logic [31:0] req_bytes,      // per row, at least 1
-  input  logic [15:0] req_rows,       // at least 1; writes: 1
+  input  logic [15:0] req_rows,       // at least 1
   input  logic [63:0] req_pitch,
 
   output logic        rd_valid,
@@ -36,6 +40,8 @@ module npu_mem_port (
   output logic [63:0] rd_row_start,   // first byte of row rd_row
 
   output logic [63:0] wr_addr,
+  output logic [15:0] wr_row,
+  output logic [63:0] wr_row_start,   // first byte of row wr_row
   input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] wr_data,
 
   output logic        done,
@@ -77,7 +83,7 @@ module npu_mem_port (
   localparam int unsigned SHIFT = $clog2(BYTES);
   localparam int unsigned MAX_BURST = npu_isa_pkg::HW_AXI_MAX_BURST;
   localparam int unsigned BEATS_PER_4K = 4096 / BYTES;
-  localparam int unsigned OUTSTANDING = 16;           // read bursts in flight
+  localparam int unsigned OUTSTANDING = npu_isa_pkg::HW_AXI_OUTSTANDING;  // read bursts in flight
   localparam int unsigned QB = $clog2(OUTSTANDING);
 
   typedef enum logic [2:0] {
@@ -180,8 +186,19 @@ module npu_mem_port (
 
   // ---- writes -----------------------------------------------------------------------
   logic [63:0] beat_addr;                 // the write beat in flight
-  logic [63:0] burst_addr;                // the write burst's first beat
+  logic [63:0] w_start;                   // its row's bounds and index
+  logic [64:0] w_stop;
+  logic [15:0] w_row;
   logic [7:0]  beats_left;
+  // Bursts sent whose response is pending, oldest first: the first byte of
+  // the request in each, where an error response is reported.
+  logic [63:0] b_first [OUTSTANDING];
+  logic [QB-1:0] b_head, b_tail;
+  logic [QB:0]  b_count, b_count_next;
+  logic aw_fire, b_fire;
+  assign aw_fire = m_axi_awvalid && m_axi_awready;
+  assign b_fire = m_axi_bvalid && m_axi_bready;
+  assign b_count_next = b_count + (QB+1)'(aw_fire) - (QB+1)'(b_fire);
 
   assign m_axi_awaddr = next_beat;
   assign m_axi_awlen = burst_beats - 8'd1;
@@ -190,10 +207,13 @@ module npu_mem_port (
   assign m_axi_awvalid = state == S_ADDR_WRITE;
   assign m_axi_wvalid = state == S_WRITE;
   assign m_axi_wdata = wr_data;
-  assign m_axi_wstrb = strobes(beat_addr, row_start, row_end);
+  assign m_axi_wstrb = strobes(beat_addr, w_start, w_stop);
   assign m_axi_wlast = beats_left == 8'd1;
-  assign m_axi_bready = state == S_RESPONSE;
+  assign m_axi_bready = (state == S_ADDR_WRITE || state == S_WRITE || state == S_RESPONSE) &&
+                        b_count != '0;
   assign wr_addr = beat_addr;
+  assign wr_row = w_row;
+  assign wr_row_start = w_start;
 
   assign req_ready = state == S_IDLE;
   assign done = state == S_DONE;
@@ -224,13 +244,19 @@ module npu_mem_port (
       q_tail <= '0;
       q_count <= '0;
       beat_addr <= '0;
-      burst_addr <= '0;
+      w_start <= '0;
+      w_stop <= '0;
+      w_row <= '0;
       beats_left <= '0;
+      b_head <= '0;
+      b_tail <= '0;
+      b_count <= '0;
       for (int i = 0; i < OUTSTANDING; i++) begin
         q_beat[i] <= '0;
         q_start[i] <= '0;
         q_stop[i] <= '0;
         q_row[i] <= '0;
+        b_first[i] <= '0;
       end
     end else begin
       unique case (state)
@@ -281,12 +307,18 @@ module npu_mem_port (
               q_count + (QB+1)'(ar_fire) - (QB+1)'(r_pop) == '0)
             state <= S_DONE;
         end
+        // Write states: responses return in any of them (b_fire); an error
+        // response stops further bursts once the one being sent is complete
+        // (an accepted address must get its beats).
         S_ADDR_WRITE: if (m_axi_awready) begin
           beat_addr <= next_beat;
-          burst_addr <= next_beat;
+          w_start <= row_start;
+          w_stop <= row_end;
+          w_row <= row;
           beats_left <= burst_beats;
-          next_beat <= burst_next[63:0];
-          issuing <= burst_next < row_end;   // (a range may end at 2^64)
+          b_first[b_tail] <= first_byte(next_beat, row_start);
+          b_tail <= b_tail + QB'(1);
+          advance_issue();
           state <= S_WRITE;
         end
         S_WRITE: if (m_axi_wready) begin
@@ -294,18 +326,25 @@ module npu_mem_port (
           beats_left <= beats_left - 8'd1;
           if (beats_left == 8'd1) state <= S_RESPONSE;
         end
-        S_RESPONSE: if (m_axi_bvalid) begin
-          if (m_axi_bresp[1]) begin
-            failed <= 1'b1;
-            error_code <= m_axi_buser;
-            error_addr <= first_byte(burst_addr, row_start);
+        S_RESPONSE: begin
+          if (issuing && !failed && !(b_fire && m_axi_bresp[1]) &&
+              b_count_next != (QB+1)'(OUTSTANDING))
+            state <= S_ADDR_WRITE;
+          else if (b_count_next == '0)
             state <= S_DONE;
-          end else if (!issuing) state <= S_DONE;
-          else state <= S_ADDR_WRITE;
         end
         S_DONE: state <= S_IDLE;
         default: state <= S_IDLE;
       endcase
+      if (b_fire) begin
+        if (m_axi_bresp[1] && !failed) begin
+          failed <= 1'b1;
+          error_code <= m_axi_buser;
+          error_addr <= b_first[b_head];
+        end
+        b_head <= b_head + QB'(1);
+      end
+      b_count <= b_count_next;
     end
   end
 

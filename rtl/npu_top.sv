@@ -111,7 +111,8 @@ module npu_top (
   logic [15:0] req_rows, rd_row;
   logic [63:0] req_pitch, rd_row_start;
   logic        rd_valid;
-  logic [63:0] rd_addr, wr_addr;
+  logic [63:0] rd_addr, wr_addr, wr_row_start;
+  logic [15:0] wr_row;
   logic [BEAT_BITS-1:0] rd_data, wr_data;
   logic [BEAT_BYTES-1:0] rd_strb;
   logic        mem_done, mem_error;
@@ -121,7 +122,8 @@ module npu_top (
   npu_mem_port u_mem_port (
     .clk, .rst_n,
     .req_valid, .req_ready, .req_write, .req_addr, .req_bytes, .req_rows, .req_pitch,
-    .rd_valid, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_data,
+    .rd_valid, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_row,
+    .wr_row_start, .wr_data,
     .done(mem_done), .error(mem_error), .error_code(mem_error_code), .error_addr(mem_error_addr),
     .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,
     .m_axi_rdata, .m_axi_rresp, .m_axi_ruser, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready,
@@ -206,7 +208,8 @@ module npu_top (
     .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_MATRIX),
     .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_MATRIX), .mem_rd_addr(rd_addr),
     .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_rd_row(rd_row),
-    .mem_rd_row_start(rd_row_start), .mem_wr_addr(wr_addr), .mem_wr_data(matrix_wr_data),
+    .mem_rd_row_start(rd_row_start), .mem_wr_addr(wr_addr), .mem_wr_row(wr_row),
+    .mem_wr_row_start(wr_row_start), .mem_wr_data(matrix_wr_data),
     .mem_done(mem_done && port_owner == npu_pkg::PORT_MATRIX), .mem_error, .mem_error_code,
     .mem_error_addr);
 

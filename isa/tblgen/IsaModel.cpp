@@ -1709,9 +1709,16 @@ private:
         continue;
       }
       if ((name == "MatrixTile" || name == "VectorLanes" || name == "AxiDataBytes" ||
+           name == "AxiOutstanding" ||
            name == "RingEntries" || name == "VectorRegisters" || name == "RegionEntries") &&
           (v & (v - 1))) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be a power of two");
+        continue;
+      }
+      // The memory port's read queue is indexed by a counter that wraps at
+      // its depth: at least one bit.
+      if (name == "AxiOutstanding" && v < 2) {
+        error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be at least 2");
         continue;
       }
       model_.hardware.push_back({name, v});

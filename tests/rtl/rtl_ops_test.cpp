@@ -527,6 +527,29 @@ TEST(RtlOps, MemoryLatencyAndWidthCostCycles) {
   }
 }
 
+// The memory port posts write bursts: a C tile's rows are written without
+// waiting for each row's response, so a tile store costs one memory latency.
+// With a response awaited per row, the stores of these eight 8 x 8 tiles
+// alone would take 8 tiles x 8 rows x the latency.
+TEST(RtlOps, WriteBurstsArePostedOneLatencyPerTileNotPerRow) {
+  constexpr unsigned kLatency = 200, kTiles = 8, kRows = isa::hw::kMatrixTile;
+  rtl::DeviceOptions options;
+  options.memoryLatency = kLatency;
+  Twin twin(78, options);
+  isa::inst::Matmul mm;
+  mm.m = kTiles * kRows;
+  mm.k = 8;
+  mm.n = kRows;
+  mm.a = twin.floats(mm.m * mm.k);
+  mm.b = twin.floats(mm.k * mm.n);
+  mm.c = twin.floats(mm.m * mm.n);
+  twin.runAndCompare(validPacketOf(mm), "posted C stores");
+  EXPECT_LT(twin.device.stats().cycles, uint64_t(kTiles) * kRows * kLatency);
+  const rtl::AxiCounts axi = twin.device.axiCounts();
+  EXPECT_GE(axi.awHandshakes, uint64_t(kTiles) * kRows); // a burst per row at least
+  EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
 // ---- the AXI monitor and the harness's options -------------------------------------------
 
 TEST(AxiMonitor, AcceptsLegalTrafficAndNamesEachViolation) {

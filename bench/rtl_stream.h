@@ -1,0 +1,55 @@
+// Runs a command stream through the ring of a Verilated npu_top once and
+// measures it; shared by the RTL benchmarks (npu-rtl-bench, npu-rtl-roofline).
+#pragma once
+
+#include "npu_device.h"
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace npu::bench {
+
+constexpr uint64_t kData = 0x1000'0000, kRing = 0x2000'0000;
+
+// `count` floats uniform in [-1, 1) at `address`, the same for every run.
+inline void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = d(rng);
+  memory.write(address, values.data(), count * 4);
+}
+
+struct StreamRun {
+  uint64_t deviceCycles = 0; // the CYCLE counter: cycles fetching or executing
+  uint64_t clockCycles = 0;  // clock cycles simulated, idle ones included
+  double seconds = 0;        // wall time of the simulation
+  unsigned modelThreads = 1;
+};
+
+// Writes the stream into the ring at kRing, rings the doorbell and runs the
+// model until the ring is empty (a fault or hang throws from the harness).
+inline StreamRun runStream(mem::PhysicalMemory &memory, const std::vector<isa::Packet> &stream,
+                           const rtl::DeviceOptions &options = {}) {
+  for (size_t i = 0; i < stream.size(); ++i)
+    memory.write(kRing + 64 * i, stream[i].data(), 64);
+  rtl::Device device(memory, options);
+  using namespace isa::csr;
+  device.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRing));
+  device.writeCsr(RING_ENTRIES, 1024);
+  const uint64_t clockStart = device.cycle();
+  const auto start = std::chrono::steady_clock::now();
+  device.writeCsr(RING_TAIL, static_cast<uint32_t>(stream.size()));
+  device.runUntilIdle();
+  StreamRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.clockCycles = device.cycle() - clockStart;
+  run.deviceCycles = device.stats().cycles;
+  run.modelThreads = device.modelThreads();
+  return run;
+}
+
+} // namespace npu::bench
