@@ -23,6 +23,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <numbers>
 #include <random>
 #include <string>
 #include <thread>
@@ -45,6 +46,11 @@ double sigmoid(double x) {
 constexpr double kGeluK = 0.7978845608028654; // sqrt(2/pi)
 double geluArgument(double x) {
   return 2.0 * kGeluK * (x + 0.044715 * x * x * x);
+}
+// Phi(x), the standard normal distribution function, as erfc so that its
+// lower tail keeps its relative accuracy.
+double normalCdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
 }
 
 // Exact values in double precision; the second argument is ignored by
@@ -93,6 +99,18 @@ const Reference *referenceFor(const std::string &name) {
          double s = sigmoid(v), c = sigmoid(-v);
          double dv = 2.0 * kGeluK * (1.0 + 3.0 * 0.044715 * x * x);
          return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c * dv)) : dy * (s + x * s * c * dv);
+       }},
+      {"erf", [](double x, double) { return std::erf(x); }},
+      {"gelu_erf",
+       [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * normalCdf(x); }},
+      {"gelu_erf_bwd",
+       [](double x, double dy) {
+         if (std::isinf(x))
+           return x > 0 ? dy : -0.0 * dy;
+         double density = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+         double slope = normalCdf(x) + x * density;
+         // Below x = -38, both terms underflow in double; the sign is that of 1 - x^2.
+         return slope == 0 ? std::copysign(0.0, dy * (1.0 - x * x)) : dy * slope;
        }},
   };
   for (const Reference &r : table)
