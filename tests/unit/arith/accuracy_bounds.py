@@ -67,6 +67,15 @@ RUNS = {
         ("gelu_bwd", ["--range", f"-0.7:{INF}"]),
     ],
     ("gelu_bwd", "all x in [−0.8, −0.7] (zero at −0.7518)"): [("gelu_bwd", ["--range", "-0.8:-0.7"])],
+    ("erf", "all 2^32"): [("erf", [])],
+    ("gelu_erf", "all 2^32"): [("gelu_erf", [])],
+    ("gelu_erf_bwd (dy = 1)", "every 7th x outside (−0.8, −0.7)"): [
+        ("gelu_erf_bwd", ["--range", f"-{INF}:-0.8"]),
+        ("gelu_erf_bwd", ["--range", f"-0.7:{INF}"]),
+    ],
+    ("gelu_erf_bwd", "all x in [−0.8, −0.7] (zero at −0.7518)"): [
+        ("gelu_erf_bwd", ["--range", "-0.8:-0.7"])
+    ],
 }
 
 
