@@ -88,10 +88,32 @@ TEST(Generator, FootprintsStayWithinTheBudgetAndDataSegmentsAreDisjoint) {
       uint64_t bytes = 0;
       for (const verify::Buffer &b : f.buffers)
         bytes += b.bytes;
-      EXPECT_LE(bytes, verify::kLargeBudget.bytes) << as::formatPacket(p);
-      EXPECT_LE(f.work, verify::kLargeBudget.work) << as::formatPacket(p);
+      EXPECT_LE(bytes, verify::kBlockingBudget.bytes) << as::formatPacket(p);
+      EXPECT_LE(f.work, verify::kBlockingBudget.work) << as::formatPacket(p);
     }
   }
+}
+
+// A pair packet keeps a second size at the blocking edge beside the first:
+// MATMUL then reaches a full 256-deep panel beside more than 2048 columns
+// (the ISS GEMM's blocking), which no single large size can.
+TEST(Generator, PairPacketsReachTwoBlockingEdgesAtOnce) {
+  bool deepAndWide = false;
+  for (uint64_t seed = 0; seed < 40 && !deepAndWide; ++seed) {
+    verify::GeneratorOptions options = optionsFor(seed, 20);
+    options.opcodes = {isa::Opcode::MATMUL};
+    options.largePercent = 100;
+    options.pairPercent = 100;
+    for (const isa::Packet &p : verify::generate(options).object.text) {
+      isa::Instruction inst;
+      ASSERT_TRUE(isa::decode(p, inst));
+      if (inst.opcode != isa::Opcode::MATMUL)
+        continue;
+      const auto m = isa::inst::Matmul::fromPacket(p.data());
+      deepAndWide |= m.k >= 256 && m.n > 2048;
+    }
+  }
+  EXPECT_TRUE(deepAndWide);
 }
 
 // The generator's idea of a valid stream is the ISS's: nothing faults.

@@ -39,6 +39,8 @@ void addGeneratorOptions(po::options_description &options) {
       "comma-separated mnemonics to restrict the instruction mix to")(
       "large-percent", po::value<uint32_t>()->default_value(defaults.largePercent),
       "chance per packet of a large shape")(
+      "pair-percent", po::value<uint32_t>()->default_value(defaults.pairPercent),
+      "chance that a large packet has a second large size, past a blocking edge")(
       "chain-percent", po::value<uint32_t>()->default_value(defaults.chainPercent),
       "chance that an input is an earlier packet's output")(
       "alias-percent", po::value<uint32_t>()->default_value(defaults.aliasPercent),
@@ -55,6 +57,7 @@ verify::GeneratorOptions generatorOptionsFrom(const po::variables_map &vm) {
     throw po::error("--packets must be at least 1");
   options.faultPercent = percentOption(vm, "fault-percent");
   options.largePercent = percentOption(vm, "large-percent");
+  options.pairPercent = percentOption(vm, "pair-percent");
   options.chainPercent = percentOption(vm, "chain-percent");
   options.aliasPercent = percentOption(vm, "alias-percent");
   options.specialPercent = percentOption(vm, "special-percent");

@@ -33,6 +33,7 @@ GENERATOR_OPTIONS = [
     ("--faults", str, "comma-separated fault classes to inject (default: all)"),
     ("--opcodes", str, "comma-separated mnemonics to restrict the instruction mix to"),
     ("--large-percent", int, "chance per packet of a large shape"),
+    ("--pair-percent", int, "chance that a large packet has a second large size"),
     ("--chain-percent", int, "chance that an input is an earlier packet's output"),
     ("--alias-percent", int, "chance of in-place and coinciding operands where legal"),
     ("--special-percent", int, "share of special float values in the data"),

@@ -74,18 +74,18 @@ void emitPointwiseGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Te
 void emitSigmoidGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &y) {
   const at::Tensor ys = denseOperand(y, dst);
   const at::Tensor oneMinusY = emptyNpuLike(dst);
-  emitScalar(ScalarOp::ReverseSub, addressOf(oneMinusY), addressOf(ys), 1.0f, dst.numel());
-  emitBinary(BinaryOp::Mul, oneMinusY, oneMinusY, dy);
-  emitBinary(BinaryOp::Mul, dst, oneMinusY, ys);
+  emitScalar<isa::inst::Rsubs>(addressOf(oneMinusY), addressOf(ys), 1.0f, dst.numel());
+  emitBinary<isa::inst::Mul>(oneMinusY, oneMinusY, dy);
+  emitBinary<isa::inst::Mul>(dst, oneMinusY, ys);
 }
 
 // tanh_backward(dy, y) = dy * (1 - y*y).
 void emitTanhGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &y) {
   const at::Tensor ys = denseOperand(y, dst);
   const at::Tensor factor = emptyNpuLike(dst);
-  emitBinary(BinaryOp::Mul, factor, ys, ys);
-  emitScalar(ScalarOp::ReverseSub, addressOf(factor), addressOf(factor), 1.0f, dst.numel());
-  emitBinary(BinaryOp::Mul, dst, factor, dy);
+  emitBinary<isa::inst::Mul>(factor, ys, ys);
+  emitScalar<isa::inst::Rsubs>(addressOf(factor), addressOf(factor), 1.0f, dst.numel());
+  emitBinary<isa::inst::Mul>(dst, factor, dy);
 }
 
 // threshold_backward(dy, x, t) = x <= t ? 0 : dy. With no compare
@@ -99,48 +99,58 @@ void emitThresholdGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Te
   const at::Tensor step = emptyNpuLike(dst);
   const uint64_t s = addressOf(step);
   const int64_t n = dst.numel();
-  emitScalar(ScalarOp::Sub, s, addressOf(xs), threshold, n);
-  emitScalar(ScalarOp::Mul, s, s, std::ldexp(1.0f, 127), n);
-  emitScalar(ScalarOp::Max, s, s, 0.0f, n);
-  emitScalar(ScalarOp::Min, s, s, 1.0f, n);
-  emitBinary(BinaryOp::Mul, dst, step, dy);
+  emitScalar<isa::inst::Subs>(s, addressOf(xs), threshold, n);
+  emitScalar<isa::inst::Muls>(s, s, std::ldexp(1.0f, 127), n);
+  emitScalar<isa::inst::Maxs>(s, s, 0.0f, n);
+  emitScalar<isa::inst::Mins>(s, s, 1.0f, n);
+  emitBinary<isa::inst::Mul>(dst, step, dy);
 }
 
-// The functional and .grad_input forms of a gradient op `name`(dy, x)
-// that emitInto computes.
-#define NPU_GRAD_OP(name, function, emitInto)                                                      \
-  at::Tensor function(const at::Tensor &dy, const at::Tensor &x) {                                 \
-    static OpCounter counter(#name);                                                               \
-    if (!lowerable(dy, x))                                                                         \
-      return fallbackTo<NPU_ATEN_OP(name)>(dy, x);                                                 \
-    return gradFunctional(counter, dy, x, emitInto);                                               \
-  }                                                                                                \
-  at::Tensor &function##Out(const at::Tensor &dy, const at::Tensor &x, at::Tensor &out) {          \
-    static OpCounter counter(#name ".grad_input");                                                 \
-    if (!lowerable(dy, x) || !isFloatNpu(out))                                                     \
-      return fallbackTo<NPU_ATEN_OP2(name, grad_input)>(dy, x, out);                               \
-    return gradOut(counter, dy, x, out, emitInto);                                                 \
+// The kernels of a gradient op `name`(dy, x) (name, name.grad_input) that
+// emitInto(dst, dy, x) computes: float32 npu tensors; anything else falls
+// back.
+using GradEmitter = void (*)(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &x);
+template <GradEmitter emitInto, class FunctionalOp, class OutOp> struct GradKernels {
+  static at::Tensor functional(const at::Tensor &dy, const at::Tensor &x) {
+    static OpCounter counter(baseName<FunctionalOp>());
+    if (!lowerable(dy, x))
+      return fallbackTo<FunctionalOp>(dy, x);
+    return gradFunctional(counter, dy, x, emitInto);
   }
+  static at::Tensor &outForm(const at::Tensor &dy, const at::Tensor &x, at::Tensor &out) {
+    static OpCounter counter(operatorName<OutOp>());
+    if (!lowerable(dy, x) || !isFloatNpu(out))
+      return fallbackTo<OutOp>(dy, x, out);
+    return gradOut(counter, dy, x, out, emitInto);
+  }
+  static void registerIn(torch::Library &m) {
+    m.impl(operatorName<FunctionalOp>(), functional);
+    m.impl(operatorName<OutOp>(), outForm);
+  }
+};
 
-NPU_GRAD_OP(silu_backward, siluBackward, emitPointwiseGrad<isa::inst::SiluBwd>)
-NPU_GRAD_OP(sigmoid_backward, sigmoidBackward, emitSigmoidGrad)
-NPU_GRAD_OP(tanh_backward, tanhBackward, emitTanhGrad)
+// The backward instruction of GELU with `approximate` (GELU_BWD, the
+// gradient of the tanh approximation), or nullptr: the exact (erf) GELU's
+// gradient has none, and falls back.
+GradEmitter geluGradEmitter(c10::string_view approximate) {
+  return approximate == "tanh" ? &emitPointwiseGrad<isa::inst::GeluBwd> : nullptr;
+}
 
-// GELU_BWD is the gradient of the tanh approximation; the exact (erf) GELU's
-// gradient falls back.
 at::Tensor geluBackward(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate) {
   static OpCounter counter("gelu_backward");
-  if (!lowerable(dy, x) || approximate != "tanh")
+  const GradEmitter emitter = geluGradEmitter(approximate);
+  if (!lowerable(dy, x) || !emitter)
     return fallbackTo<NPU_ATEN_OP(gelu_backward)>(dy, x, approximate);
-  return gradFunctional(counter, dy, x, emitPointwiseGrad<isa::inst::GeluBwd>);
+  return gradFunctional(counter, dy, x, emitter);
 }
 
 at::Tensor &geluBackwardOut(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate,
                             at::Tensor &out) {
   static OpCounter counter("gelu_backward.grad_input");
-  if (!lowerable(dy, x) || !isFloatNpu(out) || approximate != "tanh")
+  const GradEmitter emitter = geluGradEmitter(approximate);
+  if (!lowerable(dy, x) || !isFloatNpu(out) || !emitter)
     return fallbackTo<NPU_ATEN_OP2(gelu_backward, grad_input)>(dy, x, approximate, out);
-  return gradOut(counter, dy, x, out, emitPointwiseGrad<isa::inst::GeluBwd>);
+  return gradOut(counter, dy, x, out, emitter);
 }
 
 bool thresholdLowerable(const at::Tensor &dy, const at::Tensor &x, const at::Scalar &threshold) {
@@ -175,15 +185,18 @@ at::Tensor &thresholdBackwardOut(const at::Tensor &dy, const at::Tensor &x,
 
 } // namespace
 
+// The registration lines: each names the ATen gradient op and what computes
+// it, and registers its functional and .grad_input kernels.
+#define NPU_GRAD(name, emitInto)                                                                   \
+  GradKernels<emitInto, NPU_ATEN_OP(name), NPU_ATEN_OP2(name, grad_input)>::registerIn(m)
+#define NPU_POINTWISE_GRAD(name, Inst) NPU_GRAD(name, &emitPointwiseGrad<Inst>)
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("silu_backward", siluBackward);
-  m.impl("silu_backward.grad_input", siluBackwardOut);
+  NPU_POINTWISE_GRAD(silu_backward, isa::inst::SiluBwd);
+  NPU_GRAD(sigmoid_backward, &emitSigmoidGrad);
+  NPU_GRAD(tanh_backward, &emitTanhGrad);
   m.impl("gelu_backward", geluBackward);
   m.impl("gelu_backward.grad_input", geluBackwardOut);
-  m.impl("sigmoid_backward", sigmoidBackward);
-  m.impl("sigmoid_backward.grad_input", sigmoidBackwardOut);
-  m.impl("tanh_backward", tanhBackward);
-  m.impl("tanh_backward.grad_input", tanhBackwardOut);
   m.impl("threshold_backward", thresholdBackward);
   m.impl("threshold_backward.grad_input", thresholdBackwardOut);
 }

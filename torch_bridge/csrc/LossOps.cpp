@@ -201,7 +201,7 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
     emitEmbedding(addressOf(picked), addressOf(input), kept.flat, 1, input.numel());
     if (hasWeight(weight)) {
       weights = keptWeights(*weight, kept, problem.classes);
-      emitBinary(BinaryOp::Mul, picked, picked, weights);
+      emitBinary<isa::inst::Mul>(picked, picked, weights);
     }
   }
   if (reduction == kNone) {
@@ -215,7 +215,7 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
     // -picked scattered into zeros at the kept rows.
     emitFillFloat(output, 0.0f);
     if (count > 0) {
-      emitUnary(UnaryOp::Neg, addressOf(picked), addressOf(picked), count);
+      emitUnary<isa::inst::Neg>(addressOf(picked), addressOf(picked), count);
       emitEmbeddingBackward(addressOf(output), addressOf(picked), kept.rows, 1, problem.rows);
     }
     return {output, totalWeight};
@@ -226,8 +226,8 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
     emitFillFloat(output, 0.0f);
   }
   if (reduction == kMean)
-    emitBinary(BinaryOp::Div, output, output, totalWeight);
-  emitUnary(UnaryOp::Neg, addressOf(output), addressOf(output), 1);
+    emitBinary<isa::inst::Div>(output, output, totalWeight);
+  emitUnary<isa::inst::Neg>(addressOf(output), addressOf(output), 1);
   return {output, totalWeight};
 }
 
@@ -289,19 +289,19 @@ at::Tensor nllLossBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
   const at::Tensor go = contiguousOnDevice(gradOutput);
   if (problem.perSample) {
     emitEmbedding(addressOf(values), addressOf(go), kept.rows, 1, problem.rows);
-    emitUnary(UnaryOp::Neg, addressOf(values), addressOf(values), kept.count);
+    emitUnary<isa::inst::Neg>(addressOf(values), addressOf(values), kept.count);
   } else {
     at::Tensor scale = emptyNpu({}, at::kFloat);
     if (reduction == kMean)
-      emitBinary(BinaryOp::Div, scale, go.reshape(c10::IntArrayRef()),
-                 totalWeight.reshape(c10::IntArrayRef()));
+      emitBinary<isa::inst::Div>(scale, go.reshape(c10::IntArrayRef()),
+                                 totalWeight.reshape(c10::IntArrayRef()));
     else
       emitGather(addressOf(scale), go.reshape(c10::IntArrayRef()));
-    emitUnary(UnaryOp::Neg, addressOf(scale), addressOf(scale), 1);
+    emitUnary<isa::inst::Neg>(addressOf(scale), addressOf(scale), 1);
     emitGather(addressOf(values), scale.expand({kept.count}));
   }
   if (hasWeight(weight))
-    emitBinary(BinaryOp::Mul, values, keptWeights(*weight, kept, problem.classes), values);
+    emitBinary<isa::inst::Mul>(values, keptWeights(*weight, kept, problem.classes), values);
   emitEmbeddingBackward(addressOf(gradInput), addressOf(values), kept.flat, 1, gradInput.numel());
   return gradInput;
 }

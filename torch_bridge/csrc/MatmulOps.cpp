@@ -139,10 +139,10 @@ void addmmStore(const at::Tensor &out, const at::Tensor &bias, const at::Tensor 
                            : emptyNpu({a.size(0), b.size(1)}, at::kFloat);
   emitMatmul(product, a, b);
   if (alpha != 1.0)
-    emitScalar(ScalarOp::Mul, addressOf(product), addressOf(product), static_cast<float>(alpha),
-               product.numel());
+    emitScalar<isa::inst::Muls>(addressOf(product), addressOf(product), static_cast<float>(alpha),
+                                product.numel());
   if (beta != 0.0)
-    emitBinary(BinaryOp::Add, product, product, bias, static_cast<float>(beta));
+    emitBinary<isa::inst::Add>(product, product, bias, static_cast<float>(beta));
   if (!product.is_same(out))
     storeInto(out, addressOf(product));
 }

@@ -245,11 +245,11 @@ void emitSafeSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols)
     emit(inst);
   };
   rowReduce(isa::inst::RowMax{}, maxima, src);
-  emitScalar(ScalarOp::Max, maxima, maxima, std::numeric_limits<float>::lowest(), rows);
+  emitScalar<isa::inst::Maxs>(maxima, maxima, std::numeric_limits<float>::lowest(), rows);
   perRow(isa::inst::Sub{}, src, maxima);
-  emitUnary(UnaryOp::Exp, dst, dst, rows * cols);
+  emitUnary<isa::inst::Exp>(dst, dst, rows * cols);
   rowReduce(isa::inst::RowSum{}, sums, dst);
-  emitScalar(ScalarOp::Max, sums, sums, std::numeric_limits<float>::min(), rows);
+  emitScalar<isa::inst::Maxs>(sums, sums, std::numeric_limits<float>::min(), rows);
   perRow(isa::inst::Div{}, dst, sums);
 }
 

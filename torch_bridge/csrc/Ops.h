@@ -2,10 +2,18 @@
 // dtypes and scalars the lowering accepts.
 #pragma once
 
+#include "Device.h"
+#include "Layout.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
+
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
 
 namespace npu::bridge {
 
@@ -17,6 +25,22 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack);
 // names it, without including every operator's header.
 #define NPU_ATEN_OP(name) at::_ops::name
 #define NPU_ATEN_OP2(name, overload) at::_ops::name##_##overload
+
+// The name of the ATen op `Op` (an NPU_ATEN_OP...) without its namespace and
+// overload ("add" for add.Tensor, "erf_"): the name of the counters of the
+// functional and in-place kernels.
+template <class Op> constexpr const char *baseName() {
+  constexpr std::string_view kNamespace = "aten::";
+  static_assert(std::string_view(Op::name).starts_with(kNamespace), "not an aten op");
+  return Op::name + kNamespace.size();
+}
+// Its name with the overload ("add.Tensor", "erf", "erf.out"): what a kernel
+// registers as, and the name of the counters of the out= kernels.
+template <class Op> const char *operatorName() {
+  static const std::string name = std::string(baseName<Op>()) +
+                                  (*Op::overload_name ? std::string(".") + Op::overload_name : "");
+  return name.c_str();
+}
 
 // Raises PyTorch's device error ("Expected all tensors to be on the same
 // device, but got <argument> is on cpu, different from other tensors on
@@ -86,32 +110,105 @@ public:
 const at::Generator &defaultGenerator();
 
 // --- Elementwise lowering (ElementwiseOps.cpp) ---------------------------------
+//
+// The emitters are templates on the typed instruction (isa::inst::Mul, ...):
+// the instruction is the operation, there is no enum to map to it.
 
-enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
-enum class ScalarOp { Add, Sub, Mul, Div, Max, Min, ReverseSub, ReverseDiv };
-enum class UnaryOp {
-  Neg,
-  Exp,
-  Log,
-  Rsqrt,
-  Sqrt,
-  Reciprocal,
-  Abs,
-  Relu,
-  Sigmoid,
-  Tanh,
-  Silu,
-  Gelu,
-  Sin,
-  Cos
+// The scalar instructions of the binary instruction Inst: `a op s` (Right)
+// and `s op a` (Left), the same instruction when op commutes. The ISA does
+// not pair a binary instruction with its scalar forms, so these lines do: a
+// binary instruction without one fails to compile where it is emitted.
+template <class Inst> struct ScalarForms;
+#define NPU_SCALAR_FORMS(Inst, RightInst, LeftInst)                                                \
+  template <> struct ScalarForms<isa::inst::Inst> {                                                \
+    using Right = isa::inst::RightInst;                                                            \
+    using Left = isa::inst::LeftInst;                                                              \
+  };
+NPU_SCALAR_FORMS(Add, Adds, Adds)
+NPU_SCALAR_FORMS(Sub, Subs, Rsubs)
+NPU_SCALAR_FORMS(Mul, Muls, Muls)
+NPU_SCALAR_FORMS(Div, Divs, Rdivs)
+NPU_SCALAR_FORMS(Max, Maxs, Maxs)
+NPU_SCALAR_FORMS(Min, Mins, Mins)
+#undef NPU_SCALAR_FORMS
+
+// Whether Inst's second operand is scaled (a op alpha*b): ADD and SUB.
+template <class Inst> inline constexpr bool kScalesOperand = requires(Inst inst) {
+  inst.alpha;
 };
 
-// dst (contiguous float32, the broadcast shape) = a op alpha*b for float32
-// npu tensors a and b broadcastable to dst; alpha only for Add and Sub.
-void emitBinary(BinaryOp op, const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
-                float alpha = 1.0f);
-// n contiguous floats: dst = a op s (or s op a for the reverse forms).
-void emitScalar(ScalarOp op, uint64_t dst, uint64_t a, float s, int64_t n);
-void emitUnary(UnaryOp op, uint64_t dst, uint64_t src, int64_t n);
+// Whether `a op alpha*b` equals `b op alpha*a`.
+template <class Inst> bool commutes(float alpha) {
+  return std::is_same_v<typename ScalarForms<Inst>::Right, typename ScalarForms<Inst>::Left> &&
+         (!kScalesOperand<Inst> || alpha == 1.0f);
+}
+
+// How many f32 operands (scalars such as `s` or `p`) Inst has: the emitters
+// check it, so that an instruction with an operand they do not set is
+// refused at compile time rather than run with the operand's default.
+template <class Inst>
+inline constexpr size_t kF32Operands = std::tuple_size_v<decltype(Inst{}.f32Operands())>;
+
+// One packet of the binary instruction Inst: rows x cols elements of a and
+// b, b broadcast as bcast; alpha only where Inst has it.
+template <class Inst>
+void emitBinaryPacket(uint64_t dst, uint64_t a, uint64_t b, int64_t rows, int64_t cols,
+                      isa::Broadcast bcast, float alpha) {
+  static_assert(kF32Operands<Inst> == (kScalesOperand<Inst> ? 1 : 0),
+                "a binary instruction's only f32 operand is alpha");
+  Inst inst;
+  inst.dst = dst;
+  inst.a = a;
+  inst.b = b;
+  inst.rows = u32(rows, "rows");
+  inst.cols = u32(cols, "columns");
+  inst.bcast = bcast;
+  if constexpr (kScalesOperand<Inst>)
+    inst.alpha = alpha;
+  emit(inst);
+}
+
+using BinaryPacketEmitter = void (*)(uint64_t dst, uint64_t a, uint64_t b, int64_t rows,
+                                     int64_t cols, isa::Broadcast bcast, float alpha);
+// emitBinary with the instruction's packet emitter and whether its operands
+// may be swapped (ElementwiseOps.cpp).
+void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at::Tensor &dst,
+                    const at::Tensor &a, const at::Tensor &b, float alpha);
+
+// dst (contiguous float32, the broadcast shape) = a op alpha*b by the binary
+// instruction Inst, for float32 npu tensors a and b broadcastable to dst;
+// alpha only where Inst scales its operand (ADD, SUB).
+template <class Inst>
+void emitBinary(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
+                float alpha = 1.0f) {
+  emitBinaryWith(&emitBinaryPacket<Inst>, commutes<Inst>(alpha), dst, a, b, alpha);
+}
+
+// n contiguous floats: dst = a op s by the scalar instruction Inst (ADDS,
+// RSUBS, ...).
+template <class Inst> void emitScalar(uint64_t dst, uint64_t a, float s, int64_t n) {
+  static_assert(kF32Operands<Inst> == 1, "a scalar instruction's only f32 operand is s");
+  if (n == 0)
+    return;
+  Inst inst;
+  inst.dst = dst;
+  inst.a = a;
+  inst.s = s;
+  inst.n = u32(n, "element count");
+  emit(inst);
+}
+
+// n contiguous floats: dst = f(src) by the unary instruction Inst.
+template <class Inst> void emitUnary(uint64_t dst, uint64_t src, int64_t n) {
+  static_assert(kF32Operands<Inst> == 0, "a unary instruction with f32 operands needs its own "
+                                         "emitter (as POWS has)");
+  if (n == 0)
+    return;
+  Inst inst;
+  inst.dst = dst;
+  inst.src = src;
+  inst.n = u32(n, "element count");
+  emit(inst);
+}
 
 } // namespace npu::bridge

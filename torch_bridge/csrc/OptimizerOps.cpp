@@ -150,9 +150,9 @@ void emitAdamSteps(const AdamArguments &a) {
       at::Tensor effective = emptyNpuLike(param);
       emitGather(addressOf(effective), grad);
       if (a.maximize)
-        emitUnary(UnaryOp::Neg, addressOf(effective), addressOf(effective), n);
+        emitUnary<isa::inst::Neg>(addressOf(effective), addressOf(effective), n);
       if (!a.decoupled && a.weightDecay != 0.0)
-        emitBinary(BinaryOp::Add, effective, effective, param, static_cast<float>(a.weightDecay));
+        emitBinary<isa::inst::Add>(effective, effective, param, static_cast<float>(a.weightDecay));
       grad = effective;
     }
     isa::inst::Adamw step;
@@ -246,22 +246,23 @@ std::vector<int64_t> broadcastShape(std::initializer_list<at::Tensor> tensors) {
 // and add; here the product is rounded first).
 void emitLerp(const at::Tensor &dst, const at::Tensor &self, const at::Tensor &end, float weight) {
   const at::Tensor difference = emptyNpuLike(dst);
-  emitBinary(BinaryOp::Sub, difference, end, self);
+  emitBinary<isa::inst::Sub>(difference, end, self);
   if (std::abs(weight) < 0.5f)
-    emitBinary(BinaryOp::Add, dst, self, difference, weight);
+    emitBinary<isa::inst::Add>(dst, self, difference, weight);
   else
-    emitBinary(BinaryOp::Sub, dst, end, difference, 1.0f - weight);
+    emitBinary<isa::inst::Sub>(dst, end, difference, 1.0f - weight);
 }
 
-// dst = self + (value * t1) op t2 with op Mul (addcmul) or Div (addcdiv),
-// the CPU kernel's order.
-void emitAddc(BinaryOp op, const at::Tensor &dst, const at::Tensor &self, const at::Tensor &t1,
+// dst = self + (value * t1) op t2 with the binary instruction Inst (MUL for
+// addcmul, DIV for addcdiv), the CPU kernel's order.
+template <class Inst>
+void emitAddc(const at::Tensor &dst, const at::Tensor &self, const at::Tensor &t1,
               const at::Tensor &t2, float value) {
   const at::Tensor term = materialize(t1, dst.sizes());
   if (value != 1.0f)
-    emitScalar(ScalarOp::Mul, addressOf(term), addressOf(term), value, term.numel());
-  emitBinary(op, term, term, t2);
-  emitBinary(BinaryOp::Add, dst, term, self);
+    emitScalar<isa::inst::Muls>(addressOf(term), addressOf(term), value, term.numel());
+  emitBinary<Inst>(term, term, t2);
+  emitBinary<isa::inst::Add>(dst, term, self);
 }
 
 template <class Emit>
@@ -319,50 +320,56 @@ at::Tensor &lerpScalarOut(const at::Tensor &self, const at::Tensor &end, const a
   return out;
 }
 
-#define NPU_ADDC(name, kind)                                                                       \
-  at::Tensor name##Functional(const at::Tensor &self, const at::Tensor &t1, const at::Tensor &t2,  \
-                              const at::Scalar &value) {                                           \
-    static OpCounter counter(#name);                                                               \
-    if (!lowerable({self, t1, t2}) || value.isComplex())                                           \
-      return fallbackTo<NPU_ATEN_OP(name)>(self, t1, t2, value);                                   \
-    const float v = value.toFloat();                                                               \
-    at::Tensor out = emptyNpu(broadcastShape({self, t1, t2}), at::kFloat);                         \
-    pointwiseStore(counter, out, {self, t1, t2}, [&](const at::Tensor &dst) {                      \
-      emitAddc(BinaryOp::kind, dst, self, t1, t2, v);                                              \
-    });                                                                                            \
-    return out;                                                                                    \
-  }                                                                                                \
-  at::Tensor &name##Inplace(at::Tensor &self, const at::Tensor &t1, const at::Tensor &t2,          \
-                            const at::Scalar &value) {                                             \
-    static OpCounter counter(#name "_");                                                           \
-    if (!lowerable({self, t1, t2}) || value.isComplex())                                           \
-      return fallbackTo<NPU_ATEN_OP(name##_)>(self, t1, t2, value);                                \
-    checkInplaceShape(self, broadcastShape({self, t1, t2}));                                       \
-    checkPointwiseWrite(self, {t1, t2});                                                           \
-    const float v = value.toFloat();                                                               \
-    pointwiseStore(counter, self, {self, t1, t2}, [&](const at::Tensor &dst) {                     \
-      emitAddc(BinaryOp::kind, dst, self, t1, t2, v);                                              \
-    });                                                                                            \
-    return self;                                                                                   \
-  }                                                                                                \
-  at::Tensor &name##Out(const at::Tensor &self, const at::Tensor &t1, const at::Tensor &t2,        \
-                        const at::Scalar &value, at::Tensor &out) {                                \
-    static OpCounter counter(#name ".out");                                                        \
-    if (!lowerable({self, t1, t2, out}) || value.isComplex())                                      \
-      return fallbackTo<NPU_ATEN_OP2(name, out)>(self, t1, t2, value, out);                        \
-    at::native::resize_output(out, broadcastShape({self, t1, t2}));                                \
-    checkPointwiseWrite(out, {self, t1, t2});                                                      \
-    const float v = value.toFloat();                                                               \
-    pointwiseStore(counter, out, {self, t1, t2}, [&](const at::Tensor &dst) {                      \
-      emitAddc(BinaryOp::kind, dst, self, t1, t2, v);                                              \
-    });                                                                                            \
-    return out;                                                                                    \
+// The kernels of addcmul / addcdiv (name, name_, name.out) with the binary
+// instruction Inst: float32 npu tensors; anything else falls back.
+template <class Inst, class FunctionalOp, class InplaceOp, class OutOp> struct AddcKernels {
+  static at::Tensor functional(const at::Tensor &self, const at::Tensor &t1, const at::Tensor &t2,
+                               const at::Scalar &value) {
+    static OpCounter counter(baseName<FunctionalOp>());
+    if (!lowerable({self, t1, t2}) || value.isComplex())
+      return fallbackTo<FunctionalOp>(self, t1, t2, value);
+    const float v = value.toFloat();
+    at::Tensor out = emptyNpu(broadcastShape({self, t1, t2}), at::kFloat);
+    pointwiseStore(counter, out, {self, t1, t2},
+                   [&](const at::Tensor &dst) { emitAddc<Inst>(dst, self, t1, t2, v); });
+    return out;
   }
-
-NPU_ADDC(addcmul, Mul)
-NPU_ADDC(addcdiv, Div)
+  static at::Tensor &inplace(at::Tensor &self, const at::Tensor &t1, const at::Tensor &t2,
+                             const at::Scalar &value) {
+    static OpCounter counter(baseName<InplaceOp>());
+    if (!lowerable({self, t1, t2}) || value.isComplex())
+      return fallbackTo<InplaceOp>(self, t1, t2, value);
+    checkInplaceShape(self, broadcastShape({self, t1, t2}));
+    checkPointwiseWrite(self, {t1, t2});
+    const float v = value.toFloat();
+    pointwiseStore(counter, self, {self, t1, t2},
+                   [&](const at::Tensor &dst) { emitAddc<Inst>(dst, self, t1, t2, v); });
+    return self;
+  }
+  static at::Tensor &outForm(const at::Tensor &self, const at::Tensor &t1, const at::Tensor &t2,
+                             const at::Scalar &value, at::Tensor &out) {
+    static OpCounter counter(operatorName<OutOp>());
+    if (!lowerable({self, t1, t2, out}) || value.isComplex())
+      return fallbackTo<OutOp>(self, t1, t2, value, out);
+    at::native::resize_output(out, broadcastShape({self, t1, t2}));
+    checkPointwiseWrite(out, {self, t1, t2});
+    const float v = value.toFloat();
+    pointwiseStore(counter, out, {self, t1, t2},
+                   [&](const at::Tensor &dst) { emitAddc<Inst>(dst, self, t1, t2, v); });
+    return out;
+  }
+  static void registerIn(torch::Library &m) {
+    m.impl(operatorName<FunctionalOp>(), functional);
+    m.impl(operatorName<InplaceOp>(), inplace);
+    m.impl(operatorName<OutOp>(), outForm);
+  }
+};
 
 } // namespace
+
+// The registration line of an addc op: the ATen op and its binary instruction.
+#define NPU_ADDC(name, Inst)                                                                       \
+  AddcKernels<Inst, NPU_ATEN_OP(name), NPU_ATEN_OP(name##_), NPU_ATEN_OP2(name, out)>::registerIn(m)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_adamw_", fusedAdamw);
@@ -372,12 +379,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lerp.Scalar", lerpScalar);
   m.impl("lerp_.Scalar", lerpScalarInplace);
   m.impl("lerp.Scalar_out", lerpScalarOut);
-  m.impl("addcmul", addcmulFunctional);
-  m.impl("addcmul_", addcmulInplace);
-  m.impl("addcmul.out", addcmulOut);
-  m.impl("addcdiv", addcdivFunctional);
-  m.impl("addcdiv_", addcdivInplace);
-  m.impl("addcdiv.out", addcdivOut);
+  NPU_ADDC(addcmul, isa::inst::Mul);
+  NPU_ADDC(addcdiv, isa::inst::Div);
 }
 
 } // namespace npu::bridge

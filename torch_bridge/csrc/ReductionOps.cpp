@@ -16,12 +16,11 @@
 #include <bit>
 #include <bitset>
 #include <limits>
+#include <type_traits>
 
 namespace npu::bridge {
 
 namespace {
-
-enum class Reduction { Sum, Mean, Max };
 
 template <class Inst>
 void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
@@ -71,9 +70,17 @@ bool reducedDimsLead(const at::Tensor &self, const std::bitset<64> &dims) {
   return true;
 }
 
-// out (contiguous, the kept elements in order) = the reduction of self.
-void emitReduction(Reduction kind, const at::Tensor &out, const at::Tensor &self,
-                   const std::bitset<64> &dims) {
+// Where the reductions differ: the mean of no elements is NaN (the sum's is
+// 0) and the max of none an error; only the sum and the mean have a column
+// form (COL_SUM, then a division for the mean).
+template <class RowInst>
+inline constexpr bool kIsMean = std::is_same_v<RowInst, isa::inst::RowMean>;
+template <class RowInst> inline constexpr bool kIsMax = std::is_same_v<RowInst, isa::inst::RowMax>;
+
+// out (contiguous, the kept elements in order) = the reduction of self by
+// the row reduction RowInst (ROW_SUM, ROW_MEAN, ROW_MAX).
+template <class RowInst>
+void emitReduction(const at::Tensor &out, const at::Tensor &self, const std::bitset<64> &dims) {
   std::vector<int64_t> order;
   int64_t rows = 1, cols = 1;
   for (int64_t d = 0; d < self.dim(); ++d)
@@ -90,37 +97,28 @@ void emitReduction(Reduction kind, const at::Tensor &out, const at::Tensor &self
     return;
   const uint64_t dst = addressOf(out);
   if (cols == 0) {
-    TORCH_CHECK(kind != Reduction::Max, "amax(): Expected reduction dim to be specified for "
-                                        "input.numel() == 0. Specify the reduction dim with the "
-                                        "'dim' argument.");
-    const float empty = kind == Reduction::Sum ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    TORCH_CHECK(!kIsMax<RowInst>, "amax(): Expected reduction dim to be specified for "
+                                  "input.numel() == 0. Specify the reduction dim with the "
+                                  "'dim' argument.");
+    const float empty = kIsMean<RowInst> ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
     emitFillWords(dst, std::bit_cast<uint32_t>(empty), rows);
     return;
   }
   const at::Tensor arranged = self.permute(order);
-  if (!arranged.is_contiguous() && kind != Reduction::Max && self.is_contiguous() &&
+  if (!arranged.is_contiguous() && !kIsMax<RowInst> && self.is_contiguous() &&
       reducedDimsLead(self, dims)) {
     // One column sum per kept element, straight from self.
     emitRowReduction<isa::inst::ColSum>(dst, addressOf(self), cols, rows);
-    if (kind == Reduction::Mean)
-      emitScalar(ScalarOp::Div, dst, dst, static_cast<float>(cols), rows);
+    if (kIsMean<RowInst>)
+      emitScalar<isa::inst::Divs>(dst, dst, static_cast<float>(cols), rows);
     return;
   }
   const at::Tensor source = contiguousOnDevice(arranged);
-  switch (kind) {
-  case Reduction::Sum:
-    emitRowReduction<isa::inst::RowSum>(dst, addressOf(source), rows, cols);
-    break;
-  case Reduction::Mean:
-    emitRowReduction<isa::inst::RowMean>(dst, addressOf(source), rows, cols);
-    break;
-  case Reduction::Max:
-    emitRowReduction<isa::inst::RowMax>(dst, addressOf(source), rows, cols);
-    break;
-  }
+  emitRowReduction<RowInst>(dst, addressOf(source), rows, cols);
 }
 
-void reduceStore(OpCounter &counter, Reduction kind, const at::Tensor &out, const at::Tensor &self,
+template <class RowInst>
+void reduceStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
                  const std::bitset<64> &dims) {
   OpScope scope(counter);
   if (logOps())
@@ -128,10 +126,10 @@ void reduceStore(OpCounter &counter, Reduction kind, const at::Tensor &out, cons
   // The reductions read self while they write: an out that overlaps it
   // gets the result through a fresh buffer.
   if (out.is_contiguous() && !mayOverlap(out, self)) {
-    emitReduction(kind, out, self, dims);
+    emitReduction<RowInst>(out, self, dims);
   } else {
     const at::Tensor dense = emptyNpuLike(out);
-    emitReduction(kind, dense, self, dims);
+    emitReduction<RowInst>(dense, self, dims);
     storeInto(out, addressOf(dense));
   }
 }
@@ -140,24 +138,25 @@ bool lowerable(const at::Tensor &self, std::optional<c10::ScalarType> dtype) {
   return isFloatNpu(self) && self.dim() <= 64 && (!dtype || *dtype == at::kFloat);
 }
 
-at::Tensor reduce(OpCounter &counter, Reduction kind, const at::Tensor &self,
-                  at::OptionalIntArrayRef dim, bool keepdim) {
+template <class RowInst>
+at::Tensor reduce(OpCounter &counter, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                  bool keepdim) {
   const std::bitset<64> dims = reductionDims(self, dim);
   at::Tensor out = emptyNpu(reducedShape(self, dims, keepdim), at::kFloat);
-  reduceStore(counter, kind, out, self, dims);
+  reduceStore<RowInst>(counter, out, self, dims);
   return out;
 }
 
 // The out= form. PyTorch's CPU reductions do not check overlaps, except
 // mean's (`checked`), which refuses an out with internal overlap.
-at::Tensor &reduceOut(OpCounter &counter, Reduction kind, const at::Tensor &self,
-                      at::OptionalIntArrayRef dim, bool keepdim, at::Tensor &out,
-                      bool checked = false) {
+template <class RowInst>
+at::Tensor &reduceOut(OpCounter &counter, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                      bool keepdim, at::Tensor &out, bool checked = false) {
   const std::bitset<64> dims = reductionDims(self, dim);
   at::native::resize_output(out, reducedShape(self, dims, keepdim));
   if (checked)
     checkInternalOverlap(out);
-  reduceStore(counter, kind, out, self, dims);
+  reduceStore<RowInst>(counter, out, self, dims);
   return out;
 }
 
@@ -166,14 +165,14 @@ at::Tensor sumDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keep
   static OpCounter counter("sum");
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP2(sum, dim_IntList)>(self, dim, keepdim, dtype);
-  return reduce(counter, Reduction::Sum, self, dim, keepdim);
+  return reduce<isa::inst::RowSum>(counter, self, dim, keepdim);
 }
 
 at::Tensor sumAll(const at::Tensor &self, std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("sum");
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP(sum)>(self, dtype);
-  return reduce(counter, Reduction::Sum, self, std::nullopt, false);
+  return reduce<isa::inst::RowSum>(counter, self, std::nullopt, false);
 }
 
 at::Tensor &sumOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -181,7 +180,7 @@ at::Tensor &sumOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool kee
   static OpCounter counter("sum.out");
   if (!lowerable(self, dtype) || !isFloatNpu(out))
     return fallbackTo<NPU_ATEN_OP2(sum, IntList_out)>(self, dim, keepdim, dtype, out);
-  return reduceOut(counter, Reduction::Sum, self, dim, keepdim, out);
+  return reduceOut<isa::inst::RowSum>(counter, self, dim, keepdim, out);
 }
 
 at::Tensor meanDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -189,7 +188,7 @@ at::Tensor meanDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool kee
   static OpCounter counter("mean");
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP2(mean, dim)>(self, dim, keepdim, dtype);
-  return reduce(counter, Reduction::Mean, self, dim, keepdim);
+  return reduce<isa::inst::RowMean>(counter, self, dim, keepdim);
 }
 
 at::Tensor &meanOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -197,21 +196,21 @@ at::Tensor &meanOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool ke
   static OpCounter counter("mean.out");
   if (!lowerable(self, dtype) || !isFloatNpu(out))
     return fallbackTo<NPU_ATEN_OP2(mean, out)>(self, dim, keepdim, dtype, out);
-  return reduceOut(counter, Reduction::Mean, self, dim, keepdim, out, /*checked=*/true);
+  return reduceOut<isa::inst::RowMean>(counter, self, dim, keepdim, out, /*checked=*/true);
 }
 
 at::Tensor amax(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   static OpCounter counter("amax");
   if (!lowerable(self, std::nullopt))
     return fallbackTo<NPU_ATEN_OP(amax)>(self, dim, keepdim);
-  return reduce(counter, Reduction::Max, self, dim, keepdim);
+  return reduce<isa::inst::RowMax>(counter, self, dim, keepdim);
 }
 
 at::Tensor &amaxOut(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, at::Tensor &out) {
   static OpCounter counter("amax.out");
   if (!lowerable(self, std::nullopt) || !isFloatNpu(out))
     return fallbackTo<NPU_ATEN_OP2(amax, out)>(self, dim, keepdim, out);
-  return reduceOut(counter, Reduction::Max, self, dim, keepdim, out);
+  return reduceOut<isa::inst::RowMax>(counter, self, dim, keepdim, out);
 }
 
 } // namespace

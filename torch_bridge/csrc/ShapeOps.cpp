@@ -50,19 +50,19 @@ void emitWhere(const at::Tensor &dst, const at::Tensor &cond, const at::Tensor &
   }
   const at::Tensor mask = selectByFlag(flags, -kInf, kInf);
   const at::Tensor inverse = emptyNpuLike(mask);
-  emitUnary(UnaryOp::Neg, addressOf(inverse), addressOf(mask), mask.numel());
+  emitUnary<isa::inst::Neg>(addressOf(inverse), addressOf(mask), mask.numel());
   // min(x, m): x where m = +inf, -inf where m = -inf.
   auto keepWhere = [&](const at::Tensor &target, const at::Tensor &x, const at::Tensor &m) {
     if (isCpuScalar(x))
-      emitScalar(ScalarOp::Min, addressOf(target), addressOf(m),
-                 static_cast<float>(x.item<double>()), target.numel());
+      emitScalar<isa::inst::Mins>(addressOf(target), addressOf(m),
+                                  static_cast<float>(x.item<double>()), target.numel());
     else
-      emitBinary(BinaryOp::Min, target, m, x);
+      emitBinary<isa::inst::Min>(target, m, x);
   };
   const at::Tensor fromA = emptyNpu(shape, at::kFloat);
   keepWhere(fromA, a, mask);
   keepWhere(inverse, b, inverse);
-  emitBinary(BinaryOp::Max, dst, fromA, inverse);
+  emitBinary<isa::inst::Max>(dst, fromA, inverse);
 }
 
 void whereStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &cond,

@@ -7,6 +7,7 @@
 #include "table_rules.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <random>
@@ -247,30 +248,41 @@ private:
     isa::Instruction inst = isa::makeInstruction(opcode);
     const bool large = rng_.percent(options_.largePercent);
     drawOperands(rng_, inst, large, options_.specialPercent);
-    // A large packet has one large size; the others give way to it.
-    int keep = -1;
+    // A large packet has one large size, and sometimes a second just past
+    // a blocking edge (256..319: a full GEMM depth panel beside more than
+    // 2048 columns); the others give way to them.
+    uint64_t keepMask = 0;
     if (large) {
       const isa::InstrInfo &info = isa::info(opcode);
       std::vector<uint32_t> sizes;
       for (uint32_t i = 0; i < info.numOperands; ++i)
         if (rules::isDimension(info.operands[i]))
           sizes.push_back(i);
+      const auto enlarge = [&](uint32_t at, uint64_t span) {
+        const isa::OperandInfo &op = info.operands[at];
+        inst.operands[at] =
+            rawOf(op, clampToRange(op, static_cast<int64_t>(kLargeShape + rng_.below(span))));
+        keepMask |= uint64_t(1) << at;
+      };
       if (!sizes.empty()) {
-        keep = static_cast<int>(sizes[rng_.below(sizes.size())]);
-        const isa::OperandInfo &op = info.operands[keep];
+        const size_t first = rng_.below(sizes.size());
         // Up to 13 x 256: past the blockings an implementation is likely
         // to use (the ISS's GEMM packs 2048 columns of B at a time).
-        inst.operands[keep] = rawOf(
-            op, clampToRange(op, static_cast<int64_t>(kLargeShape + rng_.below(12 * kLargeShape))));
+        enlarge(sizes[first], 12 * kLargeShape);
+        if (sizes.size() > 1 && rng_.percent(options_.pairPercent))
+          enlarge(sizes[(first + 1 + rng_.below(sizes.size() - 1)) % sizes.size()], kLargeShape / 4);
         legalise(inst);
       }
     }
-    const Budget &budget = large ? kLargeBudget : kSmallBudget;
+    const Budget &budget = std::popcount(keepMask) > 1 ? kBlockingBudget
+                           : large                     ? kLargeBudget
+                                                       : kSmallBudget;
     // Each step halves an operand; 32 halvings empty a 32-bit operand.
     for (uint32_t step = 0; step < 32 * isa::kMaxOperands && !fits(footprintOf(inst), budget);
          ++step)
       // Mostly the largest operand, sometimes another.
-      if (!shrinkOperand(inst, rng_.percent(50) ? 0 : rng_.below(8), keep) && !shrinkOperand(inst))
+      if (!shrinkOperand(inst, rng_.percent(50) ? 0 : rng_.below(8), keepMask) &&
+          !shrinkOperand(inst))
         break;
     Footprint f = footprintOf(inst);
 
@@ -640,8 +652,8 @@ private:
       const bool identical = begin == w->begin() && o->bytes == w->bytes;
       const bool overlapping = begin < w->begin() + w->bytes && w->begin() < begin + o->bytes;
       if (!overlapping || !insideOneArena(begin, o->bytes) ||
-          (identical && (f.inPlaceAllowed(w->operand, o->operand) ||
-                         f.inPlaceAllowed(o->operand, w->operand))))
+          (identical &&
+           (f.inPlaceAllowed(w->operand, o->operand) || f.inPlaceAllowed(o->operand, w->operand))))
         continue;
       o->address = address;
       const isa::InstrInfo &info = isa::info(inst.opcode);
@@ -741,7 +753,7 @@ private:
 
 } // namespace
 
-bool shrinkOperand(isa::Instruction &inst, size_t rank, int keep) {
+bool shrinkOperand(isa::Instruction &inst, size_t rank, uint64_t keepMask) {
   const isa::InstrInfo &info = isa::info(inst.opcode);
   const auto magnitude = [&](const isa::Instruction &x, uint32_t i) {
     const int64_t v = isa::operandValue(info.operands[i], x.operands[i]);
@@ -749,8 +761,7 @@ bool shrinkOperand(isa::Instruction &inst, size_t rank, int keep) {
   };
   std::vector<uint32_t> candidates;
   for (uint32_t i = 0; i < info.numOperands; ++i)
-    if (rules::isSizeLike(info.operands[i]) && magnitude(inst, i) > 1 &&
-        static_cast<int>(i) != keep)
+    if (rules::isSizeLike(info.operands[i]) && magnitude(inst, i) > 1 && !(keepMask >> i & 1))
       candidates.push_back(i);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](uint32_t a, uint32_t b) { return magnitude(inst, a) > magnitude(inst, b); });
@@ -802,6 +813,7 @@ std::string optionsArguments(const GeneratorOptions &options) {
       text += std::string(" ") + flag + " " + std::to_string(value);
   };
   percent("--large-percent", options.largePercent, defaults.largePercent);
+  percent("--pair-percent", options.pairPercent, defaults.pairPercent);
   percent("--chain-percent", options.chainPercent, defaults.chainPercent);
   percent("--alias-percent", options.aliasPercent, defaults.aliasPercent);
   percent("--special-percent", options.specialPercent, defaults.specialPercent);

@@ -133,6 +133,21 @@ def test_binary_with_python_scalars(expression):
     check(result, expression(x), ULPS)
 
 
+# A 0-dim CPU tensor on either side of a binary op: one scalar instruction
+# computes `a op s` and another `s op a` (the bridge pairs them in
+# ScalarForms, Ops.h); with alpha, s op alpha*a scales a first (MULS).
+@pytest.mark.parametrize("scalar_first", [False, True], ids=["tensor_op_scalar", "scalar_op_tensor"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_binary_scalar_forms(name, scalar_first):
+    fn = getattr(torch, name)
+    x, s = torch.rand(4, 7) + 0.5, torch.tensor(1.75)
+    kwargs = {"alpha": 2.5} if name in ("add", "sub") else {}
+    with native(name):
+        result = fn(s, npu(x), **kwargs) if scalar_first else fn(npu(x), s, **kwargs)
+    assert op_packets(name) == (2 if scalar_first and kwargs else 1)
+    check(result, fn(s, x, **kwargs) if scalar_first else fn(x, s, **kwargs), ULPS)
+
+
 def test_binary_alpha():
     a, b = torch.randn(3, 8), torch.randn(8)
     with native("add", "sub"):

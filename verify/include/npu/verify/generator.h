@@ -23,6 +23,9 @@ struct GeneratorOptions {
   std::vector<mem::FaultCode> faultClasses; // empty: every class of injectableFaults()
   // Chance, per packet, of a large shape (kLargeBudget instead of kSmallBudget).
   uint32_t largePercent = 3;
+  // Chance that a large packet has a second large size, just past a
+  // blocking edge (kBlockingBudget): rare, as such packets are expensive.
+  uint32_t pairPercent = 2;
   // Chance that an input is the output of an earlier packet (a dependent
   // chain), and that an output coincides with an input where the ISA allows
   // it or two inputs coincide.
@@ -66,11 +69,15 @@ struct Budget {
 };
 inline constexpr Budget kSmallBudget{96 << 10, 5 << 8};
 inline constexpr Budget kLargeBudget{4 << 20, 40 << 10};
+// A large packet with a second large size (1 x 256 x 2100 MATMUL, a full
+// GEMM depth panel beside more than 2048 columns, costs 221 K cycles).
+inline constexpr Budget kBlockingBudget{4 << 20, 320 << 10};
 
 // Halves the rank-th largest size-like operand (a u32 or i32 operand that is
 // not a flag, enum or address; rank modulo their number, 0 the largest;
-// operand index `keep` left alone) and re-legalises; false when nothing is
-// left to shrink. Fits a packet to its budget.
-bool shrinkOperand(isa::Instruction &inst, size_t rank = 0, int keep = -1);
+// the operands whose bits are set in `keepMask` left alone) and
+// re-legalises; false when nothing is left to shrink. Fits a packet to its
+// budget.
+bool shrinkOperand(isa::Instruction &inst, size_t rank = 0, uint64_t keepMask = 0);
 
 } // namespace npu::verify
