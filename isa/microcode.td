@@ -61,6 +61,7 @@ defvar ExpFinishTwoPart = ExpPolynomial # [
   (fmul:$el $pl, $s)
 ];
 
+let Reference = "std::exp(x)" in
 def MP_exp : MicroProgram<"exp", ["x"],
     [(fmin:$xc $x, 0x42b20000),               // 89: n = 128, the scale is +inf
      (fmax:$xc $xc, 0xc2b00000)]              // -88: n = -127, the scale is +0
@@ -74,6 +75,7 @@ def MP_exp : MicroProgram<"exp", ["x"],
 // x = 2^k m with m in [sqrt(1/2), sqrt(2)) taken from the bit pattern,
 // f = m - 1 exactly; log(1 + f) = f + f^2 Q(f) with a degree-8 Q; the result
 // is k ln 2 + log(1 + f) with a two-part ln 2.
+let Reference = "std::log(x)" in
 def MP_log : MicroProgram<"log", ["x"],
     [(isub:$a $x, 0x3f3504f3),               // bits of x / sqrt(1/2)
      (isra:$k $a, 23),                       // k
@@ -129,6 +131,7 @@ defvar ReciprocalOfMantissa = [
   (ffma:$y $y, $e, $y)
 ];
 
+let Reference = "1.0 / x" in
 def MP_recip : MicroProgram<"recip", ["x"],
     [(iand:$mb $x, 0x007fffff),
      (ior:$mn $mb, 0xbf800000)]              // -m, x = +-m 2^e
@@ -146,6 +149,7 @@ def MP_recip : MicroProgram<"recip", ["x"],
      (sel:$r $ok, $r, $sp)], "r",
     "1/x, correctly rounded. Mantissa reciprocal by Newton-Raphson, exact exponent scaling.">;
 
+let Reference = "a / b" in
 def MP_div : MicroProgram<"div", ["a", "b"],
     [(iand:$mb $b, 0x007fffff),
      (ior:$mn $mb, 0xbf800000),              // -mb
@@ -189,6 +193,7 @@ def MP_div : MicroProgram<"div", ["a", "b"],
 
 // x = m 4^k with m in [1/2, 2) from the bit pattern (the exponent's low bit
 // goes into m). $mb holds the low 24 bits of x.
+let Reference = "1.0 / std::sqrt(x)" in
 def MP_rsqrt : MicroProgram<"rsqrt", ["x"],
     [(iand:$mb $x, 0x00ffffff),
      (ior:$mn $mb, 0xbf000000),              // -m
@@ -216,6 +221,7 @@ def MP_rsqrt : MicroProgram<"rsqrt", ["x"],
      (sel:$r $ok, $r, $sp)], "r",
     "1/sqrt(x). Cubic first guess on the mantissa, two Newton steps, exact exponent scaling.">;
 
+let Reference = "std::sqrt(x)" in
 def MP_sqrt : MicroProgram<"sqrt", ["x"],
     [(iand:$mb $x, 0x00ffffff),
      (ior:$mn $mb, 0xbf000000),              // -m
@@ -250,8 +256,11 @@ def MP_sqrt : MicroProgram<"sqrt", ["x"],
 // Sign operations
 //===----------------------------------------------------------------------===//
 
+let Reference = "-x" in
 def MP_neg : MicroProgram<"neg", ["x"], [(fneg:$y $x)], "y", "-x.">;
+let Reference = "std::fabs(x)" in
 def MP_abs : MicroProgram<"abs", ["x"], [(fabs:$y $x)], "y", "|x|.">;
+let Reference = "std::isnan(x) ? x : (x > 0 ? x : 0.0)" in
 def MP_relu : MicroProgram<"relu", ["x"], [(fmax:$y $x, 0)], "y", "max(x, +0); NaN stays NaN.">;
 
 //===----------------------------------------------------------------------===//
@@ -307,6 +316,7 @@ defvar SigmoidQuotient = [
   (fmul:$y $y, $k)
 ];
 
+let Reference = "sigmoid(x)" in
 def MP_sigmoid : MicroProgram<"sigmoid", ["x"], SigmoidOfX #
     [(sel:$u $neg, $e, 0x3f800000),
      (sel:$ul $neg, $el, 0)] # SigmoidQuotient, "y",
@@ -335,6 +345,7 @@ defvar ProductWithSigmoid = [
   (ior:$y $y, $sg)
 ];
 
+let Reference = "std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(x)" in
 def MP_silu : MicroProgram<"silu", ["x"], SigmoidOfX #
     [(sel:$xs $neg, $xc, $x),                // x, or max(x, -104) when negative
      (fneg:$xb $xc)]                         // min(x, 104) for x >= 0
@@ -359,6 +370,7 @@ defvar SigmoidAndComplement = [
   (fmul:$c $c, $kc)                          // 1 - sigmoid(v)
 ];
 
+let Reference = "siluBackward(x, dy)" in
 def MP_silu_bwd : MicroProgram<"silu_bwd", ["x", "dy"], SigmoidOfX # SigmoidAndComplement #
     [(fneg:$xb $xc),
      (sel:$xs $neg, $xc, $xb),               // x clamped to [-104, 104]: 1 - sigmoid is 0 beyond
@@ -406,6 +418,7 @@ defvar GeluReduce = [
   (ffma:$r $ax, $wl, $r)                     // - |x| wl
 ];
 
+let Reference = "std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(geluArgument(x))" in
 def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
     [(fmax:$xs $x, 0xc1800000),              // e^v is 0 below -16: keeps -inf * 0 away
      (fneg:$xb $ax)]                         // min(x, 16) for x >= 0
@@ -413,6 +426,7 @@ def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
     "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(v), "
     "v = 2 sqrt(2/pi) (x + 0.044715 x^3) carried in two parts.">;
 
+let Reference = "geluBackward(x, dy)" in
 def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x", "dy"], SigmoidSteps<GeluReduce>.Steps #
     SigmoidAndComplement #
     [(fmul:$dv $x2, 0x3e5b33b6),
@@ -464,6 +478,7 @@ defvar ErfcScaled = [
   (fadd:$r $r, $q)
 ] # ExpFinish;
 
+let Reference = "std::erf(x)" in
 def MP_erf : MicroProgram<"erf", ["x"],
     [(fabs:$ax $x),
      (fmin:$pa $ax, 0x41280000),             // t = min(|x|, 10.5): erf is 1 from 3.92
@@ -508,6 +523,7 @@ defvar NormalCdf = [
    (ffma:$phs $x, $rp, 0x3f000000),
    (flt:$small $ax, 0x3fa66666)];            // 1.3
 
+let Reference = "std::isinf(x) ? (x > 0 ? x : -0.0) : x * normalCdf(x)" in
 def MP_gelu_erf : MicroProgram<"gelu_erf", ["x"], NormalCdf #
     [(sel:$m $neg, $e, $phl),
      (sel:$k $neg, 0x33000000, 0x3f800000),  // 2^-25 undoes 2 * 2^24 for x < 0
@@ -522,6 +538,7 @@ def MP_gelu_erf : MicroProgram<"gelu_erf", ["x"], NormalCdf #
 // gelu_erf'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi). For
 // x < 0 it is formed as -(|x| phi(x) - Phi(x)), so that the limit at -inf is
 // -0.
+let Reference = "geluErfBackward(x, dy)" in
 def MP_gelu_erf_bwd : MicroProgram<"gelu_erf_bwd", ["x", "dy"], NormalCdf #
     [(fmul:$eh $e, 0x3f000000),              // Phi(-|x|) 2^24
      (sel:$b $neg, $eh, $phl),
@@ -554,6 +571,7 @@ def MP_gelu_erf_bwd : MicroProgram<"gelu_erf_bwd", ["x", "dy"], NormalCdf #
 // tanh
 //===----------------------------------------------------------------------===//
 
+let Reference = "std::tanh(x)" in
 def MP_tanh : MicroProgram<"tanh", ["x"],
     [(fabs:$ax $x),
      (fmul:$xc $ax, 0xc0000000),             // -2|x|
@@ -618,9 +636,11 @@ defvar SinCosQuadrant = [
   (ixor:$y $y, $sg)
 ];
 
+let Reference = "std::sin(x)" in
 def MP_sin : MicroProgram<"sin", ["x"],
     SinCosCore # SinCosQuadrant, "y",
     "sin(x): Cody-Waite reduction by pi/2, polynomials for sin and cos on [-pi/4, pi/4].">;
+let Reference = "std::cos(x)" in
 def MP_cos : MicroProgram<"cos", ["x"],
     SinCosCore # [(iadd:$t $t, 1)] # SinCosQuadrant, "y",
     "cos(x) = sin(x + pi/2) by the quadrant: the same reduction as sin.">;
@@ -637,6 +657,7 @@ def MP_cos : MicroProgram<"cos", ["x"],
 // for NaN; (-1)^(+-inf) = 1; a negative finite x with a finite non-integral
 // y gives NaN; the sign is negative when x has its sign bit set and y is an
 // odd integer (so (-0)^3 = -0 and (-inf)^-1 = -0).
+let Reference = "std::pow(x, y)" in
 def MP_pow : MicroProgram<"pow", ["x", "y"],
     [(fabs:$ax $x),
      (isub:$a $ax, 0x3f3504f3),
