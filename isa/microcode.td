@@ -450,10 +450,16 @@ def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x", "dy"], SigmoidSteps<GeluReduce>
 // (absolute error 2^-23.3, i.e. the relative error of erfc). -t^2 = pa pb
 // enters the reduced argument through fused multiply-adds from the exact
 // factors, because exp amplifies the argument's error by its size (up to
-// 112): only the n of the reduction comes from the rounded sum. The scale
-// 2^24 (bias 151) keeps erfc normal down to where gelu_erf underflows; below
-// that the clamp at -104 makes the scale +0. Reads $v $pa $pb; writes $q $xc
-// $u $t $n $nl $r and those of ExpFinish.
+// 112): only the n of the reduction comes from the rounded sum. q's
+// constant term Q0 = -2.33 (0xc015146d, the fit's) is split: Q0_HI =
+// 0xbf999a00 (-1.2, a multiple of 2^-15) joins -n ln2_hi exactly, Q0 - Q0_HI
+// ends the polynomial. Over [0.9, 10.5], q - Q0_HI lies in [-1.73, 0.5] and
+// -t^2 - n ln2_hi + Q0_HI in [-0.5, 2.42] (unsplit: q in [-2.93, -0.7] and
+// -t^2 - n ln2_hi in [0.7, 3.62]), so that their roundings, each an error
+// relative to erfc, are mostly 2^-24 rather than 2^-23. The
+// scale 2^24 (bias 151) keeps erfc normal down to where gelu_erf underflows;
+// below that the clamp at -104 makes the scale +0. Reads $v $pa $pb; writes
+// $q $xc $u $t $n $nl $r and those of ExpFinish.
 defvar ErfcScaled = [
   (ffma:$q $v, 0x2d28de7f, 0xaf0e80b8),
   (ffma:$q $q, $v, 0x30324dd9),
@@ -466,14 +472,14 @@ defvar ErfcScaled = [
   (ffma:$q $q, $v, 0xbac6617c),
   (ffma:$q $q, $v, 0x3c66b296),
   (ffma:$q $q, $v, 0xbe2e36be),
-  (ffma:$q $q, $v, 0xc015146d),              // q(t)
-  (ffma:$xc $pa, $pb, $q),                   // -t^2 + q, rounded: only for n
-  (fmax:$xc $xc, 0xc2d00000),                // -104: n = -151, the scale is +0
-  (ffma:$u $xc, 0x3fb8aa3b, 0xbeffffff),
+  (ffma:$q $q, $v, 0xbf908eda),              // q(t) - Q0_HI
+  (ffma:$xc $pa, $pb, $q),                   // -t^2 + q - Q0_HI, rounded: only for n
+  (fmax:$xc $xc, 0xc2cd9998),                // -104 - Q0_HI: n = -151, the scale is +0
+  (ffma:$u $xc, 0x3fb8aa3b, 0xc00eccd4),     // (xc + Q0_HI) log2(e) - 1/2
   (fadd:$t $u, 0x4b400097),                  // Bias 151: scale 2^(n + 24)
   (fsub:$n $t, 0x4b400097),
-  (fmul:$nl $n, 0xbf317200),                 // -n ln2_hi, exact
-  (ffma:$r $pa, $pb, $nl),                   // -t^2 - n ln2_hi, one rounding
+  (ffma:$nl $n, 0xbf317200, 0xbf999a00),     // -n ln2_hi + Q0_HI: exact, on 2^-15 below 2^7
+  (ffma:$r $pa, $pb, $nl),                   // -t^2 - n ln2_hi + Q0_HI, one rounding
   (ffma:$r $n, 0xb5bfbe8e, $r),
   (fadd:$r $r, $q)
 ] # ExpFinish;
