@@ -349,6 +349,14 @@ def sel    : Prim<"sel", 3, "m ? a : b, bitwise: (m & a) | (~m & b); m must be a
 // than once; every value written must be read. npu-tblgen maps the names
 // onto the VectorRegisters registers of a lane and the constants onto the
 // micro-code constant pool (docs/arith.md, "Micro-code ROM").
+//
+// Reference is the exact function the program approximates, which npu-ulp
+// measures it against (docs/arith.md §7): a C++ expression of type double in
+// the inputs, named as in Inputs and passed as doubles, e.g. "std::erf(x)".
+// It may call <cmath> and the helpers npu-ulp defines for references longer
+// than an expression (sigmoid, normalCdf, siluBackward, ...). A program of
+// more than one step must have one (npu-tblgen checks it); a single step is
+// a primitive, rounded per docs/arith.md §2.
 class MicroProgram<string name, list<string> inputs, list<dag> steps, string result,
                    string doc> {
   string Name = name;
@@ -356,6 +364,7 @@ class MicroProgram<string name, list<string> inputs, list<dag> steps, string res
   list<dag> Steps = steps;
   string Result = result;
   string Doc = doc;
+  string Reference = "";
 }
 
 //===----------------------------------------------------------------------===//

@@ -61,6 +61,7 @@ defvar ExpFinishTwoPart = ExpPolynomial # [
   (fmul:$el $pl, $s)
 ];
 
+let Reference = "std::exp(x)" in
 def MP_exp : MicroProgram<"exp", ["x"],
     [(fmin:$xc $x, 0x42b20000),               // 89: n = 128, the scale is +inf
      (fmax:$xc $xc, 0xc2b00000)]              // -88: n = -127, the scale is +0
@@ -74,6 +75,7 @@ def MP_exp : MicroProgram<"exp", ["x"],
 // x = 2^k m with m in [sqrt(1/2), sqrt(2)) taken from the bit pattern,
 // f = m - 1 exactly; log(1 + f) = f + f^2 Q(f) with a degree-8 Q; the result
 // is k ln 2 + log(1 + f) with a two-part ln 2.
+let Reference = "std::log(x)" in
 def MP_log : MicroProgram<"log", ["x"],
     [(isub:$a $x, 0x3f3504f3),               // bits of x / sqrt(1/2)
      (isra:$k $a, 23),                       // k
@@ -129,6 +131,7 @@ defvar ReciprocalOfMantissa = [
   (ffma:$y $y, $e, $y)
 ];
 
+let Reference = "1.0 / x" in
 def MP_recip : MicroProgram<"recip", ["x"],
     [(iand:$mb $x, 0x007fffff),
      (ior:$mn $mb, 0xbf800000)]              // -m, x = +-m 2^e
@@ -146,6 +149,7 @@ def MP_recip : MicroProgram<"recip", ["x"],
      (sel:$r $ok, $r, $sp)], "r",
     "1/x, correctly rounded. Mantissa reciprocal by Newton-Raphson, exact exponent scaling.">;
 
+let Reference = "a / b" in
 def MP_div : MicroProgram<"div", ["a", "b"],
     [(iand:$mb $b, 0x007fffff),
      (ior:$mn $mb, 0xbf800000),              // -mb
@@ -189,6 +193,7 @@ def MP_div : MicroProgram<"div", ["a", "b"],
 
 // x = m 4^k with m in [1/2, 2) from the bit pattern (the exponent's low bit
 // goes into m). $mb holds the low 24 bits of x.
+let Reference = "1.0 / std::sqrt(x)" in
 def MP_rsqrt : MicroProgram<"rsqrt", ["x"],
     [(iand:$mb $x, 0x00ffffff),
      (ior:$mn $mb, 0xbf000000),              // -m
@@ -216,6 +221,7 @@ def MP_rsqrt : MicroProgram<"rsqrt", ["x"],
      (sel:$r $ok, $r, $sp)], "r",
     "1/sqrt(x). Cubic first guess on the mantissa, two Newton steps, exact exponent scaling.">;
 
+let Reference = "std::sqrt(x)" in
 def MP_sqrt : MicroProgram<"sqrt", ["x"],
     [(iand:$mb $x, 0x00ffffff),
      (ior:$mn $mb, 0xbf000000),              // -m
@@ -250,8 +256,11 @@ def MP_sqrt : MicroProgram<"sqrt", ["x"],
 // Sign operations
 //===----------------------------------------------------------------------===//
 
+let Reference = "-x" in
 def MP_neg : MicroProgram<"neg", ["x"], [(fneg:$y $x)], "y", "-x.">;
+let Reference = "std::fabs(x)" in
 def MP_abs : MicroProgram<"abs", ["x"], [(fabs:$y $x)], "y", "|x|.">;
+let Reference = "std::isnan(x) ? x : (x > 0 ? x : 0.0)" in
 def MP_relu : MicroProgram<"relu", ["x"], [(fmax:$y $x, 0)], "y", "max(x, +0); NaN stays NaN.">;
 
 //===----------------------------------------------------------------------===//
@@ -307,6 +316,7 @@ defvar SigmoidQuotient = [
   (fmul:$y $y, $k)
 ];
 
+let Reference = "sigmoid(x)" in
 def MP_sigmoid : MicroProgram<"sigmoid", ["x"], SigmoidOfX #
     [(sel:$u $neg, $e, 0x3f800000),
      (sel:$ul $neg, $el, 0)] # SigmoidQuotient, "y",
@@ -335,6 +345,7 @@ defvar ProductWithSigmoid = [
   (ior:$y $y, $sg)
 ];
 
+let Reference = "std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(x)" in
 def MP_silu : MicroProgram<"silu", ["x"], SigmoidOfX #
     [(sel:$xs $neg, $xc, $x),                // x, or max(x, -104) when negative
      (fneg:$xb $xc)]                         // min(x, 104) for x >= 0
@@ -359,6 +370,7 @@ defvar SigmoidAndComplement = [
   (fmul:$c $c, $kc)                          // 1 - sigmoid(v)
 ];
 
+let Reference = "siluBackward(x, dy)" in
 def MP_silu_bwd : MicroProgram<"silu_bwd", ["x", "dy"], SigmoidOfX # SigmoidAndComplement #
     [(fneg:$xb $xc),
      (sel:$xs $neg, $xc, $xb),               // x clamped to [-104, 104]: 1 - sigmoid is 0 beyond
@@ -406,6 +418,7 @@ defvar GeluReduce = [
   (ffma:$r $ax, $wl, $r)                     // - |x| wl
 ];
 
+let Reference = "std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(geluArgument(x))" in
 def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
     [(fmax:$xs $x, 0xc1800000),              // e^v is 0 below -16: keeps -inf * 0 away
      (fneg:$xb $ax)]                         // min(x, 16) for x >= 0
@@ -413,6 +426,7 @@ def MP_gelu : MicroProgram<"gelu", ["x"], SigmoidSteps<GeluReduce>.Steps #
     "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) as x sigmoid(v), "
     "v = 2 sqrt(2/pi) (x + 0.044715 x^3) carried in two parts.">;
 
+let Reference = "geluBackward(x, dy)" in
 def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x", "dy"], SigmoidSteps<GeluReduce>.Steps #
     SigmoidAndComplement #
     [(fmul:$dv $x2, 0x3e5b33b6),
@@ -428,9 +442,142 @@ def MP_gelu_bwd : MicroProgram<"gelu_bwd", ["x", "dy"], SigmoidSteps<GeluReduce>
     "dy * gelu'(x) = dy sigmoid(v) (1 + x v' (1 - sigmoid(v))) for the tanh form.">;
 
 //===----------------------------------------------------------------------===//
+// erf and the exact GELU
+//===----------------------------------------------------------------------===//
+
+// erfc(t) 2^24 = $e for t = $pa or t = $pa / sqrt(2) in [0.9, 10.5], as
+// exp(-t^2 + q(t)) with q(t) = log(erfcx(t)) a polynomial in $v = t - 5.71
+// (absolute error 2^-23.3, i.e. the relative error of erfc). -t^2 = pa pb
+// enters the reduced argument through fused multiply-adds from the exact
+// factors, because exp amplifies the argument's error by its size (up to
+// 112): only the n of the reduction comes from the rounded sum. q's
+// constant term Q0 = -2.33 (0xc015146d, the fit's) is split: Q0_HI =
+// 0xbf999a00 (-1.2, a multiple of 2^-15) joins -n ln2_hi exactly, Q0 - Q0_HI
+// ends the polynomial. Over [0.9, 10.5], q - Q0_HI lies in [-1.73, 0.5] and
+// -t^2 - n ln2_hi + Q0_HI in [-0.5, 2.42] (unsplit: q in [-2.93, -0.7] and
+// -t^2 - n ln2_hi in [0.7, 3.62]), so that their roundings, each an error
+// relative to erfc, are mostly 2^-24 rather than 2^-23. The
+// scale 2^24 (bias 151) keeps erfc normal down to where gelu_erf underflows;
+// below that the clamp at -104 makes the scale +0. Reads $v $pa $pb; writes
+// $q $xc $u $t $n $nl $r and those of ExpFinish.
+defvar ErfcScaled = [
+  (ffma:$q $v, 0x2d28de7f, 0xaf0e80b8),
+  (ffma:$q $q, $v, 0x30324dd9),
+  (ffma:$q $q, $v, 0xb177b757),
+  (ffma:$q $q, $v, 0x332be0c2),
+  (ffma:$q $q, $v, 0xb4bee275),
+  (ffma:$q $q, $v, 0x36378354),
+  (ffma:$q $q, $v, 0xb7b657e9),
+  (ffma:$q $q, $v, 0x393addc4),
+  (ffma:$q $q, $v, 0xbac6617c),
+  (ffma:$q $q, $v, 0x3c66b296),
+  (ffma:$q $q, $v, 0xbe2e36be),
+  (ffma:$q $q, $v, 0xbf908eda),              // q(t) - Q0_HI
+  (ffma:$xc $pa, $pb, $q),                   // -t^2 + q - Q0_HI, rounded: only for n
+  (fmax:$xc $xc, 0xc2cd9998),                // -104 - Q0_HI: n = -151, the scale is +0
+  (ffma:$u $xc, 0x3fb8aa3b, 0xc00eccd4),     // (xc + Q0_HI) log2(e) - 1/2
+  (fadd:$t $u, 0x4b400097),                  // Bias 151: scale 2^(n + 24)
+  (fsub:$n $t, 0x4b400097),
+  (ffma:$nl $n, 0xbf317200, 0xbf999a00),     // -n ln2_hi + Q0_HI: exact, on 2^-15 below 2^7
+  (ffma:$r $pa, $pb, $nl),                   // -t^2 - n ln2_hi + Q0_HI, one rounding
+  (ffma:$r $n, 0xb5bfbe8e, $r),
+  (fadd:$r $r, $q)
+] # ExpFinish;
+
+let Reference = "std::erf(x)" in
+def MP_erf : MicroProgram<"erf", ["x"],
+    [(fabs:$ax $x),
+     (fmin:$pa $ax, 0x41280000),             // t = min(|x|, 10.5): erf is 1 from 3.92
+     (fneg:$pb $pa),                         // pa pb = -t^2 exactly
+     (fadd:$v $pa, 0xc0b6b852)]              // t - 5.71
+    # ErfcScaled #
+    [(ffma:$yl $e, 0xb3800000, 0x3f800000),  // erf(t) = 1 - erfc(t)
+     (iand:$sg $x, 0x80000000),
+     (ior:$yl $yl, $sg),
+     // |x| < 0.921875: x (1 + Q(x^2)), Q of degree 5; the fused last step
+     // keeps x's tiny values from flushing early, and -0.
+     (fmul:$s2 $x, $x),
+     (ffma:$qs $s2, 0xba1d2471, 0x3ba3a507),
+     (ffma:$qs $qs, $s2, 0xbcdb4733),
+     (ffma:$qs $qs, $s2, 0x3de70d5a),
+     (ffma:$qs $qs, $s2, 0xbec09374),
+     (ffma:$qs $qs, $s2, 0x3e0375d3),
+     (ffma:$ys $x, $qs, $x),
+     (flt:$small $ax, 0x3f6c0000),
+     (sel:$y $small, $ys, $yl)], "y",
+    "erf(x): x (1 + Q(x^2)) below 0.921875, 1 - erfc(|x|) with the sign of x above, "
+    "erfc = exp(-x^2 + q(|x|)) with -x^2 entering the reduction exactly.">;
+
+// For gelu_erf(x) = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2. Writes $ax,
+// $pa = min(|x|, 14.8) (below -14.8 the result underflows), $neg = (x < 0),
+// $e = 2 Phi(-|x|) 2^24 and $phl = Phi(|x|), both for |x| >= 1.3, and for
+// |x| < 1.3 $phs = Phi(x) = 1/2 + x R(x^2), R of degree 5.
+defvar NormalCdf = [
+  (fabs:$ax $x),
+  (fmin:$pa $ax, 0x416ccccd),                // 14.8
+  (fmul:$pb $pa, 0xbf000000),                // pa pb = -x^2/2 exactly
+  (ffma:$v $pa, 0x3f3504f3, 0xc0b6b852)]     // t - 5.71, t = |x| / sqrt(2)
+  # ErfcScaled #
+  [(flt:$neg $x, 0),
+   (ffma:$phl $e, 0xb3000000, 0x3f800000),   // Phi(|x|) = 1 - erfc(t) / 2
+   (fmul:$w $x, $x),
+   (ffma:$rp $w, 0xb6d1aebf, 0x38e3b252),
+   (ffma:$rp $rp, $w, 0xba9aa583),
+   (ffma:$rp $rp, $w, 0x3c2356df),
+   (ffma:$rp $rp, $w, 0xbd882b93),
+   (ffma:$rp $rp, $w, 0x3ecc4227),
+   (ffma:$phs $x, $rp, 0x3f000000),
+   (flt:$small $ax, 0x3fa66666)];            // 1.3
+
+let Reference = "std::isinf(x) ? (x > 0 ? x : -0.0) : x * normalCdf(x)" in
+def MP_gelu_erf : MicroProgram<"gelu_erf", ["x"], NormalCdf #
+    [(sel:$m $neg, $e, $phl),
+     (sel:$k $neg, 0x33000000, 0x3f800000),  // 2^-25 undoes 2 * 2^24 for x < 0
+     (sel:$m $small, $phs, $m),
+     (sel:$k $small, 0x3f800000, $k),
+     (fmax:$xs $x, 0xc1800000),              // Phi is 0 below -16: keeps -inf * 0 away
+     (fmul:$y $xs, $m),
+     (fmul:$y $y, $k)], "y",
+    "0.5 x (1 + erf(x / sqrt(2))) = x Phi(x), Phi(x) = erfc(-x / sqrt(2)) / 2 "
+    "from the erf program's erfc, so that the tail keeps its relative accuracy.">;
+
+// gelu_erf'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2/2) / sqrt(2 pi). For
+// x < 0 it is formed as -(|x| phi(x) - Phi(x)), so that the limit at -inf is
+// -0.
+let Reference = "geluErfBackward(x, dy)" in
+def MP_gelu_erf_bwd : MicroProgram<"gelu_erf_bwd", ["x", "dy"], NormalCdf #
+    [(fmul:$eh $e, 0x3f000000),              // Phi(-|x|) 2^24
+     (sel:$b $neg, $eh, $phl),
+     (sel:$b $small, $phs, $b),              // Phi(x), scaled by 2^24 when x <= -1.3
+     // exp(-x^2/2) 2^24, the argument entering the reduction exactly.
+     (fmul:$xc $pa, $pb),
+     (fmax:$xc $xc, 0xc2d00000),
+     (ffma:$u $xc, 0x3fb8aa3b, 0xbeffffff),
+     (fadd:$t $u, 0x4b400097),
+     (fsub:$n $t, 0x4b400097),
+     (fmul:$nl $n, 0xbf317200),
+     (ffma:$r $pa, $pb, $nl),
+     (ffma:$r $n, 0xb5bfbe8e, $r)]
+    # ExpFinish #
+    [(fle:$large 0x3fa66666, $ax),
+     (iand:$negl $neg, $large),              // x <= -1.3: everything scaled by 2^24
+     (sel:$c $negl, 0x3ecc422a, 0x32cc422a),   // 1/sqrt(2 pi), or with 2^-24
+     (fmul:$g $e, $c),                       // phi(x), scaled alike
+     (sel:$k $neg, 0xbf800000, 0x3f800000),
+     (sel:$k $negl, 0xb3800000, $k),           // the sign flip, and 2^-24
+     (sel:$sg $neg, 0x80000000, 0),
+     (ixor:$b $b, $sg),
+     (ffma:$d $pa, $g, $b),                  // |x| phi -+ Phi
+     (fmul:$d $d, $k),
+     (fmul:$dx $d, $dy)], "dx",
+    "dy * (Phi(x) + x phi(x)), the derivative of x Phi(x), from the gelu_erf core "
+    "and a second exponential exp(-x^2/2) with its argument exact.">;
+
+//===----------------------------------------------------------------------===//
 // tanh
 //===----------------------------------------------------------------------===//
 
+let Reference = "std::tanh(x)" in
 def MP_tanh : MicroProgram<"tanh", ["x"],
     [(fabs:$ax $x),
      (fmul:$xc $ax, 0xc0000000),             // -2|x|
@@ -495,9 +642,11 @@ defvar SinCosQuadrant = [
   (ixor:$y $y, $sg)
 ];
 
+let Reference = "std::sin(x)" in
 def MP_sin : MicroProgram<"sin", ["x"],
     SinCosCore # SinCosQuadrant, "y",
     "sin(x): Cody-Waite reduction by pi/2, polynomials for sin and cos on [-pi/4, pi/4].">;
+let Reference = "std::cos(x)" in
 def MP_cos : MicroProgram<"cos", ["x"],
     SinCosCore # [(iadd:$t $t, 1)] # SinCosQuadrant, "y",
     "cos(x) = sin(x + pi/2) by the quadrant: the same reduction as sin.">;
@@ -514,6 +663,7 @@ def MP_cos : MicroProgram<"cos", ["x"],
 // for NaN; (-1)^(+-inf) = 1; a negative finite x with a finite non-integral
 // y gives NaN; the sign is negative when x has its sign bit set and y is an
 // odd integer (so (-0)^3 = -0 and (-inf)^-1 = -0).
+let Reference = "std::pow(x, y)" in
 def MP_pow : MicroProgram<"pow", ["x", "y"],
     [(fabs:$ax $x),
      (isub:$a $ax, 0x3f3504f3),

@@ -183,3 +183,4 @@ class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn>
 }
 def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
 def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;
+def GELU_ERF_BWD : PointwiseBwd<"gelu_erf_bwd", 0x74, MP_gelu_erf_bwd, "GELU_ERF">;

@@ -35,3 +35,6 @@ def GELU    : UnaryOp<"gelu", 0x4b, MP_gelu, "0.5*x*(1+tanh(sqrt(2/pi)*(x+0.0447
 def SIN     : UnaryOp<"sin", 0x4c, MP_sin, "sin(x)">;
 def COS     : UnaryOp<"cos", 0x4d, MP_cos, "cos(x)">;
 def POWS    : UnaryOp<"pows", 0x4e, MP_pow, "x^p", [F32Op<"p", S_P1, "exponent">]>;
+def ERF     : UnaryOp<"erf", 0x4f, MP_erf, "erf(x)">;
+// The unary block 0x40-0x4f is full: the exact GELU continues after the reductions.
+def GELU_ERF : UnaryOp<"gelu_erf", 0x54, MP_gelu_erf, "0.5*x*(1+erf(x/sqrt(2)))">;

@@ -86,6 +86,32 @@ def fit(name, func, lo, hi, powers, fixed=None, relative=True, points=4000, scal
     return rounded
 
 
+ERF_SMALL = 0.921875  # 0x3f6c0000: erf's switch from x (1 + Q) to 1 - erfc
+ERFC_CENTER = 5.71  # 0x40b6b852, as the program forms v = t - ERFC_CENTER
+
+
+def erf_over_x_minus_1(s):
+    if s == 0:
+        return 2 / mpmath.sqrt(mpmath.pi) - 1
+    x = mpmath.sqrt(s)
+    return mpmath.erf(x) / x - 1
+
+
+def log_erfcx(t):
+    return mpmath.log(mpmath.erfc(t)) + t * t
+
+
+def normal_cdf(x):
+    return mpmath.erfc(-x / mpmath.sqrt(2)) / 2
+
+
+def phi_over_x(w):
+    if w == 0:
+        return 1 / mpmath.sqrt(2 * mpmath.pi)
+    x = mpmath.sqrt(w)
+    return (normal_cdf(x) - mpmath.mpf(0.5)) / x
+
+
 LN2 = math.log(2)
 SQRT_HALF = math.sqrt(0.5)
 FITS = {
@@ -107,6 +133,19 @@ FITS = {
     # sin and cos on |r| <= pi/4 plus the reduction's slack up to |x| = 2^22.
     "sin": lambda: fit("sin", mpmath.sin, 1e-4, 0.96, [3, 5, 7, 9], fixed={1: 1.0}),
     "cos": lambda: fit("cos", mpmath.cos, 0, 0.96, [2, 4, 6, 8], fixed={0: 1.0}),
+    # erf(x) = x (1 + Q(x^2)) below ERF_SMALL, in relative error of erf(x)/x.
+    "erf": lambda: fit("erf", erf_over_x_minus_1, 0, ERF_SMALL**2, range(0, 6),
+                       scale=lambda s: erf_over_x_minus_1(s) + 1),
+    # erfc(t) = exp(-t^2 + q(t)) for t in [0.9, 10.5] (erf above ERF_SMALL, and the
+    # normal tail of gelu_erf down to its underflow): q(t) = log(erfcx(t)) in
+    # absolute error (= the relative error of erfc), as a polynomial in
+    # v = t - ERFC_CENTER because the monomials of t up to 10.5 round badly.
+    "erfc": lambda: fit("erfc", lambda v: log_erfcx(v + ERFC_CENTER), 0.9 - ERFC_CENTER,
+                        10.5 - ERFC_CENTER, range(0, 13), relative=False),
+    # Phi(x) = 0.5 + x R(x^2) for |x| < 1.3 (gelu_erf), relative to Phi(-|x|)
+    # (the smaller of the two it gives).
+    "gelu_erf": lambda: fit("gelu_erf", phi_over_x, 0, 1.3**2, range(0, 6),
+                            scale=lambda w: normal_cdf(-mpmath.sqrt(w)) / mpmath.sqrt(max(w, 1e-30))),
 }
 
 

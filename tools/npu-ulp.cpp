@@ -23,6 +23,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <numbers>
 #include <random>
 #include <string>
 #include <thread>
@@ -46,8 +47,40 @@ constexpr double kGeluK = 0.7978845608028654; // sqrt(2/pi)
 double geluArgument(double x) {
   return 2.0 * kGeluK * (x + 0.044715 * x * x * x);
 }
+// Phi(x), the standard normal distribution function, as erfc so that its
+// lower tail keeps its relative accuracy.
+double normalCdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
 
-// Exact values in double precision; the second argument is ignored by
+// References longer than an expression, which the .td records' Reference
+// fields call. At an infinite x each is the limit: dy or -0 * dy.
+double siluBackward(double x, double dy) {
+  if (std::isinf(x))
+    return x > 0 ? dy : -0.0 * dy;
+  double s = sigmoid(x), c = sigmoid(-x);
+  // Below x = -745, s underflows in double; the sign is that of 1 + x c.
+  return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c)) : dy * (s * (1.0 + x * c));
+}
+double geluBackward(double x, double dy) {
+  if (std::isinf(x))
+    return x > 0 ? dy : -0.0 * dy;
+  double v = geluArgument(x);
+  double s = sigmoid(v), c = sigmoid(-v);
+  double dv = 2.0 * kGeluK * (1.0 + 3.0 * 0.044715 * x * x);
+  return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c * dv)) : dy * (s + x * s * c * dv);
+}
+double geluErfBackward(double x, double dy) {
+  if (std::isinf(x))
+    return x > 0 ? dy : -0.0 * dy;
+  double density = std::exp(-0.5 * x * x) / std::sqrt(2.0 * std::numbers::pi);
+  double slope = normalCdf(x) + x * density;
+  // Below x = -38, both terms underflow in double; the sign is that of 1 - x^2.
+  return slope == 0 ? std::copysign(0.0, dy * (1.0 - x * x)) : dy * slope;
+}
+
+// Exact values in double precision, from the Reference field of each
+// program's record in isa/microcode.td; the second argument is ignored by
 // one-input functions. Formulas avoid cancellation where the function is
 // tiny (e.g. x * sigmoid(v) rather than 0.5x(1 + tanh(v/2))).
 struct Reference {
@@ -56,45 +89,9 @@ struct Reference {
 };
 
 const Reference *referenceFor(const std::string &name) {
-  static const Reference table[] = {
-      {"exp", [](double x, double) { return std::exp(x); }},
-      {"log", [](double x, double) { return std::log(x); }},
-      {"rsqrt", [](double x, double) { return 1.0 / std::sqrt(x); }},
-      {"sqrt", [](double x, double) { return std::sqrt(x); }},
-      {"recip", [](double x, double) { return 1.0 / x; }},
-      {"div", [](double a, double b) { return a / b; }},
-      {"neg", [](double x, double) { return -x; }},
-      {"abs", [](double x, double) { return std::fabs(x); }},
-      {"relu", [](double x, double) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }},
-      {"sigmoid", [](double x, double) { return sigmoid(x); }},
-      {"tanh", [](double x, double) { return std::tanh(x); }},
-      {"silu",
-       [](double x, double) { return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(x); }},
-      {"gelu",
-       [](double x, double) {
-         return std::isinf(x) ? (x > 0 ? x : -0.0) : x * sigmoid(geluArgument(x));
-       }},
-      {"sin", [](double x, double) { return std::sin(x); }},
-      {"cos", [](double x, double) { return std::cos(x); }},
-      {"pow", [](double x, double p) { return std::pow(x, p); }},
-      {"silu_bwd",
-       [](double x, double dy) {
-         if (std::isinf(x))
-           return x > 0 ? dy : -0.0 * dy;
-         double s = sigmoid(x), c = sigmoid(-x);
-         // Below x = -745, s underflows in double; the sign is that of 1 + x c.
-         return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c)) : dy * (s * (1.0 + x * c));
-       }},
-      {"gelu_bwd",
-       [](double x, double dy) {
-         if (std::isinf(x))
-           return x > 0 ? dy : -0.0 * dy;
-         double v = geluArgument(x);
-         double s = sigmoid(v), c = sigmoid(-v);
-         double dv = 2.0 * kGeluK * (1.0 + 3.0 * 0.044715 * x * x);
-         return s == 0 ? std::copysign(0.0, dy * (1.0 + x * c * dv)) : dy * (s + x * s * c * dv);
-       }},
-  };
+#define NPU_REFERENCE_ENTRY(program, ...) {#program, __VA_ARGS__},
+  static const Reference table[] = {NPU_FOR_EACH_PROGRAM_REFERENCE(NPU_REFERENCE_ENTRY)};
+#undef NPU_REFERENCE_ENTRY
   for (const Reference &r : table)
     if (name == r.name)
       return &r;

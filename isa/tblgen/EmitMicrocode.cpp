@@ -135,6 +135,19 @@ void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os) {
   for (const MicroProgramDef &prog : model.programs)
     os << "  X(" << prog.name << ", " << camelCase(prog.name) << ", " << prog.inputs.size() << ")"
        << (&prog == &model.programs.back() ? "\n\n" : " \\\n");
+  os << "// X(name, reference) for every program with a Reference: reference is a\n"
+        "// lambda double(double, double) giving the exact value (the second\n"
+        "// parameter is unnamed for one-input programs). It may call helpers of the\n"
+        "// including file (npu-ulp), so it is a macro rather than a table here.\n"
+        "#define NPU_FOR_EACH_PROGRAM_REFERENCE(X)";
+  for (const MicroProgramDef &prog : model.programs) {
+    if (prog.reference.empty())
+      continue;
+    os << " \\\n  X(" << prog.name << ", [](double " << prog.inputs[0] << ", double"
+       << (prog.inputs.size() > 1 ? " " + prog.inputs[1] : std::string()) << ") { return "
+       << prog.reference << "; })";
+  }
+  os << "\n\n";
   os << "// The micro-program evaluating each element of an instruction, by opcode.\n"
         "inline constexpr std::optional<Program> programForOpcode(uint32_t opcode) {\n"
         "  switch (opcode) {\n";

@@ -981,6 +981,7 @@ private:
       prog.name = rec->getValueAsString("Name").str();
       prog.result = rec->getValueAsString("Result").str();
       prog.doc = rec->getValueAsString("Doc").str();
+      prog.reference = rec->getValueAsString("Reference").str();
       const std::string what = "micro-program '" + prog.name + "'";
       if (!isIdentifier(prog.name) ||
           llvm::any_of(prog.name, [](char c) { return c >= 'A' && c <= 'Z'; }) ||
@@ -1148,6 +1149,20 @@ private:
       if (model_.microConstants.size() > kMaxMicroConstants) {
         error(rec, what + ": the micro-code constant pool overflows its " +
                        Twine(kMaxMicroConstants) + " entries");
+        continue;
+      }
+      // npu-ulp measures the program against its Reference (docs/arith.md §7).
+      if (prog.reference.empty() && prog.steps.size() > 1) {
+        error(rec, what + " has " + Twine(prog.steps.size()) +
+                       " steps and no Reference: name the exact function npu-ulp measures it "
+                       "against, e.g. let Reference = \"std::erf(x)\"");
+        continue;
+      }
+      if (!prog.reference.empty() && prog.inputs.size() > 2) {
+        error(rec, what +
+                       ": a Reference is measured by npu-ulp, which takes one or two inputs, "
+                       "not " +
+                       Twine(prog.inputs.size()));
         continue;
       }
       programByRecord_[rec] = model_.programs.size();

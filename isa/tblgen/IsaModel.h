@@ -259,6 +259,7 @@ struct MicroProgramDef {
   std::vector<MicroStep> steps;
   std::string result;
   std::string doc;
+  std::string reference; // C++ double expression of the inputs; empty for none
   unsigned resultRegister = 0;
   unsigned numRegisters = 0; // registers live at the same time, at most VectorRegisters
 };

@@ -11,6 +11,7 @@
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/cos_ops.h>
 #include <ATen/ops/div_ops.h>
+#include <ATen/ops/erf_ops.h>
 #include <ATen/ops/exp_ops.h>
 #include <ATen/ops/gelu_ops.h>
 #include <ATen/ops/log_ops.h>
@@ -349,11 +350,15 @@ struct UnaryKernels {
   }
 };
 
-// The GELU instruction of `approximate`, or nullptr: the exact (erf) GELU
-// has none, and falls back.
+// The GELU instruction of `approximate` ("none" is the exact, erf-based
+// GELU), or nullptr for a value ATen rejects: the CPU fallback reports it.
 using UnaryEmitter = void (*)(uint64_t dst, uint64_t src, int64_t n);
 UnaryEmitter geluEmitter(c10::string_view approximate) {
-  return approximate == "tanh" ? &emitUnary<isa::inst::Gelu> : nullptr;
+  if (approximate == "none")
+    return &emitUnary<isa::inst::GeluErf>;
+  if (approximate == "tanh")
+    return &emitUnary<isa::inst::Gelu>;
+  return nullptr;
 }
 
 at::Tensor geluFunctional(const at::Tensor &self, c10::string_view approximate) {
@@ -480,6 +485,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_UNARY(silu, isa::inst::Silu);
   NPU_UNARY(sin, isa::inst::Sin);
   NPU_UNARY(cos, isa::inst::Cos);
+  NPU_UNARY(erf, isa::inst::Erf);
   m.impl("gelu", geluFunctional);
   m.impl("gelu_", geluInplace);
   m.impl("gelu.out", geluOut);

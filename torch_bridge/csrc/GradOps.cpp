@@ -1,7 +1,8 @@
 // Gradients of the activations, which autograd calls from the backward pass:
-// silu_backward (SILU_BWD), gelu_backward with the tanh approximation
-// (GELU_BWD), and those that the elementwise instructions express exactly:
-// sigmoid_backward, tanh_backward and threshold_backward (relu's).
+// silu_backward (SILU_BWD), gelu_backward (GELU_ERF_BWD, exact; GELU_BWD,
+// the tanh approximation), and those that the elementwise instructions
+// express exactly: sigmoid_backward, tanh_backward and threshold_backward
+// (relu's).
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -129,11 +130,15 @@ template <GradEmitter emitInto, class FunctionalOp, class OutOp> struct GradKern
   }
 };
 
-// The backward instruction of GELU with `approximate` (GELU_BWD, the
-// gradient of the tanh approximation), or nullptr: the exact (erf) GELU's
-// gradient has none, and falls back.
+// The backward instruction of GELU with `approximate` (GELU_ERF_BWD for
+// "none", the exact GELU; GELU_BWD for the tanh approximation), or nullptr
+// for a value ATen rejects: the CPU fallback reports it.
 GradEmitter geluGradEmitter(c10::string_view approximate) {
-  return approximate == "tanh" ? &emitPointwiseGrad<isa::inst::GeluBwd> : nullptr;
+  if (approximate == "none")
+    return &emitPointwiseGrad<isa::inst::GeluErfBwd>;
+  if (approximate == "tanh")
+    return &emitPointwiseGrad<isa::inst::GeluBwd>;
+  return nullptr;
 }
 
 at::Tensor geluBackward(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate) {

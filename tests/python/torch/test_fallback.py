@@ -14,15 +14,15 @@ import torch
 def test_fallback_runs_on_the_cpu_and_counts():
     x = torch.randn(4, 5)
     torch.npu.reset_stats()
-    # erf, like every structured op, reaches the backend as its out= form.
-    with pytest.warns(UserWarning, match=r"aten::erf.out has no NPU kernel.* runs on the CPU"):
-        result = torch.erf(x.to("npu"))
+    # atan, like every structured op, reaches the backend as its out= form.
+    with pytest.warns(UserWarning, match=r"aten::atan.out has no NPU kernel.* runs on the CPU"):
+        result = torch.atan(x.to("npu"))
     assert result.device.type == "npu"
-    torch.testing.assert_close(result.cpu(), torch.erf(x), rtol=0, atol=0)
+    torch.testing.assert_close(result.cpu(), torch.atan(x), rtol=0, atol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # warned once per op only
-        torch.erf(x.to("npu"))
-    assert torch.npu.fallback_stats() == {"aten::erf.out": 2}
+        torch.atan(x.to("npu"))
+    assert torch.npu.fallback_stats() == {"aten::atan.out": 2}
 
 
 def test_fallback_of_in_place_and_out_ops_writes_back():
@@ -49,8 +49,8 @@ def test_strict_mode_refuses_fallbacks_by_name():
     x = torch.randn(3).to("npu")
     torch.npu.set_strict(True)
     try:
-        with pytest.raises(RuntimeError, match=r"NPU_STRICT=1: aten::erf.out has no NPU kernel"):
-            torch.erf(x)
+        with pytest.raises(RuntimeError, match=r"NPU_STRICT=1: aten::atan.out has no NPU kernel"):
+            torch.atan(x)
         with pytest.raises(RuntimeError, match=r"NPU_STRICT: 'dtype conversion Long->Float'"):
             torch.arange(3).to("npu").float()
         assert torch.equal((x * 2).cpu(), x.cpu() * 2)  # native ops still run
@@ -66,10 +66,10 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def test_strict_environment_variable():
-    result = run_python("import torch, npu_bridge; torch.erf(torch.ones(2).to('npu'))",
+    result = run_python("import torch, npu_bridge; torch.atan(torch.ones(2).to('npu'))",
                         NPU_STRICT="1")
     assert result.returncode != 0
-    assert "NPU_STRICT=1: aten::erf" in result.stderr
+    assert "NPU_STRICT=1: aten::atan" in result.stderr
 
 
 def test_debug_log_levels():
@@ -77,7 +77,7 @@ def test_debug_log_levels():
 import torch, npu_bridge
 x = torch.randn(8, 8).to('npu')
 y = (x @ x.t()).relu()
-z = torch.erf(y)
+z = torch.atan(y)
 w = z.view(64)
 print(w.sum().item())
 """
@@ -86,7 +86,7 @@ print(w.sum().item())
     ops = run_python(code, NPU_DEBUG="1")
     assert "[NPU] mm [8x8] @ [8x8]* (1 packet)" in ops.stderr
     assert "[NPU] relu [8x8]" in ops.stderr
-    assert "[CPU] aten::erf.out [8x8], [8x8]" in ops.stderr
+    assert "[CPU] aten::atan.out [8x8], [8x8]" in ops.stderr
     assert "[COPY]" not in ops.stderr
     copies = run_python(code, NPU_DEBUG="2")
     assert "[COPY] H->D 256 bytes" in copies.stderr and "[COPY] D->H" in copies.stderr
@@ -101,7 +101,7 @@ print(w.sum().item())
 ALIASED_FALLBACKS = {
     "partly overlapping in-place input": lambda t: t[1:].atan2_(t[:-1]),
     "partly overlapping out=": lambda t: torch.hypot(t[:-1], t[:-1], out=t[1:]),
-    "expanded in-place": lambda t: t[:1].expand(4, 4).erf_(),
+    "expanded in-place": lambda t: t[:1].expand(4, 4).atan_(),
     "expanded out=": lambda t: torch.atan2(t[:4], t[1:], out=t[4:].expand(4, 4)),
     "transposed in-place input": lambda t: t[:4].atan2_(t[:4].t()),
     "the same tensor twice": lambda t: t.atan2_(t),

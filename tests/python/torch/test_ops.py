@@ -206,6 +206,7 @@ UNARY = {
     "silu": ULPS,
     "sin": ULPS,
     "cos": ULPS,
+    "erf": ULPS,
 }
 
 
@@ -247,16 +248,56 @@ def test_unary_in_place_out_and_views(name):
     assert empty.shape == (0, 3)
 
 
-def test_gelu_tanh_is_native_and_exact_gelu_falls_back():
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_both_forms_are_native(approximate):
+    # "none" (the exact GELU) runs GELU_ERF, "tanh" runs GELU.
     x = torch.randn(4, 10) * 3
+    expected = F.gelu(x, approximate=approximate)
     with native("gelu"):
-        result = F.gelu(npu(x), approximate="tanh")
-    check(result, F.gelu(x, approximate="tanh"), ULPS)
-    torch.npu.reset_stats()
-    with pytest.warns(UserWarning, match="gelu"):
-        exact = F.gelu(npu(x))
-    assert torch.npu.fallback_stats() == {"aten::gelu": 1}
-    check(exact, F.gelu(x), EXACT)
+        result = F.gelu(npu(x), approximate=approximate)
+    assert op_packets("gelu") == 1
+    check(result, expected, ULPS)
+    inplace = npu(x)
+    with native("gelu_"):
+        torch.ops.aten.gelu_(inplace, approximate=approximate)
+    check(inplace, expected, ULPS)
+    out = torch.empty(10, 4, device="npu").t()  # a transposed destination
+    with native("gelu.out"):
+        torch.ops.aten.gelu.out(npu(x), approximate=approximate, out=out)
+    check(out, expected, ULPS)
+
+
+def test_erf_and_exact_gelu_special_values():
+    # docs/arith.md §4.1. PyTorch's CPU gelu computes 0.5·x·(1 + erf(x/√2)):
+    # NaN at −inf and −0 once erf rounds to −1; GELU_ERF gives the limit −0
+    # and the tail's tiny negative values.
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 4.0, -4.0, float("nan")])
+    with native("erf"):
+        result = torch.erf(npu(x))
+    check(result, torch.erf(x), EXACT)
+    assert torch.equal(result.cpu().signbit(), torch.erf(x).signbit())
+    x = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), -8.0, -14.0, float("nan")])
+    with native("gelu"):
+        result = F.gelu(npu(x)).cpu()
+    assert result[:4].tolist() == [0.0, 0.0, float("inf"), 0.0]
+    assert result[[1, 3, 5]].signbit().all() and not result[0].signbit()
+    assert -1e-14 < result[4] < 0  # x·Φ(x) = −8·6.2e−16
+    assert result[6].isnan()
+
+
+def test_erf_and_exact_gelu_run_under_strict_mode():
+    x, g = torch.randn(3, 8) * 2, torch.randn(3, 8)
+    torch.npu.set_strict(True)
+    try:
+        with native("erf", "gelu", "gelu_backward"):
+            y = npu(x).requires_grad_()
+            F.gelu(torch.erf(y)).backward(npu(g))
+        assert op_packets("erf") == op_packets("gelu") == op_packets("gelu_backward") == 1
+    finally:
+        torch.npu.set_strict(False)
+    leaf = x.clone().requires_grad_()
+    F.gelu(torch.erf(leaf)).backward(g)
+    check(y.grad, leaf.grad, ULPS)
 
 
 @pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, 1.7])

@@ -318,6 +318,28 @@ TEST(Microcode, SpecialValues) {
       {Program::GeluBwd, {inf, 0x40000000}, 0x40000000},
       {Program::GeluBwd, {ninf, 0x3f800000}, 0x80000000},
       {Program::SiluBwd, {0, 0x3f800000}, 0x3f000000},
+      // erf keeps the sign of zero, saturates to +-1 from 3.92 on, and
+      // gelu_erf and its derivative reach their limits at +-inf and on
+      // underflow (-20), as do gelu and gelu_bwd.
+      {Program::Erf, {0x80000000}, 0x80000000},
+      {Program::Erf, {0x00000001}, 0},
+      {Program::Erf, {0x40a00000}, 0x3f800000},
+      {Program::Erf, {0xc0800000}, 0xbf800000},
+      {Program::Erf, {inf}, 0x3f800000},
+      {Program::Erf, {ninf}, 0xbf800000},
+      {Program::Erf, {0xffc00001}, nan},
+      {Program::GeluErf, {0x80000000}, 0x80000000},
+      {Program::GeluErf, {ninf}, 0x80000000},
+      {Program::GeluErf, {0xc1a00000}, 0x80000000},
+      {Program::GeluErf, {0x41a00000}, 0x41a00000},
+      {Program::GeluErf, {inf}, inf},
+      {Program::GeluErf, {nan}, nan},
+      {Program::GeluErfBwd, {0x80000000, 0x3f800000}, 0x3f000000},
+      {Program::GeluErfBwd, {inf, 0x40000000}, 0x40000000},
+      {Program::GeluErfBwd, {ninf, 0x3f800000}, 0x80000000},
+      {Program::GeluErfBwd, {0xc1a00000, 0x3f800000}, 0x80000000},
+      {Program::GeluErfBwd, {0x41a00000, 0x40000000}, 0x40000000},
+      {Program::GeluErfBwd, {nan, 0x3f800000}, nan},
       // pow: C99 F.9.4.4.
       {Program::Pow, {nan, 0x80000000}, 0x3f800000},
       {Program::Pow, {0x3f800000, nan}, 0x3f800000},
