@@ -1,12 +1,12 @@
 // npu-iss-bench: times the ISS executing single large packets (MATMUL,
 // elementwise, EXP) from memory that is already resident, and prints JSON.
 // bench/iss_throughput.py runs it next to the numpy baselines.
+#include "bench_data.h"
 #include "npu/sim/iss.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -15,15 +15,6 @@ namespace {
 using namespace npu;
 
 constexpr uint64_t kActivations = 0x1000'0000, kWeights = 0x0000'1000;
-
-void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float &v : values)
-    v = d(rng);
-  memory.write(address, values.data(), count * 4);
-}
 
 // Best of `repeats` runs of one packet, in seconds (after one warm-up run).
 double best(mem::PhysicalMemory &memory, const isa::Packet &packet, int repeats) {
@@ -50,16 +41,16 @@ int main() {
     mm.a = kWeights;
     mm.b = kWeights + uint64_t(n) * n * 4;
     mm.c = kActivations;
-    fillRandom(memory, mm.a, uint64_t(n) * n);
-    fillRandom(memory, mm.b, uint64_t(n) * n);
+    bench::fillRandom(memory, mm.a, uint64_t(n) * n);
+    bench::fillRandom(memory, mm.b, uint64_t(n) * n);
     const double seconds = best(memory, isa::packetOf(mm), n == 512 ? 10 : 4);
     std::printf("  \"matmul_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n", n, seconds,
                 2.0 * n * n * n / seconds / 1e9);
   }
   constexpr uint32_t kElements = 1u << 24;
   const uint64_t a = kActivations, b = a + uint64_t(kElements) * 4, c = b + uint64_t(kElements) * 4;
-  fillRandom(memory, a, kElements);
-  fillRandom(memory, b, kElements);
+  bench::fillRandom(memory, a, kElements);
+  bench::fillRandom(memory, b, kElements);
   isa::inst::Add add;
   add.dst = c;
   add.a = a;

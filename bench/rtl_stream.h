@@ -2,26 +2,16 @@
 // measures it; shared by the RTL benchmarks (npu-rtl-bench, npu-rtl-roofline).
 #pragma once
 
+#include "bench_data.h"
 #include "npu_device.h"
 
 #include <chrono>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 namespace npu::bench {
 
 constexpr uint64_t kData = 0x1000'0000, kRing = 0x2000'0000;
-
-// `count` floats uniform in [-1, 1) at `address`, the same for every run.
-inline void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t count) {
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> values(count);
-  for (float &v : values)
-    v = d(rng);
-  memory.write(address, values.data(), count * 4);
-}
 
 struct StreamRun {
   uint64_t deviceCycles = 0; // the CYCLE counter: cycles fetching or executing
