@@ -163,7 +163,10 @@ struct Runtime::Impl {
       workerBusy = false;
       if (batchFault || batchFailure) {
         fault = batchFault;
-        backendFailure = batchFailure;
+        // Moved, not copied: this thread keeps no reference, so the host
+        // thread that rethrows it is the one that frees it (libstdc++'s
+        // reference count is invisible to ThreadSanitizer).
+        backendFailure = std::move(batchFailure);
         completed = submitted; // everything queued is dropped
         queue.clear();
       } else {
