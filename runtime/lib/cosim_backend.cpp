@@ -226,8 +226,8 @@ private:
     for (auto [address, length] : ranges)
       while (length != 0) {
         const mem::Region *region = issMemory_.map().find(address);
-        const uint64_t room = region ? region->base + region->size - address : length;
-        const uint64_t piece = std::min(length, room == 0 ? length : room);
+        const uint64_t piece =
+            region ? std::min(length, region->size - (address - region->base)) : length;
         pieces.emplace_back(address, piece);
         address += piece;
         length -= piece;
