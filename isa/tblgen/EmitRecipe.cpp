@@ -14,16 +14,12 @@ namespace npu::tblgen {
 
 namespace {
 
-// The slot of operand `index` as a Verilog expression on `packet`.
 std::string slot(const InstructionDef &inst, int index) {
-  const BitRange &bits = inst.operands[index].slot;
-  return "packet[" + std::to_string(bits.offset) + " +: " + std::to_string(bits.width) + "]";
+  return verilogSlot(inst, index);
 }
+// Operand `index` zero-extended to 32 bits, or `none` without one.
 std::string slot32(const InstructionDef &inst, int index, const char *none) {
-  if (index < 0)
-    return none;
-  const unsigned width = inst.operands[index].slot.width;
-  return width == 32 ? slot(inst, index) : "32'(" + slot(inst, index) + ")";
+  return index < 0 ? none : verilogSlot32(inst, index);
 }
 
 // Inside the package's functions its own names are qualified (Yosys 0.23

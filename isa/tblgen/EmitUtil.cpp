@@ -4,6 +4,16 @@
 
 namespace npu::tblgen {
 
+std::string verilogSlot(const InstructionDef &inst, int index) {
+  const BitRange &slot = inst.operands[index].slot;
+  return "packet[" + std::to_string(slot.offset) + " +: " + std::to_string(slot.width) + "]";
+}
+
+std::string verilogSlot32(const InstructionDef &inst, int index) {
+  const std::string field = verilogSlot(inst, index);
+  return inst.operands[index].slot.width == 32 ? field : "32'(" + field + ")";
+}
+
 std::string camelCase(const std::string &snake) {
   std::string out;
   bool upper = true;

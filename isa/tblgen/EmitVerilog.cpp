@@ -84,14 +84,8 @@ std::string operandFailure(const OperandDef &op, bool alignment) {
   return condition;
 }
 
-// The slot of operand `index` of `inst`, zero-extended to 32 bits (all
-// operands the check stage reads are at most 32 bits wide).
-std::string slot32(const InstructionDef &inst, int index) {
-  const BitRange &slot = inst.operands[index].slot;
-  std::string field =
-      "packet[" + std::to_string(slot.offset) + " +: " + std::to_string(slot.width) + "]";
-  return slot.width == 32 ? field : "32'(" + field + ")";
-}
+// All operands the check stage reads are at most 32 bits wide.
+std::string slot32(const InstructionDef &inst, int index) { return verilogSlot32(inst, index); }
 
 std::string operandIndex(int index) {
   return index < 0 ? "NO_OPERAND" : "8'd" + std::to_string(index);

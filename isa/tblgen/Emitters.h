@@ -24,6 +24,11 @@ std::string camelCase(const std::string &snake);
 // A C++ string literal holding s.
 std::string cString(const std::string &s);
 
+// Operand `index` of `inst` as a Verilog expression on `packet`, as wide
+// as its slot, and zero-extended to 32 bits (for slots of at most 32 bits).
+std::string verilogSlot(const InstructionDef &inst, int index);
+std::string verilogSlot32(const InstructionDef &inst, int index);
+
 // "flags[5:4]", "param0", "param0..param1": where a slot lives in the packet.
 std::string describeSlot(const IsaModel &model, const BitRange &slot);
 
