@@ -85,7 +85,9 @@ std::string operandFailure(const OperandDef &op, bool alignment) {
 }
 
 // All operands the check stage reads are at most 32 bits wide.
-std::string slot32(const InstructionDef &inst, int index) { return verilogSlot32(inst, index); }
+std::string slot32(const InstructionDef &inst, int index) {
+  return verilogSlot32(inst, index);
+}
 
 std::string operandIndex(int index) {
   return index < 0 ? "NO_OPERAND" : "8'd" + std::to_string(index);
