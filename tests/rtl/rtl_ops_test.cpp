@@ -476,7 +476,9 @@ TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
     Twin twin(1200 + t, slow);
     auto &rng = twin.rng;
     isa::inst::Copy copy;
-    copy.bytes = 700 + static_cast<uint32_t>(rng() % 300);
+    // Several read bursts (one per 512 bytes), so that AR meets a wait
+    // state: the copy streams, one read request for all of it.
+    copy.bytes = 4000 + static_cast<uint32_t>(rng() % 300);
     copy.src = twin.bytes(copy.bytes) + 3;
     copy.dst = twin.bytes(copy.bytes + 8) + 1;
     twin.runAndCompare(validPacketOf(copy), "copy, " + what);
@@ -548,6 +550,54 @@ TEST(RtlOps, WriteBurstsArePostedOneLatencyPerTileNotPerRow) {
   const rtl::AxiCounts axi = twin.device.axiCounts();
   EXPECT_GE(axi.awHandshakes, uint64_t(kTiles) * kRows); // a burst per row at least
   EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
+// The DMA engine streams a copy: reads of up to 64 KiB per request land in
+// its ring while the writes of the bytes already read drain it, so each
+// direction pays the memory latency once per 64 KiB request and the two
+// overlap. Filling a 512-byte buffer and then writing it, as before, paid a
+// read and a write latency per 512 bytes: 256 x 2 x 200 cycles here.
+TEST(RtlOps, CopyReadsAndWritesOverlapOneLatencyPerChunkNotPerBuffer) {
+  constexpr unsigned kLatency = 200, kChunkBytes = 65536;
+  constexpr uint32_t kBytes = 2 * kChunkBytes + 77;
+  rtl::DeviceOptions options;
+  options.memoryLatency = kLatency;
+  Twin twin(79, options);
+  isa::inst::Copy copy;
+  copy.bytes = kBytes;
+  copy.src = twin.bytes(kBytes + 8) + 5;
+  copy.dst = twin.bytes(kBytes + 8) + 3;
+  twin.runAndCompare(validPacketOf(copy), "streamed copy");
+  const uint64_t beats = kBytes / isa::hw::kAxiDataBytes + 2;
+  const uint64_t requests = kBytes / kChunkBytes + 1;
+  // Per request one latency in each direction, plus the packet fetch.
+  EXPECT_LT(twin.device.stats().cycles, beats + 2 * (requests + 1) * kLatency);
+  const rtl::AxiCounts axi = twin.device.axiCounts();
+  EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
+// COPY_STRIDED with a non-unit innermost stride reads a row's elements as
+// one pitched request: the port keeps HW_AXI_OUTSTANDING one-element bursts
+// in flight, so the elements pay the latency per OUTSTANDING of them, not
+// each (one request per element, as before: 1,024 x 200 cycles here).
+TEST(RtlOps, StridedElementsArePipelinedNotOneLatencyEach) {
+  constexpr unsigned kLatency = 200, kElements = 1024;
+  rtl::DeviceOptions options;
+  options.memoryLatency = kLatency;
+  Twin twin(80, options);
+  isa::inst::CopyStrided cs;
+  cs.esize = isa::ElemSize::word;
+  cs.size0 = cs.size1 = 1;
+  cs.size2 = 2;
+  cs.size3 = kElements / 2;
+  cs.stride3 = -3;
+  cs.stride2 = 1;
+  const uint64_t base = twin.floats(3 * kElements / 2 + 2);
+  cs.src = base + 4 * (3 * (kElements / 2 - 1)); // the rows run backwards
+  cs.dst = twin.floats(kElements);
+  twin.runAndCompare(validPacketOf(cs), "pitched element reads");
+  EXPECT_LT(twin.device.stats().cycles,
+            2 * uint64_t(kElements) * kLatency / isa::hw::kAxiOutstanding + 4 * kLatency);
 }
 
 // ---- the AXI monitor and the harness's options -------------------------------------------
