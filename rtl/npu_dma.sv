@@ -2,11 +2,13 @@
 //
 // Everything but FILL is a gather: the operation is a sequence of source
 // runs (address, length) whose bytes, concatenated, form the contiguous
-// destination. COPY is one run; COPY_STRIDED one run per innermost row
-// (read as one range when the innermost stride is 1, else as a pitched
-// request of one-element rows, whose bursts the port pipelines); EMBEDDING
-// one per index, after reading and range-checking the index. FILL writes
-// the 32-bit pattern.
+// destination. COPY is one run; COPY_STRIDED one run per innermost row:
+// read as one range when the innermost stride is 1; packed when its aligned
+// elements are less than a beat apart (stride > 1): the range they span is
+// read and each beat's elements are gathered into place together; else as
+// a pitched request of one-element rows, whose bursts the port pipelines.
+// EMBEDDING is one run per index, after reading and range-checking the
+// index. FILL writes the 32-bit pattern.
 //
 // Reads and writes stream at the same time through a ring buffer (the
 // memory port's read and write engines are independent): the gather side
@@ -78,8 +80,12 @@ module npu_dma (
   // beats at the default memory), short enough that a request completes
   // well within the harness's hang budget even on the slowest memory.
   localparam logic [63:0] CHUNK = 64'h10000;
-  // Elements per pitched request (a burst each): within req_rows.
-  localparam logic [63:0] ELEMENT_ROWS = 64'd4096;
+  // Elements per pitched or packed read: within req_rows, and the span of
+  // a packed read (elements less than a beat apart) within CHUNK.
+  localparam logic [63:0] ELEMENT_ROWS = 64'd2048;
+  // Elements of a packed run in one beat at most (they are 2 bytes apart
+  // at least).
+  localparam int unsigned PACK_MAX = BEAT_BYTES / 2;
 
   // The gather side's states (dbg_state); the write side has its own.
   typedef enum logic [3:0] {
@@ -137,9 +143,12 @@ module npu_dma (
   logic [OFF_BITS-1:0]  buf_wr_offset, buf_rd_offset;
   logic [8*BEAT_BYTES-1:0] buf_rd_data;
 
+  logic [8*BEAT_BYTES-1:0] buf_wr_data;
+  logic [BEAT_BYTES-1:0]   buf_wr_strb;
+
   npu_byte_buffer #(.ROWS(BUF_ROWS)) u_buffer (
-    .clk(clk), .wr_en(buf_wr_en), .wr_offset(buf_wr_offset), .wr_data(mem_rd_data),
-    .wr_strb(mem_rd_strb), .rd_offset(buf_rd_offset), .rd_data(buf_rd_data));
+    .clk(clk), .wr_en(buf_wr_en), .wr_offset(buf_wr_offset), .wr_data(buf_wr_data),
+    .wr_strb(buf_wr_strb), .rd_offset(buf_rd_offset), .rd_data(buf_rd_data));
 
   // ---- state ---------------------------------------------------------------------
   // Positions in the destination stream, in bytes from dst:
@@ -149,7 +158,10 @@ module npu_dma (
   logic [63:0] planned, landed, requested, consumed;
   logic [63:0] run_addr;        // the current source run, from its unread part on
   logic [63:0] run_left;
-  logic        run_pitched;     // the run is elements `pitch` bytes apart
+  logic        run_pitched;     // the run is elements `pitch` bytes apart, read as rows
+  logic        run_packed;      // ... read as the range they span
+  logic [63:0] next_element;    // the packed read in flight: its next element, elements left
+  logic [15:0] elements_left;
   logic [63:0] read_base;       // the read in flight: stream position, bytes
   logic [63:0] take;
   logic [63:0] write_end;       // stream position where the write in flight ends
@@ -175,14 +187,21 @@ module npu_dma (
   assign element_bytes = 64'd1 << esize_log2;
   assign pitch = 64'($signed(stride[3])) << esize_log2;
 
+  // Elements less than a beat apart, each inside one beat (aligned).
+  logic packable;
+  assign packable = stride[3] > 32'sd1 && pitch < 64'(BEAT_BYTES) &&
+                    (src & (element_bytes - 64'd1)) == 64'd0;
+
   // The next read of the run: a range, or up to ELEMENT_ROWS elements.
   logic [63:0] next_take;
   logic [15:0] take_rows;
   always_comb begin
-    next_take = run_pitched ? ELEMENT_ROWS << esize_log2 : CHUNK;
+    next_take = run_pitched || run_packed ? ELEMENT_ROWS << esize_log2 : CHUNK;
     if (run_left < next_take) next_take = run_left;
   end
-  assign take_rows = 16'(take >> esize_log2);   // at most ELEMENT_ROWS when pitched
+  assign take_rows = 16'(take >> esize_log2);   // at most ELEMENT_ROWS when not a range
+  logic [31:0] packed_span;     // bytes from the first element to past the last
+  assign packed_span = {16'd0, take_rows - 16'd1} * {26'd0, pitch[5:0]} + 32'(element_bytes);
 
   logic [63:0] write_bytes;     // the next write request
   assign write_bytes = planned - requested > CHUNK ? CHUNK : planned - requested;
@@ -192,7 +211,7 @@ module npu_dma (
     mem_req_valid = 1'b0;
     mem_req_write = 1'b0;
     mem_req_addr = run_addr;
-    mem_req_bytes = run_pitched ? 32'(element_bytes) : 32'(take);
+    mem_req_bytes = run_pitched ? 32'(element_bytes) : run_packed ? packed_span : 32'(take);
     mem_req_rows = run_pitched ? take_rows : 16'd1;
     mem_req_pitch = pitch;
     if (wstate == W_REQ) begin
@@ -227,7 +246,36 @@ module npu_dma (
   assign mem_rd_ready = state != S_READ || write_failed ||
                         landed - consumed <= 64'(BUF_BYTES) - 64'(BEAT_BYTES);
   assign buf_wr_en = state == S_READ && mem_rd_valid;
-  assign buf_wr_offset = OFF_BITS'(row_base + mem_rd_addr - mem_rd_row_start);
+  assign buf_wr_offset = run_packed ? OFF_BITS'(landed)
+                                    : OFF_BITS'(row_base + mem_rd_addr - mem_rd_row_start);
+  assign buf_wr_data = run_packed ? packed_data : mem_rd_data;
+  assign buf_wr_strb = run_packed ? packed_strb : mem_rd_strb;
+
+  // A packed beat: its elements (those from next_element on, in the beat),
+  // gathered to the low bytes. Positions are below 2^10: an element offset
+  // under a beat plus up to PACK_MAX pitches under a beat.
+  logic [63:0] element_gap;     // next_element from the beat's first byte
+  logic [9:0]  first_offset, pitch_bytes;
+  logic [4:0]  packed_count;
+  logic [8*BEAT_BYTES-1:0] packed_data;
+  logic [BEAT_BYTES-1:0]   packed_strb;
+  assign element_gap = next_element - mem_rd_addr;
+  assign first_offset = 10'(element_gap[5:0]);
+  assign pitch_bytes = 10'(pitch[5:0]);
+  always_comb begin
+    packed_count = '0;
+    for (int k = 0; k < PACK_MAX; k++) begin
+      if (element_gap < 64'(BEAT_BYTES) && first_offset + 10'(k) * pitch_bytes < 10'(BEAT_BYTES) &&
+          16'(k) < elements_left)
+        packed_count = 5'(k + 1);
+    end
+    for (int j = 0; j < BEAT_BYTES; j++) begin
+      logic [4:0] at;           // the byte's place in the beat (when it is packed)
+      at = 5'(first_offset + 10'(j >> esize_log2) * pitch_bytes + (10'(j) & 10'(element_bytes - 64'd1)));
+      packed_data[8*j +: 8] = mem_rd_data[8*at +: 8];
+      packed_strb[j] = 32'(j >> esize_log2) < 32'(packed_count);
+    end
+  end
 
   // A write beat goes once every byte it carries has landed.
   logic [63:0] wr_reach;
@@ -310,6 +358,9 @@ module npu_dma (
       run_addr <= '0;
       run_left <= '0;
       run_pitched <= 1'b0;
+      run_packed <= 1'b0;
+      next_element <= '0;
+      elements_left <= '0;
       read_base <= '0;
       take <= '0;
       write_end <= '0;
@@ -343,6 +394,7 @@ module npu_dma (
           exhausted <= 1'b0;
           pending_fault <= 1'b0;
           run_pitched <= 1'b0;
+          run_packed <= 1'b0;
           read_failed <= 1'b0;
           write_failed <= 1'b0;
           token <= '0;
@@ -377,7 +429,8 @@ module npu_dma (
             if (is_strided) begin
               run_addr <= strided_run_addr;
               run_left <= strided_run_bytes;
-              run_pitched <= stride[3] != 32'sd1;
+              run_pitched <= stride[3] != 32'sd1 && !packable;
+              run_packed <= packable;
               for (int d = 0; d < 4; d++) begin
                 idx[d] <= next_idx[d];
                 offset[d] <= next_offset[d];
@@ -422,13 +475,21 @@ module npu_dma (
         S_READ_REQ: if (read_accepted) begin
           read_base <= planned;
           planned <= planned + take;
-          // A pitched read that does not end the run has ELEMENT_ROWS rows.
-          run_addr <= run_addr + (run_pitched ? pitch << $clog2(ELEMENT_ROWS) : take);
+          // A read of elements that does not end the run has ELEMENT_ROWS.
+          run_addr <= run_addr + (run_pitched || run_packed ? pitch << $clog2(ELEMENT_ROWS) : take);
+          next_element <= run_addr;
+          elements_left <= take_rows;
           run_left <= run_left - take;
           state <= S_READ;
         end
         S_READ: begin
-          if (mem_rd_valid) landed <= beat_reach;
+          if (mem_rd_valid) begin
+            if (run_packed) begin
+              landed <= landed + ({59'd0, packed_count} << esize_log2);
+              next_element <= next_element + 64'(packed_count) * {54'd0, pitch_bytes};
+              elements_left <= elements_left - 16'(packed_count);
+            end else landed <= beat_reach;
+          end
           if (mem_rd_done) begin
             if (mem_rd_error && !write_failed) begin
               read_failed <= 1'b1;

@@ -27,9 +27,10 @@
 // wr_addr with its row (wr_row, starting at wr_row_start) and takes wr_data
 // from the unit in the same cycle once the unit has it (wr_data_valid;
 // otherwise WVALID stays low; wr_accept marks the beat sent); it computes
-// the strobes itself. A unit whose data will never come (its source read
-// failed) raises wr_squash: the bursts whose address was sent get beats
-// without strobes, which write nothing, and no more bursts are issued.
+// the strobes itself and zeroes the bytes outside them. A unit whose data
+// will never come (its source read failed) raises wr_squash: the bursts
+// whose address was sent get beats without strobes, which write nothing,
+// and no more bursts are issued.
 //
 // Each done pulses once per request; with its error it carries the fault the
 // interconnect classified on RUSER/BUSER (npu::mem::FaultCode) and the
@@ -281,9 +282,16 @@ module npu_mem_port (
   assign m_axi_awsize = 3'(SHIFT);
   assign m_axi_awburst = 2'b01;
   assign m_axi_awvalid = w_state == W_ADDR;
+  // A beat's payload holds still while it waits for WREADY: the bytes
+  // outside its strobes are zero (the unit's buffer may change under them),
+  // and a squash empties only beats whose data never came.
+  logic [BYTES-1:0] w_strobes;
+  logic [8*BYTES-1:0] w_byte_mask;
+  assign w_strobes = wr_squash && !wr_data_valid ? '0 : strobes(beat_addr, w_start, w_stop);
+  always_comb for (int i = 0; i < BYTES; i++) w_byte_mask[8*i +: 8] = {8{w_strobes[i]}};
   assign m_axi_wvalid = w_state == W_DATA && (wr_data_valid || wr_squash);
-  assign m_axi_wdata = wr_data;
-  assign m_axi_wstrb = wr_squash ? '0 : strobes(beat_addr, w_start, w_stop);
+  assign m_axi_wdata = wr_data & w_byte_mask;
+  assign m_axi_wstrb = w_strobes;
   assign m_axi_wlast = beats_left == 8'd1;
   assign m_axi_bready = (w_state == W_ADDR || w_state == W_DATA || w_state == W_RESPONSE) &&
                         b_count != '0;
