@@ -115,16 +115,28 @@ module npu_top (
   logic [15:0] wr_row;
   logic [BEAT_BITS-1:0] rd_data, wr_data;
   logic [BEAT_BYTES-1:0] rd_strb;
+  logic        rd_ready, wr_accept, wr_data_valid, wr_squash;
+  logic        rd_done, rd_error, wr_done, wr_error;
+  logic [3:0]  rd_error_code, wr_error_code;
+  logic [63:0] rd_error_addr, wr_error_addr;
+  // The command processor and the matrix and vector engines have one request
+  // at a time: either engine's completion is theirs.
   logic        mem_done, mem_error;
   logic [3:0]  mem_error_code;
   logic [63:0] mem_error_addr;
+  assign mem_done = rd_done || wr_done;
+  assign mem_error = wr_done ? wr_error : rd_error;
+  assign mem_error_code = wr_done ? wr_error_code : rd_error_code;
+  assign mem_error_addr = wr_done ? wr_error_addr : rd_error_addr;
 
   npu_mem_port u_mem_port (
     .clk, .rst_n,
-    .req_valid, .req_ready, .req_write, .req_addr, .req_bytes, .req_rows, .req_pitch,
-    .rd_valid, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_row,
-    .wr_row_start, .wr_data,
-    .done(mem_done), .error(mem_error), .error_code(mem_error_code), .error_addr(mem_error_addr),
+    .req_valid, .req_ready, .req_write, .req_concurrent(port_owner == npu_pkg::PORT_DMA),
+    .req_addr, .req_bytes, .req_rows, .req_pitch,
+    .rd_valid, .rd_ready, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_row,
+    .wr_row_start, .wr_accept, .wr_data_valid, .wr_squash, .wr_data,
+    .rd_done, .rd_error, .rd_error_code, .rd_error_addr,
+    .wr_done, .wr_error, .wr_error_code, .wr_error_addr,
     .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,
     .m_axi_rdata, .m_axi_rresp, .m_axi_ruser, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready,
     .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst, .m_axi_awvalid, .m_axi_awready,
@@ -170,7 +182,10 @@ module npu_top (
   logic        dma_req_valid, dma_req_write, dma_done, dma_fault;
   logic [63:0] dma_req_addr, dma_fault_addr;
   logic [31:0] dma_req_bytes;
+  logic [15:0] dma_req_rows;
+  logic [63:0] dma_req_pitch;
   logic [BEAT_BITS-1:0] dma_wr_data;
+  logic        dma_rd_ready, dma_wr_data_valid, dma_wr_squash;
   logic [3:0]  dma_fault_code;
   logic [7:0]  dma_fault_operand;
   logic [63:0] dma_fault_length;
@@ -181,11 +196,17 @@ module npu_top (
     .fault_operand(dma_fault_operand), .fault_length(dma_fault_length),
     .dbg_state(dbg_dma_state),
     .mem_req_valid(dma_req_valid), .mem_req_write(dma_req_write), .mem_req_addr(dma_req_addr),
-    .mem_req_bytes(dma_req_bytes), .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_DMA),
-    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_DMA), .mem_rd_addr(rd_addr),
-    .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr), .mem_wr_data(dma_wr_data),
-    .mem_done(mem_done && port_owner == npu_pkg::PORT_DMA), .mem_error, .mem_error_code,
-    .mem_error_addr);
+    .mem_req_bytes(dma_req_bytes), .mem_req_rows(dma_req_rows), .mem_req_pitch(dma_req_pitch),
+    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_DMA),
+    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_DMA), .mem_rd_ready(dma_rd_ready),
+    .mem_rd_addr(rd_addr), .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_rd_row(rd_row),
+    .mem_rd_row_start(rd_row_start), .mem_wr_addr(wr_addr),
+    .mem_wr_accept(wr_accept), .mem_wr_data_valid(dma_wr_data_valid),
+    .mem_wr_squash(dma_wr_squash), .mem_wr_data(dma_wr_data),
+    .mem_rd_done(rd_done && port_owner == npu_pkg::PORT_DMA), .mem_rd_error(rd_error),
+    .mem_rd_error_code(rd_error_code), .mem_rd_error_addr(rd_error_addr),
+    .mem_wr_done(wr_done && port_owner == npu_pkg::PORT_DMA), .mem_wr_error(wr_error),
+    .mem_wr_error_code(wr_error_code), .mem_wr_error_addr(wr_error_addr));
 
   logic        matrix_req_valid, matrix_req_write, matrix_done, matrix_fault;
   logic [63:0] matrix_req_addr, matrix_fault_addr;
@@ -244,6 +265,11 @@ module npu_top (
     req_rows = 16'd1;
     req_pitch = '0;
     wr_data = dma_wr_data;
+    // Only the DMA engine streams: the others take every beat and have
+    // every write beat ready.
+    rd_ready = 1'b1;
+    wr_data_valid = 1'b1;
+    wr_squash = 1'b0;
     engine_done = 1'b0;
     engine_fault = 1'b0;
     engine_fault_code = npu_isa_pkg::FAULT_NONE;
@@ -257,6 +283,11 @@ module npu_top (
         req_write = dma_req_write;
         req_addr = dma_req_addr;
         req_bytes = dma_req_bytes;
+        req_rows = dma_req_rows;
+        req_pitch = dma_req_pitch;
+        rd_ready = dma_rd_ready;
+        wr_data_valid = dma_wr_data_valid;
+        wr_squash = dma_wr_squash;
         engine_done = dma_done;
         engine_fault = dma_fault;
         engine_fault_code = dma_fault_code;

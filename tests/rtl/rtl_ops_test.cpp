@@ -476,7 +476,9 @@ TEST(RtlOps, MemoryWaitStatesAndBackPressure) {
     Twin twin(1200 + t, slow);
     auto &rng = twin.rng;
     isa::inst::Copy copy;
-    copy.bytes = 700 + static_cast<uint32_t>(rng() % 300);
+    // Several read bursts (one per 512 bytes), so that AR meets a wait
+    // state: the copy streams, one read request for all of it.
+    copy.bytes = 4000 + static_cast<uint32_t>(rng() % 300);
     copy.src = twin.bytes(copy.bytes) + 3;
     copy.dst = twin.bytes(copy.bytes + 8) + 1;
     twin.runAndCompare(validPacketOf(copy), "copy, " + what);
@@ -548,6 +550,99 @@ TEST(RtlOps, WriteBurstsArePostedOneLatencyPerTileNotPerRow) {
   const rtl::AxiCounts axi = twin.device.axiCounts();
   EXPECT_GE(axi.awHandshakes, uint64_t(kTiles) * kRows); // a burst per row at least
   EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
+// The DMA engine streams a copy: reads of up to 64 KiB per request land in
+// its ring while the writes of the bytes already read drain it, so each
+// direction pays the memory latency once per 64 KiB request and the two
+// overlap. Filling a 512-byte buffer and then writing it, as before, paid a
+// read and a write latency per 512 bytes: 256 x 2 x 200 cycles here.
+TEST(RtlOps, CopyReadsAndWritesOverlapOneLatencyPerChunkNotPerBuffer) {
+  constexpr unsigned kLatency = 200, kChunkBytes = 65536;
+  constexpr uint32_t kBytes = 2 * kChunkBytes + 77;
+  rtl::DeviceOptions options;
+  options.memoryLatency = kLatency;
+  Twin twin(79, options);
+  isa::inst::Copy copy;
+  copy.bytes = kBytes;
+  copy.src = twin.bytes(kBytes + 8) + 5;
+  copy.dst = twin.bytes(kBytes + 8) + 3;
+  twin.runAndCompare(validPacketOf(copy), "streamed copy");
+  const uint64_t beats = kBytes / isa::hw::kAxiDataBytes + 2;
+  const uint64_t requests = kBytes / kChunkBytes + 1;
+  // Per request one latency in each direction, plus the packet fetch.
+  EXPECT_LT(twin.device.stats().cycles, beats + 2 * (requests + 1) * kLatency);
+  const rtl::AxiCounts axi = twin.device.axiCounts();
+  EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
+// COPY_STRIDED with a non-unit innermost stride reads a row's elements as
+// one pitched request: the port keeps HW_AXI_OUTSTANDING one-element bursts
+// in flight, so the elements pay the latency per OUTSTANDING of them, not
+// each (one request per element, as before: 1,024 x 200 cycles here).
+TEST(RtlOps, StridedElementsArePipelinedNotOneLatencyEach) {
+  constexpr unsigned kLatency = 200, kElements = 1024;
+  rtl::DeviceOptions options;
+  options.memoryLatency = kLatency;
+  Twin twin(80, options);
+  isa::inst::CopyStrided cs;
+  cs.esize = isa::ElemSize::word;
+  cs.size0 = cs.size1 = 1;
+  cs.size2 = 2;
+  cs.size3 = kElements / 2;
+  cs.stride3 = -3;
+  cs.stride2 = 1;
+  const uint64_t base = twin.floats(3 * kElements / 2 + 2);
+  cs.src = base + 4 * (3 * (kElements / 2 - 1)); // the rows run backwards
+  cs.dst = twin.floats(kElements);
+  twin.runAndCompare(validPacketOf(cs), "pitched element reads");
+  EXPECT_LT(twin.device.stats().cycles,
+            2 * uint64_t(kElements) * kLatency / isa::hw::kAxiOutstanding + 4 * kLatency);
+}
+
+// Elements less than a beat apart (here f32 at stride 2: four per beat) are
+// packed: the DMA engine reads the range they span and gathers each beat's
+// elements at once, so the row costs its span's beats (2 x 8 KiB), not a
+// burst per element (2,048 bursts, 16 in flight per latency) nor a request
+// per element as before.
+TEST(RtlOps, StridedElementsWithinABeatAreGatheredPerBeat) {
+  constexpr unsigned kElements = 2048;
+  Twin twin(81);
+  isa::inst::CopyStrided cs;
+  cs.esize = isa::ElemSize::word;
+  cs.size0 = cs.size1 = cs.size2 = 1;
+  cs.size3 = kElements;
+  cs.stride3 = 2;
+  cs.src = twin.floats(2 * kElements);
+  cs.dst = twin.floats(kElements);
+  twin.runAndCompare(validPacketOf(cs), "packed element reads");
+  const uint64_t spanBeats = 2 * kElements * 4 / isa::hw::kAxiDataBytes;
+  EXPECT_LT(twin.device.stats().cycles, 2 * spanBeats);
+}
+
+// A write beat that waits for WREADY keeps its payload while the DMA
+// engine's reads land in its ring under the beat's unstrobed bytes: a
+// gather's write requests end where its reads had got to, mid-beat, and the
+// next rows land right after. The AXI monitor checks every waiting beat.
+TEST(RtlOps, WaitingWriteBeatsHoldTheirPayloadWhileTheRingFills) {
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    rtl::DeviceOptions stalls;
+    stalls.memoryLatency = 5;
+    stalls.stallPercent = 30;
+    stalls.stallSeed = seed;
+    Twin twin(1300 + seed, stalls);
+    isa::inst::CopyStrided cs; // 64 rows of 13 bytes, 20 bytes apart
+    cs.esize = isa::ElemSize::byte;
+    cs.size0 = cs.size1 = 1;
+    cs.size2 = 64;
+    cs.size3 = 13;
+    cs.stride2 = 20;
+    cs.stride3 = 1;
+    cs.src = twin.bytes(64 * 20) + seed % 4;
+    cs.dst = twin.bytes(64 * 13 + 8) + seed % 7;
+    twin.runAndCompare(validPacketOf(cs), "rows under wait states, seed " + std::to_string(seed));
+    EXPECT_GT(twin.device.axiCounts().wWaits, 0u) << seed;
+  }
 }
 
 // ---- the AXI monitor and the harness's options -------------------------------------------
