@@ -21,7 +21,7 @@ class SoftmaxRecipe<bit causal, bit log>
                                            !if(log, [Run<"sub", "T0", "K3", "OB0">],
                                                     [Run<"exp", "T0", "", "T1">,
                                                      Run<"mul", "T1", "K3", "OB0">])>]> {
-  let K0 = "scale";
+  let Scalars = ["scale"];
   let MaskOffset = "offset";
 }
 
@@ -57,7 +57,7 @@ class RmsnormRecipe<bit useWeight, bit writeRstd>
                                          Run<"mul", "T0", "IB1", "OB0">],
                                         [Run<"mul", "IB0", "K2", "OB0">])>],
                    [Run<"recip", "COLS", "", "K3">]> {
-  let K0 = "eps";
+  let Scalars = ["eps"];
   let RowStores = !if(writeRstd, [RowStore<"rstd", "K2">], []);
 }
 

@@ -114,15 +114,16 @@ class Pass<list<string> inputs, list<string> outputs, list<Step> steps,
 }
 
 // One variant of an instruction's recipe. Rows and Cols name dimension
-// operands (Rows "" for a single row); K0 an f32 operand loaded into K0;
-// MaskOffset the operand adding to the row index for the causal limit of
-// Mask steps.
+// operands (Rows "" for a single row); Scalars the f32 or u32 operands
+// loaded into K0, K1, ... at the start (at most two: no load may target
+// them); MaskOffset the operand adding to the row index for the causal
+// limit of Mask steps.
 class VectorRecipe<list<When> when, string rows, string cols, list<Stream> streams,
                    list<Pass> passes, list<Step> pre = []> {
   list<When> When = when;
   string Rows = rows;
   string Cols = cols;
-  string K0 = "";
+  list<string> Scalars = [];
   string MaskOffset = "";
   list<Stream> Streams = streams;
   list<PreLoad> PreLoads = [];
@@ -133,11 +134,11 @@ class VectorRecipe<list<When> when, string rows, string cols, list<Stream> strea
 }
 
 // n elements through one program: dst[i] = program(src[i], second), the
-// second input a second stream (IB1) or the scalar K0.
+// second input a second stream (IB1) or the scalar K0 (the operand k0).
 class ElementwiseRecipe<string program, string src0, string src1, list<Stream> streams,
                         string k0 = "", list<When> when = []>
     : VectorRecipe<when, "", "n", streams,
                    [Pass<!if(!eq(src1, "IB1"), ["IB0", "IB1"], ["IB0"]), ["OB0"],
                          [Run<program, src0, src1, "OB0">]>]> {
-  let K0 = k0;
+  let Scalars = !if(!empty(k0), [], [k0]);
 }

@@ -88,7 +88,7 @@ module npu_vector (
   // The recipe's shape, streams and scalar work (npu_recipe_pkg::SU_*).
   logic [npu_recipe_pkg::SU_BITS-1:0] setup;
   assign setup = npu_recipe_pkg::recipe_setup(recipe_q, packet);
-  logic [31:0] su_rows, su_cols, su_k0, su_mask_offset, su_index_bound, su_index_skip;
+  logic [31:0] su_rows, su_cols, su_mask_offset, su_index_bound, su_index_skip;
   logic [63:0] su_stream_base [7];
   logic [6:0]  su_stream_per_row, su_zero_first_row, su_rebase;
   logic        su_pre_load, su_index_wide, su_row_store;
@@ -98,7 +98,6 @@ module npu_vector (
   logic [7:0]  su_index_operand;
   assign su_rows = setup[npu_recipe_pkg::SU_ROWS_LSB +: 32];
   assign su_cols = setup[npu_recipe_pkg::SU_COLS_LSB +: 32];
-  assign su_k0 = setup[npu_recipe_pkg::SU_K0_LSB +: 32];
   assign su_mask_offset = setup[npu_recipe_pkg::SU_MASK_OFFSET_LSB +: 32];
   for (genvar k = 0; k < 7; k++) begin : g_stream_base
     assign su_stream_base[k] = setup[npu_recipe_pkg::SU_STREAM_BASE_LSB + 64 * k +: 64];
@@ -444,7 +443,8 @@ module npu_vector (
           pass_idx <= '0;
           rows <= su_rows;
           cols <= su_cols;
-          ks[0] <= su_k0;
+          for (int k = 0; k < npu_recipe_pkg::SU_SCALARS_COUNT; k++)
+            ks[k] <= setup[npu_recipe_pkg::SU_SCALARS_LSB + 32 * k +: 32];
           index_addr <= su_row_load_addr;
           load_addr <= su_pre_load_addr;
           load_words <= su_pre_load_words;

@@ -100,7 +100,7 @@ struct SetupField {
 constexpr SetupField kSetupFields[] = {
     {"ROWS", 32, "rows"},
     {"COLS", 32, "elements per row"},
-    {"K0", 32, "into K0 at the start"},
+    {"SCALARS", 32 * kRecipePacketScalars, "into K0, K1, ... at the start"},
     {"MASK_OFFSET", 32, "the causal limit of a row: row + MASK_OFFSET"},
     {"STREAM_BASE", 7 * 64, "IB0..IB3, OB0..OB2 on row 0, 64 bits each"},
     {"STREAM_PER_ROW", 7, "the stream advances by one row per row"},
@@ -134,7 +134,9 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
     os << "\n";
     lsb += f.width;
   }
-  os << "  localparam int unsigned SU_BITS = " << lsb << ";\n\n";
+  os << "  localparam int unsigned SU_BITS = " << lsb << ";\n";
+  os << "  localparam int unsigned SU_SCALARS_COUNT = " << kRecipePacketScalars
+     << ";  // 32-bit fields of SU_SCALARS\n\n";
   os << "  /* verilator lint_off UNUSEDSIGNAL */ // only the operand bits\n"
         "  function automatic logic [SU_BITS-1:0] recipe_setup(\n"
         "      input recipe_e r, input logic ["
@@ -162,8 +164,8 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
       };
       set("ROWS", slot32(inst, recipe.rows, "32'd1"));
       set("COLS", slot32(inst, recipe.cols, "32'd1"));
-      if (recipe.k0 >= 0)
-        set("K0", slot32(inst, recipe.k0, ""));
+      for (size_t k = 0; k < recipe.scalars.size(); ++k)
+        set("SCALARS", slot32(inst, recipe.scalars[k], ""), " + " + std::to_string(32 * k), 32);
       if (recipe.maskOffset >= 0)
         set("MASK_OFFSET", slot32(inst, recipe.maskOffset, ""));
       for (const RecipeStream &st : recipe.streams) {

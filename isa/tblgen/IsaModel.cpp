@@ -1310,6 +1310,17 @@ private:
     return true;
   }
 
+  // A load into K<first>.. keeps the recipe's packet scalars (K0..) intact.
+  bool keepsScalars(const Record *rec, const InstructionDef &inst, const RecipeDef &recipe,
+                    unsigned first, const std::string &what) {
+    if (first >= recipe.scalars.size())
+      return true;
+    error(rec, "'" + inst.mnemonic + "': the " + what + " into K" + Twine(first) +
+                   " overwrites the operand '" + inst.operands[recipe.scalars[first]].name +
+                   "' the recipe loads there");
+    return false;
+  }
+
   // A stream name: IB0..IB3 (0..3) or OB0..OB2 (4..6).
   bool streamSlot(const Record *rec, const InstructionDef &inst, const std::string &name,
                   unsigned &slot) {
@@ -1462,8 +1473,20 @@ private:
     recipe.cols = operandRef(rec, inst, rec->getValueAsString("Cols").str(), {OperandKind::U32},
                              "recipe cols");
     ok = ok && recipe.cols >= 0;
-    recipe.k0 = optionalRef(rec, inst, rec->getValueAsString("K0").str(),
-                            {OperandKind::F32, OperandKind::Bits32}, "recipe K0", ok);
+    const std::vector<llvm::StringRef> scalars = rec->getValueAsListOfStrings("Scalars");
+    if (scalars.size() > kRecipePacketScalars) {
+      error(rec, "'" + inst.mnemonic + "': a recipe loads at most " + Twine(kRecipePacketScalars) +
+                     " operands into K0.., not " + Twine(scalars.size()));
+      ok = false;
+    }
+    for (llvm::StringRef name : scalars) {
+      const int operand = operandRef(rec, inst, name.str(), {OperandKind::F32, OperandKind::Bits32},
+                                     "recipe scalar");
+      if (operand < 0)
+        ok = false;
+      else
+        recipe.scalars.push_back(operand);
+    }
     recipe.maskOffset = optionalRef(rec, inst, rec->getValueAsString("MaskOffset").str(),
                                     {OperandKind::I32}, "recipe mask offset", ok);
     unsigned declared = 0;
@@ -1514,6 +1537,7 @@ private:
         ok = false;
       }
       recipe.preLoadWords = static_cast<unsigned>(words);
+      ok = keepsScalars(rec, inst, recipe, recipe.preLoadFirst, "pre-load") && ok;
     }
     if (!rowLoads.empty()) {
       const Record *load = rowLoads.front();
@@ -1543,7 +1567,7 @@ private:
         recipe.rowLoad = RowLoadKind::Scalar;
         ok = scalarRegister(rec, inst, load->getValueAsString("Dst").str(), "row load register",
                             recipe.rowLoadDst) &&
-             ok;
+             keepsScalars(rec, inst, recipe, recipe.rowLoadDst, "row load") && ok;
       }
     }
     if (!rowStores.empty()) {

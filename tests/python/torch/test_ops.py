@@ -271,6 +271,35 @@ def test_pow_tensor_scalar(exponent):
     check(y, x.pow(exponent), ULPS)
 
 
+CLAMP_BOUNDS = [(-0.5, 0.75), (0.5, None), (None, -0.25), (1.0, -1.0), (float("nan"), 1.0)]
+
+
+@pytest.mark.parametrize("lo,hi", CLAMP_BOUNDS, ids=str)
+def test_clamp_scalar_bounds(lo, hi):
+    x = torch.randn(6, 5)
+    x[0, 0] = float("nan")
+    x[1, 1], x[1, 2] = float("inf"), -float("inf")
+    with native("clamp"):
+        result = torch.clamp(npu(x), lo, hi)
+    check(result, torch.clamp(x, lo, hi), EXACT)
+    inplace = npu(x)
+    with native("clamp_"):
+        inplace.clamp_(lo, hi)
+    check(inplace, torch.clamp(x, lo, hi), EXACT)
+    out = torch.zeros(5, 6, device="npu").t()
+    with native("clamp.out"):
+        torch.clamp(npu(x), lo, hi, out=out)
+    check(out, torch.clamp(x, lo, hi), EXACT)
+    with native("clamp"):
+        transposed = torch.clamp(npu(x).t(), lo, hi)
+    check(transposed, torch.clamp(x.t(), lo, hi), EXACT)
+
+
+def test_clamp_without_bounds_is_an_error():
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        torch.clamp(torch.ones(3, device="npu"))
+
+
 # --- Matrix products ----------------------------------------------------------------
 
 

@@ -6,8 +6,8 @@ Bit-exact tests compare the ISS with the RTL and both with the reference
 provider, all generated from the same .td micro-programs, so a change that
 makes a program less accurate passes them all; this test is what notices.
 One-input functions are swept over every STRIDE-th bit pattern (a subset of
-the documented sweep, so its maximum can only be lower), two-input ones over
-random pairs. Each documented row maps to the npu-ulp runs that cover it;
+the documented sweep, so its maximum can only be lower), programs of two or
+more inputs over random operands. Each documented row maps to the npu-ulp runs that cover it;
 a row without a mapping (or a mapping without a row) is an error, and so is a
 micro-program of more than one step that no run measures, so the table, the
 programs and this gate change together.
@@ -49,6 +49,11 @@ RUNS = {
     # Documented as unbounded in ulp: nothing to gate.
     ("sin, cos", "|x| > 2^22"): [],
     ("pow", "10^8 random pairs"): [("pow", ["RANDOM"])],
+    (
+        "clamp",
+        "10^8 random triples (x, lo, hi: all bit patterns, or within [0.5, 2) with x equal to "
+        "a bound or to a bound's negation)",
+    ): [("clamp", ["RANDOM"])],
     ("silu_bwd (dy = 1)", "all x ≤ −2 or ≥ −0.5 (every 31st)"): [
         ("silu_bwd", ["--range", f"-{INF}:-2"]),
         ("silu_bwd", ["--range", f"-0.5:{INF}"]),
