@@ -49,12 +49,13 @@ class PreLoad<string operand, int words, string first> {
   string First = first;
 }
 
-// Per row: the row's word of the address operand (one word per row) into
-// the scalar register `dst`.
-class RowLoad<string operand, string dst> {
+// Per row: the row's `words` words of the address operand (`words` words
+// per row) into the scalar registers K<dst>...
+class RowLoad<string operand, string dst, int words = 1> {
   string Kind = "scalar";
   string Operand = operand;
   string Dst = dst;
+  int Words = words;
   // Index loads only.
   string IndexType = "";
   string Bound = "";
@@ -78,11 +79,12 @@ class IndexRowLoad<string operand, string indexType, string bound, string skip,
   let Base = base;
 }
 
-// Per row, after the passes: the scalar register `src` to word `row` of the
-// address operand.
-class RowStore<string operand, string src> {
+// Per row, after the passes: the scalar registers K<src>... to the row's
+// `words` words of the address operand (`words` words per row).
+class RowStore<string operand, string src, int words = 1> {
   string Operand = operand;
   string Src = src;
+  int Words = words;
 }
 
 // A step. Run: dst = program(src0, src1) (src1 "" for a one-input program);

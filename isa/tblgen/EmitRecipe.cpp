@@ -111,16 +111,18 @@ constexpr SetupField kSetupFields[] = {
     {"PRE_LOAD_FIRST", 4, ""},
     {"ROW_LOAD", 2, "row_load_e"},
     {"ROW_LOAD_ADDR", 64, "of row 0's word or index"},
-    {"ROW_LOAD_DST", 4, "scalar register of a scalar row load"},
+    {"ROW_LOAD_DST", 4, "first scalar register of a scalar row load"},
+    {"ROW_LOAD_WORDS", 2, "words per row of a scalar row load"},
     {"INDEX_WIDE", 1, "i64 indices"},
     {"INDEX_BOUND", 32, "indices lie in [0, INDEX_BOUND)"},
     {"INDEX_SKIP", 32, "the row of this index does nothing; negative: none"},
     {"INDEX_OPERAND", 8, "the operand an index fault names"},
     {"REBASE", 7, "streams starting at the index's row of INDEX_BASE"},
     {"INDEX_BASE", 64, ""},
-    {"ROW_STORE", 1, "store K<ROW_STORE_SRC> to word `row` of ROW_STORE_ADDR"},
+    {"ROW_STORE", 1, "store K<ROW_STORE_SRC>.. to row `row` of ROW_STORE_ADDR"},
     {"ROW_STORE_ADDR", 64, ""},
     {"ROW_STORE_SRC", 4, ""},
+    {"ROW_STORE_WORDS", 2, "registers K<ROW_STORE_SRC>.. stored per row"},
 };
 
 void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
@@ -187,6 +189,7 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
             kPkg + (recipe.rowLoad == RowLoadKind::Index ? "ROW_LOAD_INDEX" : "ROW_LOAD_SCALAR"));
         set("ROW_LOAD_ADDR", addr(recipe.rowLoadOperand));
         set("ROW_LOAD_DST", bits(4, recipe.rowLoadDst));
+        set("ROW_LOAD_WORDS", bits(2, recipe.rowLoadWords));
       }
       if (recipe.rowLoad == RowLoadKind::Index) {
         set("INDEX_WIDE", slot(inst, recipe.indexType) + " != '0", "", 1);
@@ -204,6 +207,7 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
         set("ROW_STORE", "1'b1", "", 1);
         set("ROW_STORE_ADDR", addr(recipe.rowStore));
         set("ROW_STORE_SRC", bits(4, recipe.rowStoreSrc));
+        set("ROW_STORE_WORDS", bits(2, recipe.rowStoreWords));
       }
       os << "      end\n";
     }

@@ -1321,6 +1321,21 @@ private:
     return false;
   }
 
+  // The Words of a row load or store from K<first>: 1..kRecipeRowWords
+  // registers that exist.
+  bool rowWords(const Record *rec, const InstructionDef &inst, const Record *access, unsigned first,
+                const std::string &what, unsigned &words) {
+    const int64_t value = access->getValueAsInt("Words");
+    if (value < 1 || value > kRecipeRowWords || first + value > kRecipeScalars) {
+      error(rec, "'" + inst.mnemonic + "': a " + what + " moves 1.." + Twine(kRecipeRowWords) +
+                     " words of the scalar registers, not " + Twine(value) + " from K" +
+                     Twine(first));
+      return false;
+    }
+    words = static_cast<unsigned>(value);
+    return true;
+  }
+
   // A stream name: IB0..IB3 (0..3) or OB0..OB2 (4..6).
   bool streamSlot(const Record *rec, const InstructionDef &inst, const std::string &name,
                   unsigned &slot) {
@@ -1567,6 +1582,7 @@ private:
         recipe.rowLoad = RowLoadKind::Scalar;
         ok = scalarRegister(rec, inst, load->getValueAsString("Dst").str(), "row load register",
                             recipe.rowLoadDst) &&
+             rowWords(rec, inst, load, recipe.rowLoadDst, "row load", recipe.rowLoadWords) &&
              keepsScalars(rec, inst, recipe, recipe.rowLoadDst, "row load") && ok;
       }
     }
@@ -1576,7 +1592,8 @@ private:
                                    {OperandKind::Addr}, "row store");
       ok = ok && recipe.rowStore >= 0 &&
            scalarRegister(rec, inst, store->getValueAsString("Src").str(), "row store register",
-                          recipe.rowStoreSrc);
+                          recipe.rowStoreSrc) &&
+           rowWords(rec, inst, store, recipe.rowStoreSrc, "row store", recipe.rowStoreWords);
     }
     ok = loadSteps(rec, inst, rec->getValueAsListOfDefs("Pre"), true, nullptr, "the Pre steps",
                    recipe.pre) &&

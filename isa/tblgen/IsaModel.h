@@ -118,7 +118,7 @@ struct DisjointDef {
 // scalar registers.
 inline constexpr unsigned kRecipeInputs = 4, kRecipeOutputs = 3, kRecipeTemps = 4,
                           kRecipeScalars = 16, kRecipePasses = 3, kRecipeMaxSteps = 15,
-                          kRecipePreLoadWords = 8, kRecipePacketScalars = 2;
+                          kRecipePreLoadWords = 8, kRecipePacketScalars = 2, kRecipeRowWords = 2;
 enum RecipeSource : unsigned {
   SrcIB0 = 0,
   SrcOB0 = 4,
@@ -176,11 +176,11 @@ struct RecipeDef {
   unsigned preLoadWords = 0, preLoadFirst = 0;
   RowLoadKind rowLoad = RowLoadKind::None;
   int rowLoadOperand = -1;
-  unsigned rowLoadDst = 0;
+  unsigned rowLoadDst = 0, rowLoadWords = 1;
   int indexType = -1, indexBound = -1, indexSkip = -1, indexBase = -1;
   unsigned rebase = 0; // streams starting at the index's row of indexBase
   int rowStore = -1;   // address operand
-  unsigned rowStoreSrc = 0;
+  unsigned rowStoreSrc = 0, rowStoreWords = 1;
   std::vector<RecipeStep> pre;
   std::vector<RecipePass> passes;
 };

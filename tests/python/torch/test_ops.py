@@ -498,6 +498,33 @@ def test_rms_norm(weighted):
     check(got, expected, ULPS)
 
 
+@pytest.mark.parametrize("weighted,biased", [(False, False), (True, False), (False, True), (True, True)])
+def test_layer_norm_forward_is_native(weighted, biased):
+    x = torch.randn(3, 5, 16) * 4 + 2
+    weight = torch.randn(16) if weighted else None
+    bias = torch.randn(16) if biased else None
+    with native("native_layer_norm"):
+        out, mean, rstd = torch.ops.aten.native_layer_norm(
+            npu(x).transpose(0, 1), [16], npu(weight) if weighted else None,
+            npu(bias) if biased else None, 1e-5)
+    want, want_mean, want_rstd = torch.ops.aten.native_layer_norm(
+        x.transpose(0, 1), [16], weight, bias, 1e-5)
+    check(out, want, SUMS)
+    assert mean.shape == want_mean.shape and rstd.shape == want_rstd.shape
+    check(mean, want_mean, SUMS)
+    check(rstd, want_rstd, SUMS)
+    module = torch.nn.LayerNorm([4, 16])
+    with torch.no_grad():
+        module.weight.copy_(torch.randn(4, 16))
+        module.bias.copy_(torch.randn(4, 16))
+        x2 = torch.randn(2, 4, 16)
+        expected = module(x2)
+        module.to("npu")
+        with native("native_layer_norm"):
+            got = module(npu(x2))
+    check(got, expected, SUMS)
+
+
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
 def test_embedding(index_dtype):
     table = torch.randn(11, 6)
