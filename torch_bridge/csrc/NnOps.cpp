@@ -462,17 +462,18 @@ at::Tensor &embeddingDenseBackwardOut(const at::Tensor &gradOutput, const at::Te
 }
 
 // native_layer_norm (F.layer_norm) by LAYERNORM. Its mean and rstd are the
-// two columns of the instruction's (rows, 2) stats, viewed in torch's shape
-// (the input's leading dims, then a 1 per normalised dim).
+// two columns of the instruction's (rows, 2) stats, gathered into contiguous
+// tensors (the backward kernels read them as dense arrays) in torch's shape:
+// the input's leading dims, then a 1 per normalised dim.
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
 nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
                 const std::optional<at::Tensor> &weight, const std::optional<at::Tensor> &bias,
                 double eps) {
   static OpCounter counter("native_layer_norm");
   const bool hasWeight = weight && weight->defined(), hasBias = bias && bias->defined();
-  if (!isFloatNpu(input) || (hasWeight && !isFloatNpu(*weight)) || (hasBias && !isFloatNpu(*bias)))
-    return fallbackTo<NPU_ATEN_OP(native_layer_norm)>(input, symNormalizedShape, weight, bias, eps);
   const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
+  if (!isFloatNpu(input) || (hasWeight && !isFloatNpu(*weight)) || (hasBias && !isFloatNpu(*bias)))
+    return fallbackTo<NPU_ATEN_OP(native_layer_norm)>(input, normalizedShape, weight, bias, eps);
   const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
   TORCH_CHECK(normDims >= 1 && normDims <= input.dim() &&
                   input.sizes().slice(input.dim() - normDims) == normalizedShape,
@@ -488,14 +489,12 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
   for (int64_t d = input.dim() - normDims; d < input.dim(); ++d)
     statShape[d] = 1;
   at::Tensor out = emptyNpuLike(input);
-  const at::Tensor stats = emptyNpu({rows, 2}, at::kFloat);
-  at::Tensor mean = stats.select(1, 0).view(statShape);
-  at::Tensor rstd = stats.select(1, 1).view(statShape);
   if (rows == 0 || cols == 0)
-    return {out, mean, rstd};
+    return {out, emptyNpu(statShape, at::kFloat), emptyNpu(statShape, at::kFloat)};
   const at::Tensor src = contiguousOnDevice(input);
   const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
   const at::Tensor b = hasBias ? contiguousOnDevice(*bias) : at::Tensor();
+  const at::Tensor stats = emptyNpu({rows, 2}, at::kFloat);
   isa::inst::Layernorm norm;
   norm.dst = addressOf(out);
   norm.src = addressOf(src);
@@ -509,7 +508,8 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
   norm.use_bias = hasBias;
   norm.write_stats = true;
   emit(norm);
-  return {out, mean, rstd};
+  return {out, stats.select(1, 0).contiguous().view(statShape),
+          stats.select(1, 1).contiguous().view(statShape)};
 }
 
 // scaled_dot_product_attention on the NPU: its math decomposition, whose

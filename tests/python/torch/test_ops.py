@@ -295,6 +295,19 @@ def test_clamp_scalar_bounds(lo, hi):
     check(transposed, torch.clamp(x.t(), lo, hi), EXACT)
 
 
+def test_clamp_gradient_is_right_with_its_mask_on_the_cpu():
+    x = torch.randn(4, 6)
+    x_npu = npu(x).requires_grad_()
+    torch.npu.reset_stats()
+    torch.clamp(x_npu, -0.5, 0.5).mul(npu(torch.arange(6.0))).sum().backward()
+    x_cpu = x.clone().requires_grad_()
+    torch.clamp(x_cpu, -0.5, 0.5).mul(torch.arange(6.0)).sum().backward()
+    check(x_npu.grad, x_cpu.grad, EXACT)
+    assert op_packets("clamp") == 1
+    # The mask needs compares, which the ISA lacks; only they fall back.
+    assert "aten::clamp" not in torch.npu.fallback_stats()
+
+
 def test_clamp_without_bounds_is_an_error():
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
         torch.clamp(torch.ones(3, device="npu"))
@@ -523,6 +536,21 @@ def test_layer_norm_forward_is_native(weighted, biased):
         with native("native_layer_norm"):
             got = module(npu(x2))
     check(got, expected, SUMS)
+
+
+def test_layer_norm_gradient_reads_the_strided_stats():
+    x, weight, bias = torch.randn(5, 12) * 3, torch.randn(12), torch.randn(12)
+    grad = torch.randn(5, 12)
+    leaves = [npu(t).requires_grad_() for t in (x, weight, bias)]
+    torch.npu.reset_stats()
+    F.layer_norm(leaves[0], [12], leaves[1], leaves[2], 1e-5).backward(npu(grad))
+    assert op_packets("native_layer_norm") == 1
+    # No LAYERNORM_BWD yet: native_layer_norm_backward runs on the CPU.
+    assert set(torch.npu.fallback_stats()) == {"aten::native_layer_norm_backward"}
+    cpu_leaves = [t.clone().requires_grad_() for t in (x, weight, bias)]
+    F.layer_norm(cpu_leaves[0], [12], cpu_leaves[1], cpu_leaves[2], 1e-5).backward(grad)
+    for got, want in zip(leaves, cpu_leaves):
+        check(got.grad, want.grad, SUMS)
 
 
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
