@@ -14,7 +14,7 @@ class BinaryRecipe<string program, int bcast, bit hasAlpha, bit alphaScales>
                              [Run<"mul", "K0", !if(!lt(bcast, 2), "IB1", "K1"), "T0">,
                               Run<program, "IB0", "T0", "OB0">],
                              [Run<program, "IB0", !if(!lt(bcast, 2), "IB1", "K1"), "OB0">])>]> {
-  let K0 = !if(hasAlpha, "alpha", "");
+  let Scalars = !if(hasAlpha, ["alpha"], []);
   // b[0] once (scalar), or b[i] per row (col).
   let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1">], []);
   let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1">], []);

@@ -760,3 +760,6 @@ def MP_max : MicroProgram<"max", ["a", "b"], [(fmax:$r $a, $b)], "r",
                           "max(a, b): NaN if either is NaN, -0 < +0.">;
 def MP_min : MicroProgram<"min", ["a", "b"], [(fmin:$r $a, $b)], "r",
                           "min(a, b): NaN if either is NaN, -0 < +0.">;
+let Reference = "orderedMin(orderedMax(x, lo), hi)" in
+def MP_clamp : MicroProgram<"clamp", ["x", "lo", "hi"], [(fmax:$t $x, $lo), (fmin:$y $t, $hi)], "y",
+                            "min(max(x, lo), hi): NaN if any input is NaN, hi when lo > hi.">;

@@ -21,7 +21,7 @@ class SoftmaxRecipe<bit causal, bit log>
                                            !if(log, [Run<"sub", "T0", "K3", "OB0">],
                                                     [Run<"exp", "T0", "", "T1">,
                                                      Run<"mul", "T1", "K3", "OB0">])>]> {
-  let K0 = "scale";
+  let Scalars = ["scale"];
   let MaskOffset = "offset";
 }
 
@@ -57,7 +57,7 @@ class RmsnormRecipe<bit useWeight, bit writeRstd>
                                          Run<"mul", "T0", "IB1", "OB0">],
                                         [Run<"mul", "IB0", "K2", "OB0">])>],
                    [Run<"recip", "COLS", "", "K3">]> {
-  let K0 = "eps";
+  let Scalars = ["eps"];
   let RowStores = !if(writeRstd, [RowStore<"rstd", "K2">], []);
 }
 
@@ -81,6 +81,55 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
                    Disjoint<"rstd", "src">, Disjoint<"rstd", "dst">, Disjoint<"rstd", "weight">];
   let Recipes = [RmsnormRecipe<0, 0>, RmsnormRecipe<0, 1>, RmsnormRecipe<1, 0>,
                  RmsnormRecipe<1, 1>];
+}
+
+// K3 = 1/cols; pass 0: K1 = mean = sum x * K3; pass 1: K2 = sum (x - K1)^2,
+// then rstd = rsqrt(K2 * K3 + eps); pass 2: ((x - K1) * K2) * weight + bias.
+class LayernormRecipe<bit useWeight, bit useBias, bit writeStats>
+    : VectorRecipe<[When<"use_weight", useWeight>, When<"use_bias", useBias>,
+                    When<"write_stats", writeStats>], "rows", "cols",
+                   [Stream<"IB0", "src">, Stream<"IB1", "weight", 0>, Stream<"IB2", "bias", 0>,
+                    Stream<"OB0", "dst">],
+                   [Pass<["IB0"], [], [Reduce<"IB0">], "sum", "K1", [Run<"mul", "K1", "K3", "K1">]>,
+                    Pass<["IB0"], [], [Run<"sub", "IB0", "K1", "T0">, Run<"mul", "T0", "T0", "T1">,
+                                       Reduce<"T1">], "sum", "K2",
+                         [Run<"mul", "K2", "K3", "K2">, Run<"add", "K2", "K0", "K2">,
+                          Run<"rsqrt", "K2", "", "K2">]>,
+                    Pass<["IB0"] # !if(useWeight, ["IB1"], []) # !if(useBias, ["IB2"], []), ["OB0"],
+                         [Run<"sub", "IB0", "K1", "T0">,
+                          Run<"mul", "T0", "K2", !if(!or(useWeight, useBias), "T0", "OB0")>] #
+                         !if(useWeight, [Run<"mul", "T0", "IB1", !if(useBias, "T0", "OB0")>], []) #
+                         !if(useBias, [Run<"add", "T0", "IB2", "OB0">], [])>],
+                   [Run<"recip", "COLS", "", "K3">]> {
+  let Scalars = ["eps"];
+  let RowStores = !if(writeStats, [RowStore<"stats", "K1", 2>], []);
+}
+
+def LAYERNORM : Instruction<"layernorm", 0x62, "nn",
+    [AddrOp<"dst", S_Dst, "rows x cols output">, AddrOp<"src", S_Src0, "rows x cols input">,
+     AddrOp<"weight", S_Src1, "cols weights (read when use_weight)">,
+     AddrOp<"bias", S_P01, "cols biases (read when use_bias)">,
+     AddrOp<"stats", S_P23, "rows (mean, rstd) pairs (written when write_stats)">,
+     DimOp<"rows", S_P4, "rows">, DimOp<"cols", S_P5, "columns (normalised dimension)">,
+     F32Op<"eps", S_P6, "added to the variance">,
+     FlagOp<"use_weight", 4, "multiply by weight">, FlagOp<"use_bias", 5, "add bias">,
+     FlagOp<"write_stats", 6, "store the per-row mean and rstd for the backward pass">, DTypeOp],
+    "$dst, $src, $weight, $bias, $stats, $rows, $cols, $eps", Cost<E_Vector, 8, 8>,
+    "Layer normalisation."> {
+  let Semantics = "Per row i: m = ROW_SUM(x) * (1/cols); v = ROW_SUM((x - m)*(x - m)) * (1/cols); "
+                  "r = rsqrt(v + eps); dst[i][j] = ((x[j] - m) * r) * weight[j] + bias[j] (the "
+                  "weight step only with use_weight, the bias step only with use_bias); "
+                  "stats[i] = (m, r) with write_stats.";
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
+                MemOperand<"src", "r", Product<["rows", "cols"]>>,
+                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+                MemOperand<"bias", "r", Product<["cols"]>, "use_bias">,
+                MemOperand<"stats", "w", Product<["rows"], 8>, "write_stats">];
+  let Disjoints = [Disjoint<"dst", "src", 1>, Disjoint<"dst", "weight">, Disjoint<"dst", "bias">,
+                   Disjoint<"stats", "src">, Disjoint<"stats", "dst">, Disjoint<"stats", "weight">,
+                   Disjoint<"stats", "bias">];
+  let Recipes = !foldl([]<VectorRecipe>, [0, 1, 2, 3, 4, 5, 6, 7], acc, v,
+                       acc # [LayernormRecipe<!and(v, 1), !and(!srl(v, 1), 1), !srl(v, 2)>]);
 }
 
 // Pass 0: K1 = sum dy*y (or sum dy); pass 1: y * (dy - K1), or

@@ -49,12 +49,13 @@ class PreLoad<string operand, int words, string first> {
   string First = first;
 }
 
-// Per row: the row's word of the address operand (one word per row) into
-// the scalar register `dst`.
-class RowLoad<string operand, string dst> {
+// Per row: the row's `words` words of the address operand (`words` words
+// per row) into the scalar registers K<dst>...
+class RowLoad<string operand, string dst, int words = 1> {
   string Kind = "scalar";
   string Operand = operand;
   string Dst = dst;
+  int Words = words;
   // Index loads only.
   string IndexType = "";
   string Bound = "";
@@ -78,11 +79,12 @@ class IndexRowLoad<string operand, string indexType, string bound, string skip,
   let Base = base;
 }
 
-// Per row, after the passes: the scalar register `src` to word `row` of the
-// address operand.
-class RowStore<string operand, string src> {
+// Per row, after the passes: the scalar registers K<src>... to the row's
+// `words` words of the address operand (`words` words per row).
+class RowStore<string operand, string src, int words = 1> {
   string Operand = operand;
   string Src = src;
+  int Words = words;
 }
 
 // A step. Run: dst = program(src0, src1) (src1 "" for a one-input program);
@@ -114,15 +116,16 @@ class Pass<list<string> inputs, list<string> outputs, list<Step> steps,
 }
 
 // One variant of an instruction's recipe. Rows and Cols name dimension
-// operands (Rows "" for a single row); K0 an f32 operand loaded into K0;
-// MaskOffset the operand adding to the row index for the causal limit of
-// Mask steps.
+// operands (Rows "" for a single row); Scalars the f32 or u32 operands
+// loaded into K0, K1, ... at the start (at most two: no load may target
+// them); MaskOffset the operand adding to the row index for the causal
+// limit of Mask steps.
 class VectorRecipe<list<When> when, string rows, string cols, list<Stream> streams,
                    list<Pass> passes, list<Step> pre = []> {
   list<When> When = when;
   string Rows = rows;
   string Cols = cols;
-  string K0 = "";
+  list<string> Scalars = [];
   string MaskOffset = "";
   list<Stream> Streams = streams;
   list<PreLoad> PreLoads = [];
@@ -133,11 +136,11 @@ class VectorRecipe<list<When> when, string rows, string cols, list<Stream> strea
 }
 
 // n elements through one program: dst[i] = program(src[i], second), the
-// second input a second stream (IB1) or the scalar K0.
+// second input a second stream (IB1) or the scalar K0 (the operand k0).
 class ElementwiseRecipe<string program, string src0, string src1, list<Stream> streams,
                         string k0 = "", list<When> when = []>
     : VectorRecipe<when, "", "n", streams,
                    [Pass<!if(!eq(src1, "IB1"), ["IB0", "IB1"], ["IB0"]), ["OB0"],
                          [Run<program, src0, src1, "OB0">]>]> {
-  let K0 = k0;
+  let Scalars = !if(!empty(k0), [], [k0]);
 }

@@ -7,14 +7,15 @@ class UnaryOp<string mnemonic, int opcode, MicroProgram prog, string expr,
     : Instruction<mnemonic, opcode, "unary",
         [AddrOp<"dst", S_Dst, "result">, AddrOp<"src", S_Src0, "operand">,
          DimOp<"n", S_P0, "number of elements">, DTypeOp] # extra,
-        "$dst, $src, $n" # !if(!empty(extra), "", ", $" # !head(extra).Name),
+        !foldl("$dst, $src, $n", extra, syntax, o, syntax # ", $" # o.Name),
         Cost<E_Vector, 4, !size(prog.Steps)>, "Elementwise dst = " # expr # "."> {
   MicroProgram Program = prog;
   let Semantics = "dst[i] = " # expr # " for i < n, evaluated by the micro-program "
                   "'" # prog.Name # "' of docs/arith.md.";
   let Memory = [MemOperand<"dst", "w", Product<["n"]>>, MemOperand<"src", "r", Product<["n"]>>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
-  // The extra operand, if any, is the program's second input (in K0).
+  // The extra operand, if any, is the program's second input (in K0); a
+  // program of more inputs needs a recipe of its own.
   let Recipes = [ElementwiseRecipe<prog.Name, "IB0", !if(!empty(extra), "", "K0"),
                                    [Stream<"IB0", "src">, Stream<"OB0", "dst">],
                                    !if(!empty(extra), "", !head(extra).Name)>];
@@ -38,3 +39,16 @@ def POWS    : UnaryOp<"pows", 0x4e, MP_pow, "x^p", [F32Op<"p", S_P1, "exponent">
 def ERF     : UnaryOp<"erf", 0x4f, MP_erf, "erf(x)">;
 // The unary block 0x40-0x4f is full: the exact GELU continues after the reductions.
 def GELU_ERF : UnaryOp<"gelu_erf", 0x54, MP_gelu_erf, "0.5*x*(1+erf(x/sqrt(2)))">;
+
+// The engine's steps take two inputs: max with lo (K0), then min with hi
+// (K1), the primitives of MP_clamp in its order.
+class ClampRecipe
+    : VectorRecipe<[], "", "n", [Stream<"IB0", "src">, Stream<"OB0", "dst">],
+                   [Pass<["IB0"], ["OB0"], [Run<"max", "IB0", "K0", "T0">,
+                                            Run<"min", "T0", "K1", "OB0">]>]> {
+  let Scalars = ["lo", "hi"];
+}
+def CLAMP : UnaryOp<"clamp", 0x36, MP_clamp, "min(max(x, lo), hi)",
+                    [F32Op<"lo", S_P1, "lower bound">, F32Op<"hi", S_P2, "upper bound">]> {
+  let Recipes = [ClampRecipe<>];
+}

@@ -88,17 +88,16 @@ module npu_vector (
   // The recipe's shape, streams and scalar work (npu_recipe_pkg::SU_*).
   logic [npu_recipe_pkg::SU_BITS-1:0] setup;
   assign setup = npu_recipe_pkg::recipe_setup(recipe_q, packet);
-  logic [31:0] su_rows, su_cols, su_k0, su_mask_offset, su_index_bound, su_index_skip;
+  logic [31:0] su_rows, su_cols, su_mask_offset, su_index_bound, su_index_skip;
   logic [63:0] su_stream_base [7];
   logic [6:0]  su_stream_per_row, su_zero_first_row, su_rebase;
   logic        su_pre_load, su_index_wide, su_row_store;
   logic [63:0] su_pre_load_addr, su_row_load_addr, su_index_base, su_row_store_addr;
   logic [3:0]  su_pre_load_words, su_pre_load_first, su_row_load_dst, su_row_store_src;
-  logic [1:0]  su_row_load;
+  logic [1:0]  su_row_load, su_row_load_words, su_row_store_words;
   logic [7:0]  su_index_operand;
   assign su_rows = setup[npu_recipe_pkg::SU_ROWS_LSB +: 32];
   assign su_cols = setup[npu_recipe_pkg::SU_COLS_LSB +: 32];
-  assign su_k0 = setup[npu_recipe_pkg::SU_K0_LSB +: 32];
   assign su_mask_offset = setup[npu_recipe_pkg::SU_MASK_OFFSET_LSB +: 32];
   for (genvar k = 0; k < 7; k++) begin : g_stream_base
     assign su_stream_base[k] = setup[npu_recipe_pkg::SU_STREAM_BASE_LSB + 64 * k +: 64];
@@ -112,6 +111,7 @@ module npu_vector (
   assign su_row_load = setup[npu_recipe_pkg::SU_ROW_LOAD_LSB +: 2];
   assign su_row_load_addr = setup[npu_recipe_pkg::SU_ROW_LOAD_ADDR_LSB +: 64];
   assign su_row_load_dst = setup[npu_recipe_pkg::SU_ROW_LOAD_DST_LSB +: 4];
+  assign su_row_load_words = setup[npu_recipe_pkg::SU_ROW_LOAD_WORDS_LSB +: 2];
   assign su_index_wide = setup[npu_recipe_pkg::SU_INDEX_WIDE_LSB];
   assign su_index_bound = setup[npu_recipe_pkg::SU_INDEX_BOUND_LSB +: 32];
   assign su_index_skip = setup[npu_recipe_pkg::SU_INDEX_SKIP_LSB +: 32];
@@ -121,6 +121,7 @@ module npu_vector (
   assign su_row_store = setup[npu_recipe_pkg::SU_ROW_STORE_LSB];
   assign su_row_store_addr = setup[npu_recipe_pkg::SU_ROW_STORE_ADDR_LSB +: 64];
   assign su_row_store_src = setup[npu_recipe_pkg::SU_ROW_STORE_SRC_LSB +: 4];
+  assign su_row_store_words = setup[npu_recipe_pkg::SU_ROW_STORE_WORDS_LSB +: 2];
 
   // The bits of the packet no recipe reads.
   logic unused_packet;
@@ -316,7 +317,7 @@ module npu_vector (
         mem_req_valid = 1'b1;
         mem_req_write = 1'b1;
         mem_req_addr = load_addr;
-        mem_req_bytes = 32'd4;
+        mem_req_bytes = 32'(su_row_store_words) << 2;
       end
       default: ;
     endcase
@@ -330,10 +331,18 @@ module npu_vector (
     for (int w = 0; w < WORDS; w++) begin
       logic [LB-1:0] e;
       e = beat_first[LB-1:0] + LB'(w);
-      // A row store writes its register; the strobes pick its word.
-      if (state == S_ROW_STORE) mem_wr_data[32*w +: 32] = ks[su_row_store_src];
+      // A row store writes its registers, in the order of their words from
+      // load_addr; the strobes pick the words.
+      if (state == S_ROW_STORE) mem_wr_data[32*w +: 32] = ks[su_row_store_src + row_store_word[w]];
       else mem_wr_data[32*w +: 32] = lane_ob[e];
     end
+  end
+
+  // Word w of a row store's beat: its distance from load_addr, in words
+  // (modulo 16: a store moves at most two).
+  logic [3:0] row_store_word [WORDS];
+  for (genvar w = 0; w < WORDS; w++) begin : g_row_store_word
+    assign row_store_word[w] = mem_wr_addr[5:2] + 4'(w) - load_addr[5:2];
   end
 
   // A staged scalar load: word w of a beat at its distance from load_addr.
@@ -381,9 +390,10 @@ module npu_vector (
     for (int k = 2; k >= 0; k--) if (mask[k] && 3'(k + 4) >= from) next_out = 3'(k + 4);
   endfunction
 
-  // The row's word of the row store.
+  // The row's words of the row store (one or two per row).
   logic [63:0] row_store_addr;
-  assign row_store_addr = su_row_store_addr + {30'd0, row, 2'b00};
+  assign row_store_addr = su_row_store_addr + (su_row_store_words == 2'd2 ? {29'd0, row, 3'b000}
+                                                                         : {30'd0, row, 2'b00});
 
   // An index row load: the index's row of the base address.
   logic [63:0] index_row_addr;
@@ -444,7 +454,8 @@ module npu_vector (
           pass_idx <= '0;
           rows <= su_rows;
           cols <= su_cols;
-          ks[0] <= su_k0;
+          for (int k = 0; k < npu_recipe_pkg::SU_SCALARS_COUNT; k++)
+            ks[k] <= setup[npu_recipe_pkg::SU_SCALARS_LSB + 32 * k +: 32];
           index_addr <= su_row_load_addr;
           load_addr <= su_pre_load_addr;
           load_words <= su_pre_load_words;
@@ -528,7 +539,8 @@ module npu_vector (
           j0 <= '0;
           if (su_row_load != npu_recipe_pkg::ROW_LOAD_NONE) begin
             load_addr <= index_addr;
-            load_words <= su_index_wide ? 4'd2 : 4'd1;
+            load_words <= su_row_load == npu_recipe_pkg::ROW_LOAD_INDEX
+                           ? (su_index_wide ? 4'd2 : 4'd1) : 4'(su_row_load_words);
             state <= S_ROW_LOAD_REQ;
           end else begin
             state <= S_PASS;
@@ -545,8 +557,9 @@ module npu_vector (
             end else if (su_row_load == npu_recipe_pkg::ROW_LOAD_INDEX) begin
               state <= S_INDEX_CHECK;
             end else begin
-              ks[su_row_load_dst] <= staged[0];
-              index_addr <= index_addr + 64'd4;
+              for (int x = 0; x < 2; x++)
+                if (2'(x) < su_row_load_words) ks[su_row_load_dst + 4'(x)] <= staged[x];
+              index_addr <= index_addr + {60'd0, su_row_load_words, 2'b00};
               state <= S_PASS;
             end
           end

@@ -16,6 +16,7 @@
 #include "npu/arith/softfloat.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -79,13 +80,25 @@ double geluErfBackward(double x, double dy) {
   return slope == 0 ? std::copysign(0.0, dy * (1.0 - x * x)) : dy * slope;
 }
 
+// max and min of the primitives: NaN if either is NaN, -0 < +0.
+double orderedMax(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  return a > b || (a == b && !std::signbit(a)) ? a : b;
+}
+double orderedMin(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::numeric_limits<double>::quiet_NaN();
+  return a < b || (a == b && std::signbit(a)) ? a : b;
+}
+
 // Exact values in double precision, from the Reference field of each
-// program's record in isa/microcode.td; the second argument is ignored by
-// one-input functions. Formulas avoid cancellation where the function is
+// program's record in isa/microcode.td; the arguments beyond a program's
+// inputs are ignored. Formulas avoid cancellation where the function is
 // tiny (e.g. x * sigmoid(v) rather than 0.5x(1 + tanh(v/2))).
 struct Reference {
   const char *name;
-  std::function<double(double, double)> value;
+  std::function<double(double, double, double)> value;
 };
 
 const Reference *referenceFor(const std::string &name) {
@@ -118,20 +131,23 @@ double ulpError(uint32_t y, double f) {
   return std::fabs(static_cast<double>(std::bit_cast<float>(y)) - f) / spacing;
 }
 
+constexpr unsigned kMaxInputs = 3;
+using Inputs = std::array<uint32_t, kMaxInputs>;
+
 struct Stats {
   uint64_t count = 0;
   uint64_t notCorrectlyRounded = 0;
   uint64_t specialMismatches = 0;
   double maxUlp = 0;
   double maxAbsolute = 0; // |y - f| over the results compared in ulp
-  uint32_t worstInput[2] = {0, 0};
+  Inputs worstInput{};
   uint32_t worstOutput = 0;
   double worstExact = 0;
-  uint32_t firstMismatch[2] = {0, 0};
+  Inputs firstMismatch{};
   uint32_t mismatchOutput = 0;
   uint32_t mismatchExpected = 0;
 
-  void add(const uint32_t in[2], uint32_t y, double f) {
+  void add(const Inputs &in, uint32_t y, double f) {
     ++count;
     uint32_t expected = roundReference(f);
     bool special = soft::isNan(expected) || soft::isInfinity(expected) || soft::isNan(y) ||
@@ -139,8 +155,7 @@ struct Stats {
     if (special) {
       if (y != expected) {
         if (specialMismatches++ == 0) {
-          firstMismatch[0] = in[0];
-          firstMismatch[1] = in[1];
+          firstMismatch = in;
           mismatchOutput = y;
           mismatchExpected = expected;
         }
@@ -156,8 +171,7 @@ struct Stats {
         std::max(maxAbsolute, std::fabs(static_cast<double>(std::bit_cast<float>(y)) - f));
     if (err > maxUlp) {
       maxUlp = err;
-      worstInput[0] = in[0];
-      worstInput[1] = in[1];
+      worstInput = in;
       worstOutput = y;
       worstExact = f;
     }
@@ -165,7 +179,7 @@ struct Stats {
 
   void merge(const Stats &o) {
     if (o.specialMismatches && !specialMismatches) {
-      std::copy(o.firstMismatch, o.firstMismatch + 2, firstMismatch);
+      firstMismatch = o.firstMismatch;
       mismatchOutput = o.mismatchOutput;
       mismatchExpected = o.mismatchExpected;
     }
@@ -175,7 +189,7 @@ struct Stats {
     maxAbsolute = std::max(maxAbsolute, o.maxAbsolute);
     if (o.maxUlp > maxUlp) {
       maxUlp = o.maxUlp;
-      std::copy(o.worstInput, o.worstInput + 2, worstInput);
+      worstInput = o.worstInput;
       worstOutput = o.worstOutput;
       worstExact = o.worstExact;
     }
@@ -222,7 +236,7 @@ public:
           (std::isnan(v) && opt_.lo == -INFINITY && opt_.hi == INFINITY))
         sx.push_back(asFloat(bits));
     }
-    evaluateAndCompare(sx.data(), sp.data(), sy.data(), sx.size(), specials);
+    evaluateAndCompare({sx.data(), sp.data(), sp.data()}, sy.data(), sx.size(), specials);
     Stats swept = parallel([&](Stats &stats) {
       std::vector<float> x(kBlock), p(kBlock, opt_.secondInput), y(kBlock);
       for (uint64_t start; (start = next.fetch_add(kBlock)) < total;) {
@@ -236,29 +250,32 @@ public:
             continue;
           x[n++] = asFloat(bits);
         }
-        evaluateAndCompare(x.data(), p.data(), y.data(), n, stats);
+        evaluateAndCompare({x.data(), p.data(), p.data()}, y.data(), n, stats);
       }
     });
     swept.merge(specials);
     return swept;
   }
 
-  // Pairs (a, b) drawn by `draw`, for two-input programs.
-  Stats random(const std::function<std::pair<uint32_t, uint32_t>(std::mt19937_64 &)> &draw) {
+  // Operands drawn by `draw`, for programs of two or more inputs.
+  Stats random(const std::function<Inputs(std::mt19937_64 &)> &draw) {
     constexpr uint64_t kBlock = 1 << 16;
     std::atomic<uint64_t> next{0};
     std::atomic<uint64_t> seedCounter{opt_.seed};
     return parallel([&](Stats &stats) {
       std::mt19937_64 rng(seedCounter.fetch_add(0x9e3779b97f4a7c15ULL));
-      std::vector<float> a(kBlock), b(kBlock), y(kBlock);
+      std::array<std::vector<float>, kMaxInputs> in;
+      for (std::vector<float> &v : in)
+        v.resize(kBlock);
+      std::vector<float> y(kBlock);
       for (uint64_t start; (start = next.fetch_add(kBlock)) < opt_.randomCount;) {
         size_t n = std::min(kBlock, opt_.randomCount - start);
         for (size_t i = 0; i < n; ++i) {
-          auto [u, v] = draw(rng);
-          a[i] = asFloat(u);
-          b[i] = asFloat(v);
+          const Inputs drawn = draw(rng);
+          for (unsigned k = 0; k < kMaxInputs; ++k)
+            in[k][i] = asFloat(drawn[k]);
         }
-        evaluateAndCompare(a.data(), b.data(), y.data(), n, stats);
+        evaluateAndCompare({in[0].data(), in[1].data(), in[2].data()}, y.data(), n, stats);
       }
     });
   }
@@ -277,12 +294,17 @@ private:
     return total;
   }
 
-  void evaluateAndCompare(const float *a, const float *b, float *y, size_t n, Stats &stats) {
-    npu::arith::Operand in[2] = {{a}, {b}};
-    npu::arith::apply(program_, std::span(in, numInputs_), y, n);
+  void evaluateAndCompare(const std::array<const float *, kMaxInputs> &values, float *y, size_t n,
+                          Stats &stats) {
+    std::array<npu::arith::Operand, kMaxInputs> in;
+    for (unsigned k = 0; k < kMaxInputs; ++k)
+      in[k] = {values[k]};
+    npu::arith::apply(program_, std::span(in.data(), numInputs_), y, n);
     for (size_t i = 0; i < n; ++i) {
-      uint32_t bits[2] = {std::bit_cast<uint32_t>(a[i]), std::bit_cast<uint32_t>(b[i])};
-      double f = ref_.value(inputValue(bits[0]), inputValue(bits[1]));
+      Inputs bits;
+      for (unsigned k = 0; k < kMaxInputs; ++k)
+        bits[k] = std::bit_cast<uint32_t>(values[k][i]);
+      double f = ref_.value(inputValue(bits[0]), inputValue(bits[1]), inputValue(bits[2]));
       stats.add(bits, std::bit_cast<uint32_t>(y[i]), f);
     }
   }
@@ -295,19 +317,19 @@ private:
 
 // Random operands for the two-input programs: uniform bit patterns half of
 // the time, values of moderate magnitude the other half.
-std::pair<uint32_t, uint32_t> drawDivision(std::mt19937_64 &rng) {
+Inputs drawDivision(std::mt19937_64 &rng) {
   uint64_t r = rng();
   auto a = static_cast<uint32_t>(r), b = static_cast<uint32_t>(r >> 32);
   if (rng() & 1) {
     a = (a & 0x807fffffu) | ((100 + (a >> 23) % 56) << 23);
     b = (b & 0x807fffffu) | ((100 + (b >> 23) % 56) << 23);
   }
-  return {a, b};
+  return {a, b, 0};
 }
 
 // pow: x in every binade, p integral, half-integral or arbitrary with
 // |x^p| mostly inside the float range.
-std::pair<uint32_t, uint32_t> drawPower(std::mt19937_64 &rng) {
+Inputs drawPower(std::mt19937_64 &rng) {
   uint64_t r = rng();
   auto x = static_cast<uint32_t>(r);
   float p;
@@ -326,7 +348,26 @@ std::pair<uint32_t, uint32_t> drawPower(std::mt19937_64 &rng) {
     p = static_cast<float>(static_cast<int64_t>((r >> 17) % 2000000) - 1000000) * 0.25f;
   }
   }
-  return {x, std::bit_cast<uint32_t>(p)};
+  return {x, std::bit_cast<uint32_t>(p), 0};
+}
+
+// clamp: uniform bit patterns (NaNs, infinities, zeros of both signs, lo > hi
+// half of the time) or x around bounds drawn from one binade, often equal
+// to one of them.
+Inputs drawClamp(std::mt19937_64 &rng) {
+  uint64_t r = rng();
+  Inputs in = {static_cast<uint32_t>(r), static_cast<uint32_t>(r >> 32),
+               static_cast<uint32_t>(rng())};
+  if (rng() & 1)
+    for (uint32_t &v : in)
+      v = (v & 0x80ffffffu) | 0x3f000000u; // |v| in [0.5, 2)
+  switch (rng() % 4) {
+  case 0: in[0] = in[1]; break;
+  case 1: in[0] = in[2]; break;
+  case 2: in[0] = in[1] ^ 0x80000000u; break; // -0 against +0 when lo is a zero
+  default: break;
+  }
+  return in;
 }
 
 void printStats(const Options &opt, const char *what, const Stats &s, unsigned numInputs) {
@@ -336,6 +377,8 @@ void printStats(const Options &opt, const char *what, const Stats &s, unsigned n
     std::printf(" at x=%a", asFloat(s.worstInput[0]));
     if (numInputs > 1)
       std::printf(" p=%a", asFloat(s.worstInput[1]));
+    if (numInputs > 2)
+      std::printf(" q=%a", asFloat(s.worstInput[2]));
     std::printf(" (got %a, exact %.9g)", asFloat(s.worstOutput), s.worstExact);
   }
   std::printf("; max absolute error %.3g", s.maxAbsolute);
@@ -343,8 +386,8 @@ void printStats(const Options &opt, const char *what, const Stats &s, unsigned n
               s.count ? 100.0 * s.notCorrectlyRounded / s.count : 0);
   std::printf("; %llu special mismatches", static_cast<unsigned long long>(s.specialMismatches));
   if (s.specialMismatches)
-    std::printf(" (first: x=%08x p=%08x got %08x want %08x)", s.firstMismatch[0],
-                s.firstMismatch[1], s.mismatchOutput, s.mismatchExpected);
+    std::printf(" (first: x=%08x p=%08x q=%08x got %08x want %08x)", s.firstMismatch[0],
+                s.firstMismatch[1], s.firstMismatch[2], s.mismatchOutput, s.mismatchExpected);
   std::printf("\n");
 }
 
@@ -365,8 +408,8 @@ int main(int argc, char **argv) {
       "range", po::value(&range), "one-input programs: only inputs x with LO <= x <= HI, as LO:HI")(
       "dy", po::value(&opt.secondInput)->default_value(1.0f), "dy of silu_bwd and gelu_bwd")(
       "random", po::value(&opt.randomCount)->default_value(100000000),
-      "div and pow: number of random operand pairs")("seed", po::value(&opt.seed)->default_value(1),
-                                                     "random seed")(
+      "div, pow and clamp: number of random operand draws")(
+      "seed", po::value(&opt.seed)->default_value(1), "random seed")(
       "threads,j",
       po::value(&opt.threads)->default_value(std::max(1u, std::thread::hardware_concurrency())),
       "worker threads");
@@ -416,9 +459,11 @@ int main(int argc, char **argv) {
   Measurement m(opt, *program, *ref, numInputs);
   std::printf("implementation: %s\n",
               npu::arith::implementationName(npu::arith::fastestImplementation()));
-  if (opt.function == "div" || opt.function == "pow") {
-    Stats s = m.random(opt.function == "div" ? drawDivision : drawPower);
-    printStats(opt, "random pairs", s, numInputs);
+  if (opt.function == "div" || opt.function == "pow" || opt.function == "clamp") {
+    Stats s = m.random(opt.function == "div"   ? drawDivision
+                       : opt.function == "pow" ? drawPower
+                                               : drawClamp);
+    printStats(opt, numInputs > 2 ? "random triples" : "random pairs", s, numInputs);
     return s.specialMismatches ? npu::cli::kExitFailure : npu::cli::kExitOk;
   }
   Stats s = m.sweep();

@@ -136,16 +136,18 @@ void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os) {
     os << "  X(" << prog.name << ", " << camelCase(prog.name) << ", " << prog.inputs.size() << ")"
        << (&prog == &model.programs.back() ? "\n\n" : " \\\n");
   os << "// X(name, reference) for every program with a Reference: reference is a\n"
-        "// lambda double(double, double) giving the exact value (the second\n"
-        "// parameter is unnamed for one-input programs). It may call helpers of the\n"
+        "// lambda double(double, double, double) giving the exact value (the\n"
+        "// parameters beyond the program's inputs are unnamed). It may call helpers of the\n"
         "// including file (npu-ulp), so it is a macro rather than a table here.\n"
         "#define NPU_FOR_EACH_PROGRAM_REFERENCE(X)";
   for (const MicroProgramDef &prog : model.programs) {
     if (prog.reference.empty())
       continue;
-    os << " \\\n  X(" << prog.name << ", [](double " << prog.inputs[0] << ", double"
-       << (prog.inputs.size() > 1 ? " " + prog.inputs[1] : std::string()) << ") { return "
-       << prog.reference << "; })";
+    os << " \\\n  X(" << prog.name << ", [](";
+    for (size_t i = 0; i < 3; ++i)
+      os << (i ? ", " : "") << "double"
+         << (i < prog.inputs.size() ? " " + prog.inputs[i] : std::string());
+    os << ") { return " << prog.reference << "; })";
   }
   os << "\n\n";
   os << "// The micro-program evaluating each element of an instruction, by opcode.\n"

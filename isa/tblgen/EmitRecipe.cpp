@@ -96,7 +96,7 @@ struct SetupField {
 constexpr SetupField kSetupFields[] = {
     {"ROWS", 32, "rows"},
     {"COLS", 32, "elements per row"},
-    {"K0", 32, "into K0 at the start"},
+    {"SCALARS", 32 * kRecipePacketScalars, "into K0, K1, ... at the start"},
     {"MASK_OFFSET", 32, "the causal limit of a row: row + MASK_OFFSET"},
     {"STREAM_BASE", 7 * 64, "IB0..IB3, OB0..OB2 on row 0, 64 bits each"},
     {"STREAM_PER_ROW", 7, "the stream advances by one row per row"},
@@ -107,16 +107,18 @@ constexpr SetupField kSetupFields[] = {
     {"PRE_LOAD_FIRST", 4, ""},
     {"ROW_LOAD", 2, "row_load_e"},
     {"ROW_LOAD_ADDR", 64, "of row 0's word or index"},
-    {"ROW_LOAD_DST", 4, "scalar register of a scalar row load"},
+    {"ROW_LOAD_DST", 4, "first scalar register of a scalar row load"},
+    {"ROW_LOAD_WORDS", 2, "words per row of a scalar row load"},
     {"INDEX_WIDE", 1, "i64 indices"},
     {"INDEX_BOUND", 32, "indices lie in [0, INDEX_BOUND)"},
     {"INDEX_SKIP", 32, "the row of this index does nothing; negative: none"},
     {"INDEX_OPERAND", 8, "the operand an index fault names"},
     {"REBASE", 7, "streams starting at the index's row of INDEX_BASE"},
     {"INDEX_BASE", 64, ""},
-    {"ROW_STORE", 1, "store K<ROW_STORE_SRC> to word `row` of ROW_STORE_ADDR"},
+    {"ROW_STORE", 1, "store K<ROW_STORE_SRC>.. to row `row` of ROW_STORE_ADDR"},
     {"ROW_STORE_ADDR", 64, ""},
     {"ROW_STORE_SRC", 4, ""},
+    {"ROW_STORE_WORDS", 2, "registers K<ROW_STORE_SRC>.. stored per row"},
 };
 
 void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
@@ -130,7 +132,9 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
     os << "\n";
     lsb += f.width;
   }
-  os << "  localparam int unsigned SU_BITS = " << lsb << ";\n\n";
+  os << "  localparam int unsigned SU_BITS = " << lsb << ";\n";
+  os << "  localparam int unsigned SU_SCALARS_COUNT = " << kRecipePacketScalars
+     << ";  // 32-bit fields of SU_SCALARS\n\n";
   os << "  /* verilator lint_off UNUSEDSIGNAL */ // only the operand bits\n"
         "  function automatic logic [SU_BITS-1:0] recipe_setup(\n"
         "      input recipe_e r, input logic ["
@@ -158,8 +162,8 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
       };
       set("ROWS", slot32(inst, recipe.rows, "32'd1"));
       set("COLS", slot32(inst, recipe.cols, "32'd1"));
-      if (recipe.k0 >= 0)
-        set("K0", slot32(inst, recipe.k0, ""));
+      for (size_t k = 0; k < recipe.scalars.size(); ++k)
+        set("SCALARS", slot32(inst, recipe.scalars[k], ""), " + " + std::to_string(32 * k), 32);
       if (recipe.maskOffset >= 0)
         set("MASK_OFFSET", slot32(inst, recipe.maskOffset, ""));
       for (const RecipeStream &st : recipe.streams) {
@@ -181,6 +185,7 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
             kPkg + (recipe.rowLoad == RowLoadKind::Index ? "ROW_LOAD_INDEX" : "ROW_LOAD_SCALAR"));
         set("ROW_LOAD_ADDR", addr(recipe.rowLoadOperand));
         set("ROW_LOAD_DST", bits(4, recipe.rowLoadDst));
+        set("ROW_LOAD_WORDS", bits(2, recipe.rowLoadWords));
       }
       if (recipe.rowLoad == RowLoadKind::Index) {
         set("INDEX_WIDE", slot(inst, recipe.indexType) + " != '0", "", 1);
@@ -198,6 +203,7 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
         set("ROW_STORE", "1'b1", "", 1);
         set("ROW_STORE_ADDR", addr(recipe.rowStore));
         set("ROW_STORE_SRC", bits(4, recipe.rowStoreSrc));
+        set("ROW_STORE_WORDS", bits(2, recipe.rowStoreWords));
       }
       os << "      end\n";
     }

@@ -1158,9 +1158,9 @@ private:
                        "against, e.g. let Reference = \"std::erf(x)\"");
         continue;
       }
-      if (!prog.reference.empty() && prog.inputs.size() > 2) {
+      if (!prog.reference.empty() && prog.inputs.size() > 3) {
         error(rec, what +
-                       ": a Reference is measured by npu-ulp, which takes one or two inputs, "
+                       ": a Reference is measured by npu-ulp, which takes one to three inputs, "
                        "not " +
                        Twine(prog.inputs.size()));
         continue;
@@ -1325,6 +1325,32 @@ private:
     return true;
   }
 
+  // A load into K<first>.. keeps the recipe's packet scalars (K0..) intact.
+  bool keepsScalars(const Record *rec, const InstructionDef &inst, const RecipeDef &recipe,
+                    unsigned first, const std::string &what) {
+    if (first >= recipe.scalars.size())
+      return true;
+    error(rec, "'" + inst.mnemonic + "': the " + what + " into K" + Twine(first) +
+                   " overwrites the operand '" + inst.operands[recipe.scalars[first]].name +
+                   "' the recipe loads there");
+    return false;
+  }
+
+  // The Words of a row load or store from K<first>: 1..kRecipeRowWords
+  // registers that exist.
+  bool rowWords(const Record *rec, const InstructionDef &inst, const Record *access, unsigned first,
+                const std::string &what, unsigned &words) {
+    const int64_t value = access->getValueAsInt("Words");
+    if (value < 1 || value > kRecipeRowWords || first + value > kRecipeScalars) {
+      error(rec, "'" + inst.mnemonic + "': a " + what + " moves 1.." + Twine(kRecipeRowWords) +
+                     " words of the scalar registers, not " + Twine(value) + " from K" +
+                     Twine(first));
+      return false;
+    }
+    words = static_cast<unsigned>(value);
+    return true;
+  }
+
   // A stream name: IB0..IB3 (0..3) or OB0..OB2 (4..6).
   bool streamSlot(const Record *rec, const InstructionDef &inst, const std::string &name,
                   unsigned &slot) {
@@ -1477,8 +1503,20 @@ private:
     recipe.cols = operandRef(rec, inst, rec->getValueAsString("Cols").str(), {OperandKind::U32},
                              "recipe cols");
     ok = ok && recipe.cols >= 0;
-    recipe.k0 = optionalRef(rec, inst, rec->getValueAsString("K0").str(),
-                            {OperandKind::F32, OperandKind::Bits32}, "recipe K0", ok);
+    const std::vector<llvm::StringRef> scalars = rec->getValueAsListOfStrings("Scalars");
+    if (scalars.size() > kRecipePacketScalars) {
+      error(rec, "'" + inst.mnemonic + "': a recipe loads at most " + Twine(kRecipePacketScalars) +
+                     " operands into K0.., not " + Twine(scalars.size()));
+      ok = false;
+    }
+    for (llvm::StringRef name : scalars) {
+      const int operand = operandRef(rec, inst, name.str(), {OperandKind::F32, OperandKind::Bits32},
+                                     "recipe scalar");
+      if (operand < 0)
+        ok = false;
+      else
+        recipe.scalars.push_back(operand);
+    }
     recipe.maskOffset = optionalRef(rec, inst, rec->getValueAsString("MaskOffset").str(),
                                     {OperandKind::I32}, "recipe mask offset", ok);
     unsigned declared = 0;
@@ -1529,6 +1567,7 @@ private:
         ok = false;
       }
       recipe.preLoadWords = static_cast<unsigned>(words);
+      ok = keepsScalars(rec, inst, recipe, recipe.preLoadFirst, "pre-load") && ok;
     }
     if (!rowLoads.empty()) {
       const Record *load = rowLoads.front();
@@ -1558,7 +1597,8 @@ private:
         recipe.rowLoad = RowLoadKind::Scalar;
         ok = scalarRegister(rec, inst, load->getValueAsString("Dst").str(), "row load register",
                             recipe.rowLoadDst) &&
-             ok;
+             rowWords(rec, inst, load, recipe.rowLoadDst, "row load", recipe.rowLoadWords) &&
+             keepsScalars(rec, inst, recipe, recipe.rowLoadDst, "row load") && ok;
       }
     }
     if (!rowStores.empty()) {
@@ -1567,7 +1607,8 @@ private:
                                    {OperandKind::Addr}, "row store");
       ok = ok && recipe.rowStore >= 0 &&
            scalarRegister(rec, inst, store->getValueAsString("Src").str(), "row store register",
-                          recipe.rowStoreSrc);
+                          recipe.rowStoreSrc) &&
+           rowWords(rec, inst, store, recipe.rowStoreSrc, "row store", recipe.rowStoreWords);
     }
     ok = loadSteps(rec, inst, rec->getValueAsListOfDefs("Pre"), true, nullptr, "the Pre steps",
                    recipe.pre) &&

@@ -118,7 +118,7 @@ struct DisjointDef {
 // scalar registers.
 inline constexpr unsigned kRecipeInputs = 4, kRecipeOutputs = 3, kRecipeTemps = 4,
                           kRecipeScalars = 16, kRecipePasses = 3, kRecipeMaxSteps = 15,
-                          kRecipePreLoadWords = 8;
+                          kRecipePreLoadWords = 8, kRecipePacketScalars = 2, kRecipeRowWords = 2;
 enum RecipeSource : unsigned {
   SrcIB0 = 0,
   SrcOB0 = 4,
@@ -169,18 +169,18 @@ struct RecipeDef {
   std::vector<RecipeCondition> when;
   int rows = -1; // dimension operand, -1: one row
   int cols = -1;
-  int k0 = -1;         // scalar operand loaded into K0
-  int maskOffset = -1; // operand of the causal limit
+  std::vector<int> scalars; // operands loaded into K0, K1, ...
+  int maskOffset = -1;      // operand of the causal limit
   std::vector<RecipeStream> streams;
   int preLoad = -1; // address operand
   unsigned preLoadWords = 0, preLoadFirst = 0;
   RowLoadKind rowLoad = RowLoadKind::None;
   int rowLoadOperand = -1;
-  unsigned rowLoadDst = 0;
+  unsigned rowLoadDst = 0, rowLoadWords = 1;
   int indexType = -1, indexBound = -1, indexSkip = -1, indexBase = -1;
   unsigned rebase = 0; // streams starting at the index's row of indexBase
   int rowStore = -1;   // address operand
-  unsigned rowStoreSrc = 0;
+  unsigned rowStoreSrc = 0, rowStoreWords = 1;
   std::vector<RecipeStep> pre;
   std::vector<RecipePass> passes;
 };

@@ -254,6 +254,40 @@ void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
   }
 }
 
+void layernorm(Mem &m, const isa::inst::Layernorm &op) {
+  const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  std::vector<uint32_t> rows(op.rows * op.cols), weight(op.cols), bias(op.cols);
+  for (uint64_t i = 0; i < rows.size(); ++i)
+    rows[i] = m.f(op.src, i);
+  for (uint64_t j = 0; op.use_weight && j < op.cols; ++j)
+    weight[j] = m.f(op.weight, j);
+  for (uint64_t j = 0; op.use_bias && j < op.cols; ++j)
+    bias[j] = m.f(op.bias, j);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const std::vector<uint32_t> x(rows.begin() + i * op.cols, rows.begin() + (i + 1) * op.cols);
+    const uint32_t mean = soft::fmul(laneReduce(x, false), inv);
+    std::vector<uint32_t> sq(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint32_t d = soft::fsub(x[j], mean);
+      sq[j] = soft::fmul(d, d);
+    }
+    const uint32_t variance = soft::fmul(laneReduce(sq, false), inv);
+    const uint32_t r = program(Program::Rsqrt, {soft::fadd(variance, bitsOf(op.eps))});
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      uint32_t y = soft::fmul(soft::fsub(x[j], mean), r);
+      if (op.use_weight)
+        y = soft::fmul(y, weight[j]);
+      if (op.use_bias)
+        y = soft::fadd(y, bias[j]);
+      m.f(op.dst, i * op.cols + j, y);
+    }
+    if (op.write_stats) {
+      m.f(op.stats, 2 * i, mean);
+      m.f(op.stats, 2 * i + 1, r);
+    }
+  }
+}
+
 void softmaxBwd(Mem &m, const isa::inst::SoftmaxBwd &op) {
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> y(op.cols), dy(op.cols), t(op.cols);
@@ -405,6 +439,9 @@ void run(Mem &m, const Softmax &op) {
 }
 void run(Mem &m, const Rmsnorm &op) {
   rmsnorm(m, op);
+}
+void run(Mem &m, const Layernorm &op) {
+  layernorm(m, op);
 }
 void run(Mem &m, const SoftmaxBwd &op) {
   softmaxBwd(m, op);

@@ -358,6 +358,20 @@ TEST(RtlOps, SoftmaxAndRmsnorm) {
     rn.rstd = twin.floats(rn.rows);
     rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
     twin.runAndCompare(validPacketOf(rn), "rmsnorm");
+
+    isa::inst::Layernorm ln;
+    ln.rows = dim(rng, 6);
+    ln.cols = dim(rng, 100);
+    ln.eps = 1e-5f;
+    ln.use_weight = rng() & 1;
+    ln.use_bias = rng() & 1;
+    ln.write_stats = rng() & 1;
+    ln.src = twin.floats(uint64_t(ln.rows) * ln.cols, t % 3 ? 0 : 10);
+    ln.weight = twin.floats(ln.cols);
+    ln.bias = twin.floats(ln.cols);
+    ln.stats = twin.floats(2 * uint64_t(ln.rows));
+    ln.dst = rng() % 3 == 0 ? ln.src : twin.floats(uint64_t(ln.rows) * ln.cols);
+    twin.runAndCompare(validPacketOf(ln), "layernorm");
   }
 }
 
@@ -882,10 +896,10 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
   const auto at = [&] { return window + 4 * (rng() % 96); };
   const auto small = [&] { return 1 + static_cast<uint32_t>(rng() % 12); };
   int faults = 0;
-  for (int t = 0; t < 120; ++t) {
+  for (int t = 0; t < 130; ++t) {
     isa::Packet p;
     std::string what;
-    switch (t % 12) {
+    switch (t % 13) {
     case 0: {
       isa::inst::Add op;
       op.rows = small();
@@ -940,6 +954,23 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.rstd = at();
       p = validPacketOf(op);
       what = "rmsnorm";
+      break;
+    }
+    case 12: {
+      isa::inst::Layernorm op;
+      op.rows = small();
+      op.cols = small();
+      op.eps = 1e-5f;
+      op.use_weight = rng() & 1;
+      op.use_bias = rng() & 1;
+      op.write_stats = rng() & 1;
+      op.src = at();
+      op.dst = rng() % 3 ? at() : op.src;
+      op.weight = at();
+      op.bias = at();
+      op.stats = at();
+      p = validPacketOf(op);
+      what = "layernorm";
       break;
     }
     case 5: {

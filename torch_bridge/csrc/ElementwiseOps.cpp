@@ -9,6 +9,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/add_ops.h>
+#include <ATen/ops/clamp_ops.h>
 #include <ATen/ops/cos_ops.h>
 #include <ATen/ops/div_ops.h>
 #include <ATen/ops/erf_ops.h>
@@ -445,6 +446,62 @@ at::Tensor &powOut(const at::Tensor &self, const at::Scalar &exponent, at::Tenso
                   [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
 }
 
+// clamp with scalar bounds: CLAMP with both, MAXS or MINS with one (the
+// bounds rounded to float32 as the CPU kernel does).
+struct ClampBounds {
+  std::optional<float> lo, hi;
+
+  ClampBounds(const std::optional<at::Scalar> &min, const std::optional<at::Scalar> &max) {
+    TORCH_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
+    if (min)
+      lo = static_cast<float>(min->toDouble());
+    if (max)
+      hi = static_cast<float>(max->toDouble());
+  }
+  void operator()(uint64_t dst, uint64_t src, int64_t n) const {
+    if (!hi)
+      return emitScalar<isa::inst::Maxs>(dst, src, *lo, n);
+    if (!lo)
+      return emitScalar<isa::inst::Mins>(dst, src, *hi, n);
+    isa::inst::Clamp clamp;
+    clamp.dst = dst;
+    clamp.src = src;
+    clamp.n = u32(n, "element count");
+    clamp.lo = *lo;
+    clamp.hi = *hi;
+    emit(clamp);
+  }
+};
+
+bool clampLowerable(const at::Tensor &self, const std::optional<at::Scalar> &min,
+                    const std::optional<at::Scalar> &max) {
+  return isFloatNpu(self) && !(min && min->isComplex()) && !(max && max->isComplex());
+}
+
+at::Tensor clampFunctional(const at::Tensor &self, const std::optional<at::Scalar> &min,
+                           const std::optional<at::Scalar> &max) {
+  static OpCounter counter("clamp");
+  if (!clampLowerable(self, min, max))
+    return fallbackTo<NPU_ATEN_OP(clamp)>(self, min, max);
+  return unaryFunctional(counter, self, ClampBounds(min, max));
+}
+
+at::Tensor &clampInplace(at::Tensor &self, const std::optional<at::Scalar> &min,
+                         const std::optional<at::Scalar> &max) {
+  static OpCounter counter("clamp_");
+  if (!clampLowerable(self, min, max))
+    return fallbackTo<NPU_ATEN_OP(clamp_)>(self, min, max);
+  return unaryInplace(counter, self, ClampBounds(min, max));
+}
+
+at::Tensor &clampOut(const at::Tensor &self, const std::optional<at::Scalar> &min,
+                     const std::optional<at::Scalar> &max, at::Tensor &out) {
+  static OpCounter counter("clamp.out");
+  if (!clampLowerable(self, min, max) || !isFloatNpu(out))
+    return fallbackTo<NPU_ATEN_OP2(clamp, out)>(self, min, max, out);
+  return unaryOut(counter, self, out, checkPointwiseOut, ClampBounds(min, max));
+}
+
 } // namespace
 
 // The registration lines: each names the ATen op and the instruction that
@@ -492,6 +549,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Scalar", powFunctional);
   m.impl("pow_.Scalar", powInplace);
   m.impl("pow.Tensor_Scalar_out", powOut);
+  m.impl("clamp", clampFunctional);
+  m.impl("clamp_", clampInplace);
+  m.impl("clamp.out", clampOut);
 }
 
 } // namespace npu::bridge

@@ -1,7 +1,8 @@
 // Fused NN ops: softmax and log-softmax (SOFTMAX), the "safe" softmax of
 // scaled_dot_product_attention, RMS norm (RMSNORM, so F.rms_norm and
 // nn.RMSNorm are native, and its gradient RMSNORM_BWD, which autograd needs
-// once the forward is native), embedding lookup (EMBEDDING), and the SDPA
+// once the forward is native), layer norm (LAYERNORM, so F.layer_norm's
+// forward is native), embedding lookup (EMBEDDING), and the SDPA
 // backend choice that sends attention through its math decomposition.
 #include "Device.h"
 #include "Layout.h"
@@ -17,6 +18,7 @@
 #include <ATen/ops/_softmax_ops.h>
 #include <ATen/ops/embedding_dense_backward_ops.h>
 #include <ATen/ops/embedding_ops.h>
+#include <ATen/ops/native_layer_norm_ops.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -459,6 +461,57 @@ at::Tensor &embeddingDenseBackwardOut(const at::Tensor &gradOutput, const at::Te
   return out;
 }
 
+// native_layer_norm (F.layer_norm) by LAYERNORM. Its mean and rstd are the
+// two columns of the instruction's (rows, 2) stats, gathered into contiguous
+// tensors (the backward kernels read them as dense arrays) in torch's shape:
+// the input's leading dims, then a 1 per normalised dim.
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
+                const std::optional<at::Tensor> &weight, const std::optional<at::Tensor> &bias,
+                double eps) {
+  static OpCounter counter("native_layer_norm");
+  const bool hasWeight = weight && weight->defined(), hasBias = bias && bias->defined();
+  const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
+  if (!isFloatNpu(input) || (hasWeight && !isFloatNpu(*weight)) || (hasBias && !isFloatNpu(*bias)))
+    return fallbackTo<NPU_ATEN_OP(native_layer_norm)>(input, normalizedShape, weight, bias, eps);
+  const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
+  TORCH_CHECK(normDims >= 1 && normDims <= input.dim() &&
+                  input.sizes().slice(input.dim() - normDims) == normalizedShape,
+              "layer_norm: normalized_shape ", normalizedShape,
+              " must match the trailing dims of the input ", input.sizes());
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(input) + (hasWeight ? " * weight" : "") +
+                   (hasBias ? " + bias" : ""));
+  const int64_t cols = c10::multiply_integers(normalizedShape);
+  const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
+  std::vector<int64_t> statShape(input.sizes().begin(), input.sizes().end());
+  for (int64_t d = input.dim() - normDims; d < input.dim(); ++d)
+    statShape[d] = 1;
+  at::Tensor out = emptyNpuLike(input);
+  if (rows == 0 || cols == 0)
+    return {out, emptyNpu(statShape, at::kFloat), emptyNpu(statShape, at::kFloat)};
+  const at::Tensor src = contiguousOnDevice(input);
+  const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
+  const at::Tensor b = hasBias ? contiguousOnDevice(*bias) : at::Tensor();
+  const at::Tensor stats = emptyNpu({rows, 2}, at::kFloat);
+  isa::inst::Layernorm norm;
+  norm.dst = addressOf(out);
+  norm.src = addressOf(src);
+  norm.weight = hasWeight ? addressOf(w) : 0;
+  norm.bias = hasBias ? addressOf(b) : 0;
+  norm.stats = addressOf(stats);
+  norm.rows = u32(rows, "rows");
+  norm.cols = u32(cols, "columns");
+  norm.eps = static_cast<float>(eps);
+  norm.use_weight = hasWeight;
+  norm.use_bias = hasBias;
+  norm.write_stats = true;
+  emit(norm);
+  return {out, stats.select(1, 0).contiguous().view(statShape),
+          stats.select(1, 1).contiguous().view(statShape)};
+}
+
 // scaled_dot_product_attention on the NPU: its math decomposition, whose
 // matmuls, softmax and elementwise ops are native here.
 int64_t fusedSdpChoice(const at::Tensor &, const at::Tensor &, const at::Tensor &,
@@ -481,6 +534,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_safe_softmax", safeSoftmax);
   m.impl("_fused_rms_norm", fusedRmsNorm);
   m.impl("_fused_rms_norm_backward", fusedRmsNormBackward);
+  m.impl("native_layer_norm", nativeLayerNorm);
   m.impl("embedding", embedding);
   m.impl("embedding_dense_backward", embeddingDenseBackward);
   m.impl("embedding_dense_backward.out", embeddingDenseBackwardOut);

@@ -44,7 +44,7 @@ void checkHost(Implementation impl) {
                              " implementation needs a CPU with AVX2 and FMA");
 }
 
-constexpr size_t kMaxInputs = 2;
+using detail::kMaxInputs;
 
 } // namespace
 

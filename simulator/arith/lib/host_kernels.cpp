@@ -14,8 +14,6 @@ namespace npu::arith::detail {
 
 namespace {
 
-constexpr size_t kMaxInputs = 2;
-
 // Lanes past n read zeros and are never stored.
 __m256i tailMask(size_t remaining) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -49,25 +47,18 @@ void avx2Loop(F program, const Operand *in, float *dst, size_t n) {
   }
 }
 
-template <size_t N, class F>
+// Runs avx2Loop instantiated for the inputs' broadcast mask (one of 2^N),
+// so that its loads do not branch per element.
+template <size_t N, unsigned Broadcast = 0, class F>
 void avx2Dispatch(F program, std::span<const Operand> in, float *dst, size_t n) {
-  unsigned broadcast = 0;
-  for (size_t k = 0; k < N; ++k)
-    broadcast |= in[k].broadcast ? 1u << k : 0u;
-  if constexpr (N == 1) {
-    if (broadcast)
-      return avx2Loop<1, 1>(program, in.data(), dst, n);
-    return avx2Loop<1, 0>(program, in.data(), dst, n);
-  } else if constexpr (N == 2) {
-    switch (broadcast) {
-    case 0: return avx2Loop<2, 0>(program, in.data(), dst, n);
-    case 1: return avx2Loop<2, 1>(program, in.data(), dst, n);
-    case 2: return avx2Loop<2, 2>(program, in.data(), dst, n);
-    default: return avx2Loop<2, 3>(program, in.data(), dst, n);
-    }
-  } else {
-    static_assert(N <= 2, "extend avx2Dispatch to programs with more inputs");
+  if constexpr (Broadcast + 1 < (1u << N)) {
+    unsigned broadcast = 0;
+    for (size_t k = 0; k < N; ++k)
+      broadcast |= in[k].broadcast ? 1u << k : 0u;
+    if (broadcast != Broadcast)
+      return avx2Dispatch<N, Broadcast + 1>(program, in, dst, n);
   }
+  avx2Loop<N, Broadcast>(program, in.data(), dst, n);
 }
 
 template <size_t N, class F>

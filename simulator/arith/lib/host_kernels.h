@@ -4,7 +4,18 @@
 
 #include "npu/arith/functions.h"
 
+#include <algorithm>
+
 namespace npu::arith::detail {
+
+// The most inputs a micro-program takes: the size of a staging array for one
+// program's inputs.
+inline constexpr size_t kMaxInputs = [] {
+  size_t most = 0;
+  for (const microcode::ProgramInfo &program : microcode::kPrograms)
+    most = std::max<size_t>(most, program.numInputs);
+  return most;
+}();
 
 void applyAvx2(Program program, std::span<const Operand> inputs, float *dst, size_t n);
 void applyHostScalar(Program program, std::span<const Operand> inputs, float *dst, size_t n);

@@ -1,4 +1,4 @@
-// SOFTMAX and RMSNORM, row by row, in the step order of docs/arith.md.
+// SOFTMAX, RMSNORM and LAYERNORM, row by row, in the step order of docs/arith.md.
 #include "../arith_util.h"
 #include "../context.h"
 #include "../vector_ops.h"
@@ -75,6 +75,41 @@ void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
       map(Program::Mul, {each(out), each(weight)}, out, op.cols);
     if (rstd)
       rstd[i] = r;
+  }
+}
+
+Work work(const isa::inst::Layernorm &op) {
+  return rowsWork(op, (op.use_weight ? op.cols : 0) + (op.use_bias ? op.cols : 0));
+}
+
+void execute(ExecContext &ctx, const isa::inst::Layernorm &op) {
+  const uint64_t n = uint64_t(op.rows) * op.cols;
+  const float *src = ctx.read<float>(op.src, n).data();
+  const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;
+  const float *bias = op.use_bias ? ctx.read<float>(op.bias, op.cols).data() : nullptr;
+  float *stats =
+      op.write_stats ? ctx.write<float>(op.stats, 2 * uint64_t(op.rows)).data() : nullptr;
+  float *dst = ctx.write<float>(op.dst, n).data();
+  const float inverseCols = scalar(Program::Recip, {static_cast<float>(op.cols)});
+  const float eps = op.eps;
+  std::vector<float> centred(op.cols), squares(op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const float *x = src + i * op.cols;
+    const float mean = scalar(Program::Mul, {laneSum(x, op.cols), inverseCols});
+    map(Program::Sub, {each(x), every(&mean)}, centred.data(), op.cols);
+    map(Program::Mul, {each(centred.data()), each(centred.data())}, squares.data(), op.cols);
+    const float variance = scalar(Program::Mul, {laneSum(squares.data(), op.cols), inverseCols});
+    const float r = scalar(Program::Rsqrt, {scalar(Program::Add, {variance, eps})});
+    float *out = dst + i * op.cols;
+    map(Program::Mul, {each(centred.data()), every(&r)}, out, op.cols);
+    if (weight)
+      map(Program::Mul, {each(out), each(weight)}, out, op.cols);
+    if (bias)
+      map(Program::Add, {each(out), each(bias)}, out, op.cols);
+    if (stats) {
+      stats[2 * i] = mean;
+      stats[2 * i + 1] = r;
+    }
   }
 }
 

@@ -312,6 +312,48 @@ def test_pow_tensor_scalar(exponent):
     check(y, x.pow(exponent), ULPS)
 
 
+CLAMP_BOUNDS = [(-0.5, 0.75), (0.5, None), (None, -0.25), (1.0, -1.0), (float("nan"), 1.0)]
+
+
+@pytest.mark.parametrize("lo,hi", CLAMP_BOUNDS, ids=str)
+def test_clamp_scalar_bounds(lo, hi):
+    x = torch.randn(6, 5)
+    x[0, 0] = float("nan")
+    x[1, 1], x[1, 2] = float("inf"), -float("inf")
+    with native("clamp"):
+        result = torch.clamp(npu(x), lo, hi)
+    check(result, torch.clamp(x, lo, hi), EXACT)
+    inplace = npu(x)
+    with native("clamp_"):
+        inplace.clamp_(lo, hi)
+    check(inplace, torch.clamp(x, lo, hi), EXACT)
+    out = torch.zeros(5, 6, device="npu").t()
+    with native("clamp.out"):
+        torch.clamp(npu(x), lo, hi, out=out)
+    check(out, torch.clamp(x, lo, hi), EXACT)
+    with native("clamp"):
+        transposed = torch.clamp(npu(x).t(), lo, hi)
+    check(transposed, torch.clamp(x.t(), lo, hi), EXACT)
+
+
+def test_clamp_gradient_is_right_with_its_mask_on_the_cpu():
+    x = torch.randn(4, 6)
+    x_npu = npu(x).requires_grad_()
+    torch.npu.reset_stats()
+    torch.clamp(x_npu, -0.5, 0.5).mul(npu(torch.arange(6.0))).sum().backward()
+    x_cpu = x.clone().requires_grad_()
+    torch.clamp(x_cpu, -0.5, 0.5).mul(torch.arange(6.0)).sum().backward()
+    check(x_npu.grad, x_cpu.grad, EXACT)
+    assert op_packets("clamp") == 1
+    # The mask needs compares, which the ISA lacks; only they fall back.
+    assert "aten::clamp" not in torch.npu.fallback_stats()
+
+
+def test_clamp_without_bounds_is_an_error():
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        torch.clamp(torch.ones(3, device="npu"))
+
+
 # --- Matrix products ----------------------------------------------------------------
 
 
@@ -508,6 +550,48 @@ def test_rms_norm(weighted):
         with native("_fused_rms_norm"):
             got = module(npu(x).transpose(0, 1)).transpose(0, 1)
     check(got, expected, ULPS)
+
+
+@pytest.mark.parametrize("weighted,biased", [(False, False), (True, False), (False, True), (True, True)])
+def test_layer_norm_forward_is_native(weighted, biased):
+    x = torch.randn(3, 5, 16) * 4 + 2
+    weight = torch.randn(16) if weighted else None
+    bias = torch.randn(16) if biased else None
+    with native("native_layer_norm"):
+        out, mean, rstd = torch.ops.aten.native_layer_norm(
+            npu(x).transpose(0, 1), [16], npu(weight) if weighted else None,
+            npu(bias) if biased else None, 1e-5)
+    want, want_mean, want_rstd = torch.ops.aten.native_layer_norm(
+        x.transpose(0, 1), [16], weight, bias, 1e-5)
+    check(out, want, SUMS)
+    assert mean.shape == want_mean.shape and rstd.shape == want_rstd.shape
+    check(mean, want_mean, SUMS)
+    check(rstd, want_rstd, SUMS)
+    module = torch.nn.LayerNorm([4, 16])
+    with torch.no_grad():
+        module.weight.copy_(torch.randn(4, 16))
+        module.bias.copy_(torch.randn(4, 16))
+        x2 = torch.randn(2, 4, 16)
+        expected = module(x2)
+        module.to("npu")
+        with native("native_layer_norm"):
+            got = module(npu(x2))
+    check(got, expected, SUMS)
+
+
+def test_layer_norm_gradient_reads_the_strided_stats():
+    x, weight, bias = torch.randn(5, 12) * 3, torch.randn(12), torch.randn(12)
+    grad = torch.randn(5, 12)
+    leaves = [npu(t).requires_grad_() for t in (x, weight, bias)]
+    torch.npu.reset_stats()
+    F.layer_norm(leaves[0], [12], leaves[1], leaves[2], 1e-5).backward(npu(grad))
+    assert op_packets("native_layer_norm") == 1
+    # No LAYERNORM_BWD yet: native_layer_norm_backward runs on the CPU.
+    assert set(torch.npu.fallback_stats()) == {"aten::native_layer_norm_backward"}
+    cpu_leaves = [t.clone().requires_grad_() for t in (x, weight, bias)]
+    F.layer_norm(cpu_leaves[0], [12], cpu_leaves[1], cpu_leaves[2], 1e-5).backward(grad)
+    for got, want in zip(leaves, cpu_leaves):
+        check(got.grad, want.grad, SUMS)
 
 
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])

@@ -198,15 +198,17 @@ TEST_P(MicrocodeRomProgram, ComputesWhatTheCppComputes) {
   ASSERT_EQ(entry.length, info.numSteps);
   ASSERT_EQ(entry.inputs, info.numInputs);
   Sequencer lane(theRom(), entry);
-  // Every special value (pair), then random operands.
-  std::vector<std::vector<uint32_t>> inputs;
+  // Every combination of special values, then random operands.
+  std::vector<std::vector<uint32_t>> inputs{{}};
   const std::vector<uint32_t> specials = test::specialValues();
-  for (uint32_t a : specials) {
-    if (info.numInputs == 1)
-      inputs.push_back({a});
-    else
-      for (uint32_t b : specials)
-        inputs.push_back({a, b});
+  for (unsigned k = 0; k < info.numInputs; ++k) {
+    std::vector<std::vector<uint32_t>> longer;
+    for (const std::vector<uint32_t> &prefix : inputs)
+      for (uint32_t s : specials) {
+        longer.push_back(prefix);
+        longer.back().push_back(s);
+      }
+    inputs = std::move(longer);
   }
   test::OperandSource src(5 + GetParam());
   for (int i = 0; i < 5000; ++i) {

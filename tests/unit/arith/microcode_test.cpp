@@ -55,21 +55,17 @@ std::vector<uint32_t> run(Program program, const std::vector<std::vector<uint32_
   return out;
 }
 
-// Inputs: every special value against every other (for two-input
-// programs), then random ones.
+// Inputs: every combination of special values, then random ones.
 std::vector<std::vector<uint32_t>> inputsFor(Program program, size_t randomCount, uint64_t seed) {
   const unsigned numInputs = programInfo(program).numInputs;
   std::vector<std::vector<uint32_t>> columns(numInputs);
   const std::vector<uint32_t> specials = specialValues();
-  if (numInputs == 1) {
-    columns[0] = specials;
-  } else {
-    for (uint32_t a : specials)
-      for (uint32_t b : specials) {
-        columns[0].push_back(a);
-        columns[1].push_back(b);
-      }
-  }
+  size_t combinations = 1;
+  for (unsigned k = 0; k < numInputs; ++k)
+    combinations *= specials.size();
+  for (size_t combination = 0; combination < combinations; ++combination)
+    for (size_t k = 0, rest = combination; k < numInputs; ++k, rest /= specials.size())
+      columns[k].push_back(specials[rest % specials.size()]);
   OperandSource src(seed);
   for (size_t i = 0; i < randomCount; ++i)
     for (auto &c : columns)

@@ -279,6 +279,20 @@ TEST(IssOps, SoftmaxAndRmsnorm) {
     rn.rstd = twin.floats(rn.rows);
     rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
     twin.runAndCompare(validPacketOf(rn), "rmsnorm");
+
+    isa::inst::Layernorm ln;
+    ln.rows = dim(rng, 10);
+    ln.cols = dim(rng, 50);
+    ln.eps = 1e-5f;
+    ln.use_weight = rng() & 1;
+    ln.use_bias = rng() & 1;
+    ln.write_stats = rng() & 1;
+    ln.src = twin.floats(uint64_t(ln.rows) * ln.cols, t % 3 ? 0 : 10);
+    ln.weight = twin.floats(ln.cols);
+    ln.bias = twin.floats(ln.cols);
+    ln.stats = twin.floats(2 * uint64_t(ln.rows));
+    ln.dst = rng() % 3 == 0 ? ln.src : twin.floats(uint64_t(ln.rows) * ln.cols);
+    twin.runAndCompare(validPacketOf(ln), "layernorm");
   }
 }
 
