@@ -489,6 +489,21 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     options.backendOptions.waveformStart = vcdStart.value_or(0);
     options.backendOptions.waveformStop = vcdStop.value_or(UINT64_MAX);
   }
+  // The memory's timing: the environment's (NPU_RTL_*), then the flags.
+  sim::MemoryTiming memory;
+  try {
+    memory = sim::MemoryTiming::fromEnvironment();
+    if (const auto latency = numberOption(vm, "mem-latency"))
+      memory.latency = static_cast<unsigned>(std::min<uint64_t>(*latency, UINT32_MAX));
+    if (const auto width = numberOption(vm, "mem-width"))
+      memory.bytesPerCycle = static_cast<unsigned>(std::min<uint64_t>(*width, UINT32_MAX));
+    if (const auto stall = numberOption(vm, "mem-stall-percent"))
+      memory.stallPercent = static_cast<unsigned>(std::min<uint64_t>(*stall, UINT32_MAX));
+    memory.validate();
+  } catch (const std::invalid_argument &e) {
+    throw po::error(e.what());
+  }
+  options.backendOptions.memoryTiming = memory;
   mem::AddressMap &map = options.backendOptions.addressMap;
   if (vm.count("memory-config"))
     map = mem::AddressMap::fromJsonFile(vm["memory-config"].as<std::string>());
@@ -588,7 +603,7 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
   runtime.resetRegionCounters();
 
   const bool trace = vm.count("trace");
-  runtime.setRecording(trace || vm.count("trace-json"));
+  runtime.setRecording(trace || vm.count("trace-json") || vm.count("stats-json"));
   // A HALT ends the stream: nothing after it is submitted.
   std::span<const isa::Packet> text = program.text;
   const auto halt = std::find_if(text.begin(), text.end(), [](const isa::Packet &p) {
@@ -615,7 +630,7 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     }
     uint64_t end = next, groupCycles = 0;
     while (end < text.size() && end - next < kGroupPackets) {
-      const uint64_t cycles = sim::predictCycles(text[end]).value_or(0);
+      const uint64_t cycles = sim::predictCycles(text[end], memory).value_or(0);
       if (maxCycles && cycles > *maxCycles - std::min(*maxCycles, predicted + groupCycles)) {
         overBudget.emplace(end, cycles);
         break;
@@ -656,7 +671,7 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
   try {
     if (vm.count("stats-json"))
       io::writeFile(vm["stats-json"].as<std::string>(),
-                    sim::statsJson(stats, runtime.regionStats()));
+                    sim::statsJson(stats, runtime.regionStats(), records, program.text, memory));
     if (vm.count("trace-json"))
       io::writeFile(vm["trace-json"].as<std::string>(),
                     sim::perfettoTraceJson(records, "NPU (" + runtime.backendName() + ")"));
@@ -728,7 +743,17 @@ int main(int argc, char **argv) {
       "cycle model (known before the packet runs); exit code 1 if one is refused")(
       "trace,t", "print every executed packet with its cycles and bytes")(
       "trace-json", po::value<std::string>(), "write a Perfetto/Chrome trace timeline")(
-      "stats-json", po::value<std::string>(), "write statistics as JSON")(
+      "stats-json", po::value<std::string>(),
+      "write statistics as JSON: per engine, per op class and per packet (cycles, bytes, MACs, "
+      "roofline bound; on cosim also the ISS's predicted cycles)")(
+      "mem-latency", po::value<std::string>(),
+      "memory latency in cycles, for the RTL and the ISS's cycle model (default "
+      "$NPU_RTL_LATENCY or isa/hardware.td's)")(
+      "mem-width", po::value<std::string>(),
+      "memory data width in bytes per cycle, a power of two up to the AXI width (default "
+      "$NPU_RTL_MEM_WIDTH or the AXI width)")(
+      "mem-stall-percent", po::value<std::string>(),
+      "percentage of memory wait-state cycles (default $NPU_RTL_STALL_PERCENT or 0)")(
       "vcd", po::value<std::string>(), "rtl, cosim: write a VCD waveform of the RTL")(
       "vcd-start", po::value<std::string>(), "first clock cycle of the waveform (default 0)")(
       "vcd-stop", po::value<std::string>(),

@@ -18,6 +18,7 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os);
 void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os);
 void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os);
 void emitRecipePackage(const IsaModel &model, llvm::raw_ostream &os);
+void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os);
 
 // SNAKE_CASE or snake_case to CamelCase: COPY_STRIDED -> CopyStrided.
 std::string camelCase(const std::string &snake);

@@ -16,6 +16,7 @@ enum class Action {
   MicrocodeCpp,
   MicrocodeRom,
   RecipePackage,
+  RecipeTable,
   DumpJson,
   CheckOnly
 };
@@ -36,6 +37,8 @@ llvm::cl::opt<Action> action(
                    "SystemVerilog package with the vector engine's micro-code ROM"),
         clEnumValN(Action::RecipePackage, "gen-recipe-pkg",
                    "SystemVerilog package with the vector engine's decode and recipe ROM"),
+        clEnumValN(Action::RecipeTable, "gen-recipe-table",
+                   "C++ header with the vector engine's recipes (the ISS's cycle model)"),
         clEnumValN(Action::DumpJson, "dump-json", "All records as JSON (for tests and tooling)"),
         clEnumValN(Action::CheckOnly, "check", "Validate the ISA and write nothing")),
     llvm::cl::init(Action::CheckOnly));
@@ -56,6 +59,7 @@ bool generate(llvm::raw_ostream &os, llvm::RecordKeeper &records) {
   case Action::MicrocodeCpp: npu::tblgen::emitMicrocodeCpp(model, os); break;
   case Action::MicrocodeRom: npu::tblgen::emitMicrocodeRom(model, os); break;
   case Action::RecipePackage: npu::tblgen::emitRecipePackage(model, os); break;
+  case Action::RecipeTable: npu::tblgen::emitRecipeTable(model, os); break;
   case Action::DumpJson:
   case Action::CheckOnly: break;
   }

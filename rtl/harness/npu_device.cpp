@@ -3,12 +3,11 @@
 #include "Vnpu_top.h"
 #include "npu/isa/isa.h"
 #include "npu/sim/checks.h"
+#include "npu/sim/memory_timing.h"
 
 #include <verilated.h>
 #include <verilated_vcd_c.h>
 
-#include <cctype>
-#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -25,24 +24,6 @@ constexpr unsigned kBeatBytes = isa::hw::kAxiDataBytes;
 constexpr unsigned kBeatWords = kBeatBytes / 4;
 constexpr uint8_t kRespOkay = 0;
 constexpr uint8_t kRespSlaveError = 2;
-
-// $name as a non-negative integer (decimal, 0x hex or 0 octal) up to
-// `max`, or `fallback` when unset or empty.
-uint64_t envNumber(const char *name, uint64_t fallback, uint64_t max = UINT64_MAX) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
-    return fallback;
-  char *end = nullptr;
-  errno = 0;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  if (*end || *text == '-' || *text == '+' || std::isspace(static_cast<unsigned char>(*text)))
-    throw std::invalid_argument(std::string(name) + "='" + text +
-                                "' is not a non-negative integer");
-  if (errno == ERANGE || value > max)
-    throw std::invalid_argument(std::string(name) + "='" + text + "' is out of range (at most " +
-                                std::to_string(max) + ")");
-  return value;
-}
 
 // One burst accepted on AR or AW.
 struct Burst {
@@ -78,13 +59,7 @@ bool samePayload(const AxiAddress &a, const AxiAddress &b) {
 }
 
 void validate(const DeviceOptions &o) {
-  if (o.memoryWidth == 0 || o.memoryWidth > kBeatBytes || (o.memoryWidth & (o.memoryWidth - 1)))
-    throw std::invalid_argument("memory data width of " + std::to_string(o.memoryWidth) +
-                                " bytes: must be a power of two from 1 to " +
-                                std::to_string(kBeatBytes));
-  if (o.stallPercent >= 100)
-    throw std::invalid_argument("wait-state percentage " + std::to_string(o.stallPercent) +
-                                ": must be below 100");
+  o.memoryTiming().validate();
   if (o.hangCycles == 0)
     throw std::invalid_argument("hang budget of 0 cycles: must be at least 1");
   if (o.waveformStart > o.waveformStop)
@@ -161,17 +136,17 @@ void AxiMonitor::restart() {
 
 DeviceOptions DeviceOptions::fromEnvironment() {
   DeviceOptions o;
-  o.memoryLatency =
-      static_cast<unsigned>(envNumber("NPU_RTL_LATENCY", isa::hw::kMemLatency, UINT32_MAX));
-  o.memoryWidth = static_cast<unsigned>(envNumber("NPU_RTL_MEM_WIDTH", kBeatBytes, UINT32_MAX));
-  o.stallPercent = static_cast<unsigned>(envNumber("NPU_RTL_STALL_PERCENT", 0, UINT32_MAX));
-  o.stallSeed = envNumber("NPU_RTL_STALL_SEED", 1);
-  o.hangCycles = envNumber("NPU_RTL_HANG_CYCLES", o.hangCycles);
+  const sim::MemoryTiming memory = sim::MemoryTiming::fromEnvironment();
+  o.memoryLatency = memory.latency;
+  o.memoryWidth = memory.bytesPerCycle;
+  o.stallPercent = memory.stallPercent;
+  o.stallSeed = sim::environmentNumber("NPU_RTL_STALL_SEED", 1);
+  o.hangCycles = sim::environmentNumber("NPU_RTL_HANG_CYCLES", o.hangCycles);
   if (const char *path = std::getenv("NPU_RTL_VCD"))
     o.waveformPath = path;
-  o.waveformStart = envNumber("NPU_RTL_VCD_START", 0);
-  o.waveformStop = envNumber("NPU_RTL_VCD_STOP", UINT64_MAX);
-  o.dropWriteAtPacket = envNumber("NPU_RTL_DROP_WRITE_AT_PACKET", UINT64_MAX);
+  o.waveformStart = sim::environmentNumber("NPU_RTL_VCD_START", 0);
+  o.waveformStop = sim::environmentNumber("NPU_RTL_VCD_STOP", UINT64_MAX);
+  o.dropWriteAtPacket = sim::environmentNumber("NPU_RTL_DROP_WRITE_AT_PACKET", UINT64_MAX);
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/mem/physical_memory.h"
+#include "npu/sim/memory_timing.h"
 #include "npu/sim/profile.h"
 
 #include <cstdint>
@@ -22,7 +23,7 @@ namespace npu::rtl {
 struct DeviceOptions {
   // Cycles from an accepted read or write burst to its first data beat or
   // its response (isa/hardware.td MemLatency by default).
-  unsigned memoryLatency = 20;
+  unsigned memoryLatency = isa::hw::kMemLatency;
   // Data width of the memory behind the slave, in bytes per cycle (a power
   // of two up to the AXI data width): a beat of the AXI bus moves in
   // (bus width / memoryWidth) cycles, on the read and on the write path.
@@ -50,6 +51,8 @@ struct DeviceOptions {
   // NPU_RTL_DROP_WRITE_AT_PACKET. Throws std::invalid_argument on a value
   // that is not a number or out of range.
   static DeviceOptions fromEnvironment();
+
+  sim::MemoryTiming memoryTiming() const { return {memoryLatency, memoryWidth, stallPercent}; }
 };
 
 // The signals of one AXI4 address channel (AR or AW) in one cycle.

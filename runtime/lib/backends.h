@@ -53,8 +53,11 @@ struct CsrFile {
 };
 
 std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options);
+// The memory the ISS's cycle model charges: `options`' or the environment's.
+sim::MemoryTiming issMemoryTiming(const BackendOptions &options);
 #ifdef NPU_HAVE_RTL
-// The harness options: NPU_RTL_* from the environment, the waveform from `options`.
+// The harness options: NPU_RTL_* from the environment, the memory timing and
+// the waveform from `options` when set.
 rtl::DeviceOptions rtlDeviceOptions(const BackendOptions &options);
 std::unique_ptr<Backend> makeRtlBackend(const BackendOptions &options);
 std::unique_ptr<Backend> makeCosimBackend(const BackendOptions &options);

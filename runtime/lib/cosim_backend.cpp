@@ -62,7 +62,7 @@ std::string ulpText(uint32_t a, uint32_t b) {
 class CosimBackend final : public Backend {
 public:
   explicit CosimBackend(const BackendOptions &options)
-      : issMemory_(options.addressMap), iss_(issMemory_, sim::Mode::Both),
+      : issMemory_(options.addressMap), iss_(issMemory_, sim::Mode::Both, issMemoryTiming(options)),
         rtlMemory_(options.addressMap), device_(rtlMemory_, rtlDeviceOptions(options)) {
     iss_.setRecording(true);
     device_.setRecording(true);
@@ -329,6 +329,7 @@ private:
     if (recording_) {
       records_.push_back(r);
       records_.back().index = index;
+      records_.back().predictedCycles = issCycles;
     }
   }
 

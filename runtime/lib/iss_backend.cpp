@@ -12,7 +12,7 @@ namespace {
 class IssBackend final : public Backend {
 public:
   explicit IssBackend(const BackendOptions &options)
-      : memory_(options.addressMap), iss_(memory_, options.issMode) {}
+      : memory_(options.addressMap), iss_(memory_, options.issMode, issMemoryTiming(options)) {}
 
   std::string_view name() const override { return "iss"; }
 
@@ -66,6 +66,13 @@ private:
 };
 
 } // namespace
+
+sim::MemoryTiming issMemoryTiming(const BackendOptions &options) {
+  if (!options.memoryTiming)
+    return sim::MemoryTiming::fromEnvironment();
+  options.memoryTiming->validate();
+  return *options.memoryTiming;
+}
 
 std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options) {
   return std::make_unique<IssBackend>(options);

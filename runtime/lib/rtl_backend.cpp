@@ -87,6 +87,12 @@ private:
 
 rtl::DeviceOptions rtlDeviceOptions(const BackendOptions &options) {
   rtl::DeviceOptions o = rtl::DeviceOptions::fromEnvironment();
+  if (options.memoryTiming) {
+    options.memoryTiming->validate();
+    o.memoryLatency = options.memoryTiming->latency;
+    o.memoryWidth = options.memoryTiming->bytesPerCycle;
+    o.stallPercent = options.memoryTiming->stallPercent;
+  }
   if (!options.waveformPath.empty()) {
     o.waveformPath = options.waveformPath;
     o.waveformStart = options.waveformStart;

@@ -33,21 +33,55 @@ const char *stopReasonName(StopReason reason) {
   return "?";
 }
 
-std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet) {
+namespace {
+std::optional<Work> workOf(std::span<const uint8_t, isa::kPacketBytes> packet) {
   isa::Instruction decoded;
   if (!isa::decode(packet, decoded, nullptr, nullptr))
     return std::nullopt;
-  Work work;
   switch (decoded.opcode) {
 #define NPU_WORK(NAME, Type, family)                                                               \
-  case isa::Opcode::NAME: work = sim::work(isa::inst::Type::fromPacket(packet.data())); break;
+  case isa::Opcode::NAME: return sim::work(isa::inst::Type::fromPacket(packet.data()));
     NPU_FOR_EACH_INSTRUCTION(NPU_WORK)
 #undef NPU_WORK
   }
-  return packetCycles(isa::info(decoded.opcode), work);
+  return std::nullopt;
+}
+} // namespace
+
+std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet,
+                                      const MemoryTiming &memory) {
+  const std::optional<Work> work = workOf(packet);
+  if (!work)
+    return std::nullopt;
+  isa::Instruction decoded;
+  isa::decode(packet, decoded, nullptr, nullptr);
+  return packetCycles(decoded, *work, memory);
 }
 
-Iss::Iss(mem::PhysicalMemory &memory, Mode mode) : memory_(memory), mode_(mode) {}
+std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> packet,
+                                 const MemoryTiming &memory) {
+  const std::optional<Work> work = workOf(packet);
+  if (!work)
+    return std::nullopt;
+  const isa::InstrInfo &info = *isa::findOpcode(isa::detail::load32(packet.data(), 0));
+  Roofline r;
+  const auto ceilDiv = [](uint64_t a, uint64_t b) { return a / b + (a % b != 0); };
+  if (info.engine == isa::Engine::Matrix) {
+    r.macs = satMul(satMul(satMul(work->m, work->n), work->k), work->batch);
+    r.computeCycles = ceilDiv(r.macs, uint64_t(isa::hw::kMatrixTile) * isa::hw::kMatrixTile);
+  } else if (info.engine != isa::Engine::Control) {
+    r.elements = work->elements;
+    r.computeCycles = ceilDiv(r.elements, isa::hw::kVectorLanes);
+  }
+  const uint64_t busiest = std::max(work->bytesRead, work->bytesWritten);
+  r.memoryCycles = ceilDiv(busiest, std::min<uint64_t>(memory.bytesPerCycle, isa::hw::kAxiDataBytes));
+  return r;
+}
+
+Iss::Iss(mem::PhysicalMemory &memory, Mode mode, const MemoryTiming &timing)
+    : memory_(memory), mode_(mode), timing_(timing) {
+  timing_.validate();
+}
 
 void Iss::resetStats() {
   stats_ = Stats{};
@@ -79,11 +113,20 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
 #undef NPU_DISPATCH
   }
 
-  const uint64_t cycles = mode_ == Mode::Func ? 0 : packetCycles(info, work);
-  const PacketRecord record{index,         info.opcode,
-                            info.engine,   stats_.cycles,
-                            satAdd(stats_.cycles, cycles), work.bytesRead,
-                            work.bytesWritten};
+  uint64_t cycles = 0;
+  if (mode_ != Mode::Func) {
+    isa::Instruction decoded;
+    isa::decode(packet, decoded, nullptr, nullptr);
+    cycles = packetCycles(decoded, work, timing_);
+  }
+  const PacketRecord record{.index = index,
+                            .opcode = info.opcode,
+                            .engine = info.engine,
+                            .startCycle = stats_.cycles,
+                            .endCycle = satAdd(stats_.cycles, cycles),
+                            .bytesRead = work.bytesRead,
+                            .bytesWritten = work.bytesWritten,
+                            .predictedCycles = std::nullopt};
   account(stats_, record);
   if (recording_)
     records_.push_back(record);

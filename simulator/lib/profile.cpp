@@ -1,6 +1,7 @@
 #include "npu/sim/profile.h"
 
 #include "arith_util.h"
+#include "npu/sim/iss.h"
 
 #include <nlohmann/json.hpp>
 
@@ -31,8 +32,9 @@ void account(Stats &stats, const PacketRecord &record) {
   add(op.cycles, cycles);
 }
 
-std::string statsJson(const Stats &stats,
-                      std::span<const mem::PhysicalMemory::RegionStats> regions) {
+std::string statsJson(const Stats &stats, std::span<const mem::PhysicalMemory::RegionStats> regions,
+                      std::span<const PacketRecord> records, std::span<const isa::Packet> packets,
+                      const MemoryTiming &memory) {
   nlohmann::ordered_json j;
   j["packets"] = stats.packets;
   j["cycles"] = stats.cycles;
@@ -53,6 +55,39 @@ std::string statsJson(const Stats &stats,
       j["ops"][instructions[i].mnemonic] = {{"packets", stats.ops[i].packets},
                                             {"cycles", stats.ops[i].cycles},
                                             {"family", instructions[i].family}};
+  // Per packet, and the matrix engine's achieved rate over its packets.
+  uint64_t matrixMacs = 0, matrixCycles = 0;
+  j["packet_records"] = nlohmann::ordered_json::array();
+  for (const PacketRecord &r : records) {
+    nlohmann::ordered_json p;
+    const uint64_t cycles = r.endCycle - r.startCycle;
+    p["index"] = r.index;
+    p["op"] = isa::info(r.opcode).mnemonic;
+    p["engine"] = isa::engineName(r.engine);
+    p["start"] = r.startCycle;
+    p["cycles"] = cycles;
+    if (r.predictedCycles)
+      p["predicted_cycles"] = *r.predictedCycles;
+    p["bytes_read"] = r.bytesRead;
+    p["bytes_written"] = r.bytesWritten;
+    if (r.index < packets.size())
+      if (const std::optional<Roofline> bound = roofline(packets[r.index], memory)) {
+        p["macs"] = bound->macs;
+        p["elements"] = bound->elements;
+        p["roofline"] = {{"compute_cycles", bound->computeCycles},
+                         {"memory_cycles", bound->memoryCycles},
+                         {"bound", bound->limiter()},
+                         {"percent_of_bound",
+                          cycles ? 100.0 * double(bound->cycles()) / double(cycles) : 0.0}};
+        if (r.engine == isa::Engine::Matrix) {
+          matrixMacs = satAdd(matrixMacs, bound->macs);
+          matrixCycles = satAdd(matrixCycles, cycles);
+        }
+      }
+    j["packet_records"].push_back(std::move(p));
+  }
+  if (!records.empty())
+    j["matrix_macs_per_cycle"] = matrixCycles ? double(matrixMacs) / double(matrixCycles) : 0.0;
   for (const mem::PhysicalMemory::RegionStats &region : regions)
     j["memory"].push_back({{"region", region.name},
                            {"bytes_read", region.bytesRead},
@@ -73,6 +108,12 @@ std::string perfettoTraceJson(std::span<const PacketRecord> records, const std::
       {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", process}}}});
   for (const PacketRecord &r : records) {
     const isa::InstrInfo &info = isa::info(r.opcode);
+    nlohmann::json args = {{"packet", r.index},
+                           {"cycles", r.endCycle - r.startCycle},
+                           {"bytes_read", r.bytesRead},
+                           {"bytes_written", r.bytesWritten}};
+    if (r.predictedCycles)
+      args["predicted_cycles"] = *r.predictedCycles;
     // Trace-event timestamps are microseconds: one cycle shows as 1 ns.
     events.push_back({{"name", info.mnemonic},
                       {"cat", info.family},
@@ -81,11 +122,7 @@ std::string perfettoTraceJson(std::span<const PacketRecord> records, const std::
                       {"tid", static_cast<size_t>(r.engine)},
                       {"ts", double(r.startCycle) / 1000.0},
                       {"dur", double(r.endCycle - r.startCycle) / 1000.0},
-                      {"args",
-                       {{"packet", r.index},
-                        {"cycles", r.endCycle - r.startCycle},
-                        {"bytes_read", r.bytesRead},
-                        {"bytes_written", r.bytesWritten}}}});
+                      {"args", std::move(args)}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() + "\n";
 }

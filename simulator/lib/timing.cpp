@@ -1,50 +1,255 @@
 #include "timing.h"
 
 #include "arith_util.h"
+#include "npu/isa/recipes.h"
+
+#include <algorithm>
 
 namespace npu::sim {
 
 namespace {
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
-} // namespace
 
-uint64_t memoryCycles(uint64_t bytes) {
-  if (bytes == 0)
-    return 0;
-  const uint64_t beats = ceilDiv(bytes, isa::hw::kAxiDataBytes);
-  const uint64_t bursts = ceilDiv(beats, isa::hw::kAxiMaxBurst);
-  return satAdd(satMul(bursts, isa::hw::kMemLatency), beats);
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
+
+// The memory port (rtl/npu_mem_port.sv) as its units see it: the cycles from
+// a unit raising a request to the cycle its done arrives. A read pays one
+// request cycle, the memory's latency, its beats at the memory's width, and
+// the done cycle; its bursts are pipelined, so one latency per request. A
+// write sends its beats, then waits for the last response.
+class Port {
+public:
+  explicit Port(const MemoryTiming &memory) : memory_(memory) {
+    // Wait states stretch every transfer by 1 / (1 - p) on average.
+    stretch_ = 100.0 / double(100 - memory.stallPercent);
+  }
+
+  static uint64_t beats(uint64_t address, uint64_t bytes) {
+    return bytes ? ceilDiv(satAdd(address % kBeat, bytes), kBeat) : 0;
+  }
+
+  uint64_t read(uint64_t address, uint64_t bytes) const {
+    return scaled(satAdd(kReadOverhead + memory_.latency,
+                         satMul(beats(address, bytes), memory_.beatCycles())));
+  }
+  uint64_t write(uint64_t address, uint64_t bytes) const {
+    return scaled(satAdd(kWriteOverhead + memory_.latency,
+                         satMul(beats(address, bytes), memory_.beatCycles())));
+  }
+
+private:
+  // The request cycle and the done cycle around a read; a write also has
+  // its address cycle before the first beat.
+  static constexpr uint64_t kReadOverhead = 2;
+  static constexpr uint64_t kWriteOverhead = 3;
+
+  uint64_t scaled(uint64_t cycles) const {
+    if (!memory_.stallPercent)
+      return cycles;
+    const double stretched = double(cycles) * stretch_ + 0.5;
+    return stretched >= 1.8e19 ? UINT64_MAX : uint64_t(stretched);
+  }
+
+  const MemoryTiming &memory_;
+  double stretch_ = 1.0;
+};
+
+// The command processor (rtl/npu_cmd.sv) around every packet: idle, fetch
+// (one 64-byte read), decode, dispatch; then for an engine's packet the range
+// checks of each memory operand (one cycle per factor of its extent and one
+// for its region, or one for an absent operand) and one cycle per overlap
+// rule; the start and the completion.
+uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decoded,
+                       const Port &port) {
+  uint64_t cycles = 1 + port.read(0, isa::kPacketBytes) + 2;
+  if (info.engine == isa::Engine::Control)
+    return cycles;
+  for (const isa::MemOperandInfo &m : info.memoryList()) {
+    const bool present = m.when < 0 || decoded.operands[m.when] != 0;
+    if (!present)
+      cycles += 1;
+    else if (m.kind == isa::ExtentKind::Matrix)
+      cycles += 3 + 1;
+    else
+      cycles += 5 + 1;
+  }
+  return cycles + std::max<uint64_t>(1, info.numDisjoints) + 1;
 }
 
-uint64_t packetCycles(const isa::InstrInfo &info, const Work &work) {
-  // Absurd operands give absurd estimates: every sum and product saturates
-  // at 2^64-1 rather than wrap to a small count.
-  uint64_t cycles = isa::hw::kFetchCycles + info.setupCycles;
-  const uint64_t memory = satAdd(memoryCycles(work.bytesRead), memoryCycles(work.bytesWritten));
-  switch (info.engine) {
-  case isa::Engine::Control:
-    break;
-  case isa::Engine::Dma:
-    cycles = satAdd(
-        cycles,
-        satAdd(memory, satMul(ceilDiv(work.elements, isa::hw::kVectorLanes), info.perElementCycles)));
-    break;
-  case isa::Engine::Matrix: {
-    // Each T x T output tile streams K operand pairs through the array and
-    // then drains its diagonal wavefront (T cycles).
-    const uint64_t tiles = satMul(satMul(ceilDiv(work.m, isa::hw::kMatrixTile),
-                                         ceilDiv(work.n, isa::hw::kMatrixTile)),
-                                  work.batch);
-    cycles = satAdd(cycles, satAdd(satMul(tiles, satAdd(work.k, isa::hw::kMatrixTile)), memory));
-    break;
+// The vector engine (rtl/npu_vector.sv) running the packet's recipe
+// (npu/isa/recipes.h, generated from the same records as its ROM): per row,
+// per pass, per chunk of CH elements: each input stream read, every group
+// of L elements through the pass's steps (one cycle per ROM word of a Run,
+// one per Mask or Reduce, one to end the group), each output stream
+// written; at a pass's end the reduction tree and the scalar steps.
+constexpr uint64_t kLanes = isa::hw::kVectorLanes;
+constexpr uint64_t kChunk = kLanes * 8;
+
+const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
+  for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
+    if (r.opcode != static_cast<uint32_t>(decoded.opcode))
+      continue;
+    bool matches = true;
+    for (unsigned c = 0; c < r.numConditions; ++c) {
+      const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
+      matches &= (decoded.operands[when.operand] == when.value) == when.equal;
+    }
+    if (matches)
+      return &r;
   }
-  case isa::Engine::Vector:
-    cycles = satAdd(
-        cycles,
-        satAdd(satMul(ceilDiv(work.elements, isa::hw::kVectorLanes), info.perElementCycles), memory));
-    break;
+  return nullptr;
+}
+
+uint64_t stepCycles(uint16_t first, uint16_t count) {
+  uint64_t cycles = 0;
+  for (unsigned s = 0; s < count; ++s) {
+    const isa::recipe::Step &step = isa::recipe::kSteps[first + s];
+    cycles += step.kind == isa::recipe::StepKind::Run ? step.words : 1;
   }
   return cycles;
+}
+
+uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &decoded,
+                      const Port &port) {
+  const uint64_t rows = r.rows < 0 ? 1 : decoded.operands[r.rows];
+  const uint64_t cols = decoded.operands[r.cols];
+  const uint64_t rowBytes = satMul(cols, 4);
+  uint64_t cycles = 3; // idle, setup, start
+  if (r.preLoadWords)
+    cycles += port.read(0, 4 * r.preLoadWords);
+  cycles += stepCycles(r.firstPre, r.numPre) + 1;
+
+  // The cycles of one row: the streams' alignment within a beat repeats
+  // every row when a row is a whole number of beats; otherwise rows differ
+  // only in their beats, which the first and a typical row bound closely.
+  const auto rowCycles = [&](uint64_t row) {
+    uint64_t c = 1;
+    if (r.rowLoad == isa::recipe::RowLoad::Scalar)
+      c += port.read(0, 4 * r.rowLoadWords);
+    else if (r.rowLoad == isa::recipe::RowLoad::Index)
+      c += port.read(0, decoded.operands[r.indexType] ? 8 : 4) + 1;
+    for (unsigned p = 0; p < r.numPasses; ++p) {
+      const isa::recipe::Pass &pass = r.passes[p];
+      const uint64_t groupSteps = stepCycles(pass.firstStep, pass.numSteps) + 1;
+      for (uint64_t j0 = 0; j0 < cols; j0 += kChunk) {
+        const uint64_t length = std::min(kChunk, cols - j0);
+        c += 1 + ceilDiv(length, kLanes) * groupSteps;
+        for (unsigned s = 0; s < 7; ++s) {
+          const unsigned bit = 1u << (s < 4 ? s : s - 4);
+          if (!((s < 4 ? pass.inputs : pass.outputs) & bit))
+            continue;
+          const uint64_t base = decoded.operands[r.streamOperand[s]] +
+                                (r.streamPerRow >> s & 1 ? row * rowBytes : 0) + 4 * j0;
+          if (s < 4 && row == 0 && (r.zeroFirstRow >> s & 1))
+            c += 1;
+          else
+            c += s < 4 ? port.read(base, 4 * length) : port.write(base, 4 * length);
+        }
+      }
+      c += 1 + (pass.reduces ? 3 : 0) + stepCycles(pass.firstAfter, pass.numAfter) + 1;
+    }
+    if (r.rowStoreWords)
+      c += port.write(0, 4 * r.rowStoreWords);
+    return c + 1;
+  };
+  if (rows > 0) {
+    const uint64_t first = rowCycles(0);
+    cycles = satAdd(cycles, first);
+    if (rows > 1)
+      cycles = satAdd(cycles, satMul(rows - 1, rowCycles(1)));
+  }
+  return cycles + 1; // finish
+}
+
+// The DMA engine (rtl/npu_dma.sv): a gather of source runs whose reads go
+// one request at a time (a request of at most 64 KiB, or of 2,048 elements
+// of a strided run), while the write side streams the landed bytes out
+// concurrently; the packet ends with the last write's response.
+uint64_t dmaCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, const Work &work,
+                   const Port &port, const MemoryTiming &memory) {
+  constexpr uint64_t kRequest = 64 * 1024, kElementRows = 2048;
+  const auto operand = [&](const char *name) { return decoded.operands[info.operandIndex(name)]; };
+  const uint64_t drain = memory.latency + 3;
+  uint64_t cycles = 3;
+  switch (decoded.opcode) {
+  case isa::Opcode::FILL: return satAdd(cycles, port.write(operand("dst"), work.bytesWritten));
+  case isa::Opcode::COPY: {
+    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(work.bytesRead, kRequest));
+    cycles = satAdd(cycles, port.read(operand("src"), work.bytesRead));
+    return satAdd(satAdd(cycles, satMul(requests - 1, memory.latency + 2)), drain);
+  }
+  case isa::Opcode::COPY_STRIDED: {
+    const unsigned elementLog2 = unsigned(operand("esize"));
+    const uint64_t runs = satMul(satMul(operand("size0"), operand("size1")), operand("size2"));
+    const uint64_t elements = operand("size3");
+    const int64_t stride = int64_t(int32_t(uint32_t(operand("stride3"))));
+    const uint64_t pitch = uint64_t(stride < 0 ? -stride : stride) << elementLog2;
+    const uint64_t element = uint64_t(1) << elementLog2;
+    // One run: its reads (a range, the span of packed elements, or one
+    // pipelined beat per element).
+    uint64_t run = 0;
+    for (uint64_t done = 0; done < elements;) {
+      const bool range = stride == 1;
+      const uint64_t take = std::min(elements - done, range ? kRequest >> elementLog2 : kElementRows);
+      // The port keeps HW_AXI_OUTSTANDING one-beat bursts of a pitched read
+      // in flight: one element per beat, or outstanding elements per
+      // latency, whichever is slower.
+      const uint64_t pitchedCycles =
+          std::max(satMul(take, memory.beatCycles()),
+                   ceilDiv(satMul(take, memory.latency + 2), isa::hw::kAxiOutstanding));
+      uint64_t beats;
+      if (range)
+        beats = Port::beats(operand("src"), take << elementLog2) * memory.beatCycles();
+      else if (stride > 1 && pitch < kBeat && operand("src") % element == 0)
+        beats = Port::beats(operand("src"), (take - 1) * pitch + element) * memory.beatCycles();
+      else
+        beats = pitchedCycles;
+      run = satAdd(run, port.read(0, 0) + beats + 1);
+      done += take;
+    }
+    return satAdd(satAdd(cycles, satMul(runs, run + 1)), drain);
+  }
+  case isa::Opcode::EMBEDDING: {
+    const uint64_t count = operand("count");
+    const uint64_t rowBytes = satMul(operand("dim"), 4);
+    const uint64_t perIndex =
+        satAdd(port.read(0, operand("itype") ? 8 : 4) + 2, port.read(operand("table"), rowBytes));
+    return satAdd(satAdd(cycles, satMul(count, perIndex)), drain);
+  }
+  default: return cycles;
+  }
+}
+
+// The matrix engine (rtl/npu_matrix.sv): per T x T output tile, its A and B
+// panels read, K fused multiply-adds per PE, the diagonal drain, the tile
+// stored.
+uint64_t matrixCycles(const Work &work, const Port &port) {
+  constexpr uint64_t T = isa::hw::kMatrixTile;
+  const uint64_t tiles = satMul(satMul(ceilDiv(work.m, T), ceilDiv(work.n, T)), work.batch);
+  const uint64_t perTile = satAdd(satAdd(satMul(port.read(0, satMul(T * 4, work.k)), 2), work.k),
+                                  T + port.write(0, T * T * 4));
+  return satAdd(4, satMul(tiles, perTile));
+}
+
+} // namespace
+
+uint64_t packetCycles(const isa::Instruction &decoded, const Work &work, const MemoryTiming &memory) {
+  // Absurd operands give absurd estimates: every sum and product saturates
+  // at 2^64-1 rather than wrap to a small count.
+  const isa::InstrInfo &info = isa::info(decoded.opcode);
+  const Port port(memory);
+  const uint64_t command = commandCycles(info, decoded, port);
+  switch (info.engine) {
+  case isa::Engine::Control: return command;
+  case isa::Engine::Dma: return satAdd(command, dmaCycles(info, decoded, work, port, memory));
+  case isa::Engine::Matrix: return satAdd(command, matrixCycles(work, port));
+  case isa::Engine::Vector:
+    if (const isa::recipe::Recipe *recipe = recipeOf(decoded))
+      return satAdd(command, vectorCycles(*recipe, decoded, port));
+    return command;
+  }
+  return command;
 }
 
 } // namespace npu::sim

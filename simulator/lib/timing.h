@@ -1,17 +1,15 @@
-// The cycle model: each packet occupies the machine from fetch to the end
-// of its engine's work; packets do not overlap (the RTL executes one packet
-// at a time). Parameters come from isa/hardware.td and the per-instruction
-// costs in the .td, so the ISS and the RTL describe one machine.
+// The cycle model: the RTL's microarchitecture (rtl/*.sv, docs/rtl.md) as
+// counts of its state machines' cycles and of its memory requests, from the
+// packet's operands alone (never its data), under the memory timing the RTL
+// harness uses. docs/simulator.md gives the formulas and their measured
+// error against the RTL.
 #pragma once
 
 #include "context.h"
+#include "npu/sim/memory_timing.h"
 
 namespace npu::sim {
 
-// Cycles for an AXI transfer of `bytes`: one latency per burst plus one
-// beat per bus width.
-uint64_t memoryCycles(uint64_t bytes);
-
-uint64_t packetCycles(const isa::InstrInfo &info, const Work &work);
+uint64_t packetCycles(const isa::Instruction &decoded, const Work &work, const MemoryTiming &memory);
 
 } // namespace npu::sim

@@ -745,7 +745,7 @@ TEST(RtlDeviceOptions, BadValuesAreRejectedWithTheReason) {
   };
   rtl::DeviceOptions o;
   o.memoryWidth = 12;
-  rejected(o, "memory data width of 12 bytes: must be a power of two from 1 to 32");
+  rejected(o, "memory data width of 12 bytes per cycle: must be a power of two from 1 to 32");
   o.memoryWidth = 64;
   rejected(o, "memory data width of 64 bytes");
   o = {};

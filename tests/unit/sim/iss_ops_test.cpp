@@ -430,10 +430,10 @@ TEST(IssModes, CountersSaturateInsteadOfWrapping) {
 
   sim::Stats stats;
   const uint64_t big = uint64_t(3) << 62;
-  sim::account(stats, {0, isa::Opcode::MATMUL, isa::Engine::Matrix, 0, big, big, big});
+  sim::account(stats, {0, isa::Opcode::MATMUL, isa::Engine::Matrix, 0, big, big, big, std::nullopt});
   EXPECT_FALSE(stats.saturated);
   EXPECT_NE(sim::statsJson(stats, {}).find("\"saturated\": false"), std::string::npos);
-  sim::account(stats, {1, isa::Opcode::MATMUL, isa::Engine::Matrix, big, UINT64_MAX, big, big});
+  sim::account(stats, {1, isa::Opcode::MATMUL, isa::Engine::Matrix, big, UINT64_MAX, big, big, std::nullopt});
   EXPECT_TRUE(stats.saturated);
   EXPECT_EQ(stats.cycles, UINT64_MAX);
   EXPECT_EQ(stats.bytesRead, UINT64_MAX);

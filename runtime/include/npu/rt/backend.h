@@ -6,11 +6,13 @@
 #include "npu/mem/address_map.h"
 #include "npu/mem/physical_memory.h"
 #include "npu/sim/iss.h"
+#include "npu/sim/memory_timing.h"
 #include "npu/sim/profile.h"
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +60,9 @@ struct BackendOptions {
   mem::AddressMap addressMap = mem::AddressMap::defaults();
   // For backends built on the ISS: values only, cycles only, or both.
   sim::Mode issMode = sim::Mode::Both;
+  // The memory behind the device, for the RTL harness and the ISS's cycle
+  // model alike (unset: sim::MemoryTiming::fromEnvironment()).
+  std::optional<sim::MemoryTiming> memoryTiming;
   // For backends built on the RTL: a VCD waveform of the clock cycles
   // [waveformStart, waveformStop) when the path is set (else $NPU_RTL_VCD).
   std::string waveformPath;

@@ -7,6 +7,7 @@
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/mem/physical_memory.h"
+#include "npu/sim/memory_timing.h"
 #include "npu/sim/profile.h"
 
 #include <array>
@@ -40,11 +41,32 @@ struct RunResult {
 // The cycles the timing model charges for `packet`, known before it runs:
 // the model looks only at operands, never at data. nullopt for a packet
 // that does not decode (the device rejects it without doing any work).
-std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet);
+std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet,
+                                      const MemoryTiming &memory = {});
+
+// The roofline bound of a packet: the larger of its compute cycles at the
+// engine's peak rate (HW_MATRIX_TILE^2 MACs or HW_VECTOR_LANES elements per
+// cycle) and its memory cycles at the bus's rate (the busier AXI direction
+// at the memory's width). No machine of these parameters runs the packet
+// faster.
+struct Roofline {
+  uint64_t macs = 0;     // multiply-accumulates (matrix engine)
+  uint64_t elements = 0; // lane element operations (vector and DMA engines)
+  uint64_t computeCycles = 0;
+  uint64_t memoryCycles = 0;
+  uint64_t cycles() const { return computeCycles > memoryCycles ? computeCycles : memoryCycles; }
+  const char *limiter() const { return computeCycles >= memoryCycles ? "compute" : "memory"; }
+};
+// nullopt for a packet that does not decode.
+std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> packet,
+                                 const MemoryTiming &memory = {});
 
 class Iss {
 public:
-  explicit Iss(mem::PhysicalMemory &memory, Mode mode = Mode::Func);
+  // `timing` is the memory the cycle model charges (the defaults of
+  // isa/hardware.td unless given).
+  explicit Iss(mem::PhysicalMemory &memory, Mode mode = Mode::Func,
+               const MemoryTiming &timing = {});
 
   // Executes one packet. Returns true if it was HALT. A fault throws
   // mem::DeviceFault carrying `index` as the packet index, described by
@@ -69,6 +91,7 @@ public:
 private:
   mem::PhysicalMemory &memory_;
   Mode mode_;
+  MemoryTiming timing_;
   Stats stats_;
   bool recording_ = false;
   std::vector<PacketRecord> records_;

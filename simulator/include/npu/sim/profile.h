@@ -4,9 +4,11 @@
 
 #include "npu/isa/isa.h"
 #include "npu/mem/physical_memory.h"
+#include "npu/sim/memory_timing.h"
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +26,9 @@ struct PacketRecord {
   uint64_t endCycle = 0;
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
+  // On the cosim backend: the cycles the ISS's model predicted for this
+  // packet (the record's own cycles are the RTL's).
+  std::optional<uint64_t> predictedCycles;
 };
 
 struct Stats {
@@ -50,9 +55,12 @@ struct Stats {
 void account(Stats &stats, const PacketRecord &record);
 
 // Statistics as JSON: cycles per engine and op class, utilisation, bytes
-// per memory region.
-std::string statsJson(const Stats &stats,
-                      std::span<const mem::PhysicalMemory::RegionStats> regions);
+// per memory region, achieved MACs per cycle; with the run's records and
+// its packets (records[i].index into `packets`), one entry per packet with
+// its roofline bound under `memory`.
+std::string statsJson(const Stats &stats, std::span<const mem::PhysicalMemory::RegionStats> regions,
+                      std::span<const PacketRecord> records = {},
+                      std::span<const isa::Packet> packets = {}, const MemoryTiming &memory = {});
 
 // A Chrome/Perfetto trace-event timeline: one track per engine, one slice
 // per packet; one cycle is shown as one nanosecond.

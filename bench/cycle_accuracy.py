@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""How well the ISS's cycle model predicts the RTL: every stream of a corpus
+runs on the cosim backend (ISS and RTL in lockstep, values compared) under
+several memory configurations; each packet's predicted and measured cycles
+are compared.
+
+Prints, per op class and overall, the packets, the mean absolute per-packet
+error (|predicted - rtl| / rtl), and the whole-stream error
+(|sum predicted - sum rtl| / sum rtl, the worst stream's and the corpus's);
+writes the measurements as JSON and, with --plot, a PNG: predicted against
+RTL cycles per packet (log-log, one colour per op class) and the per-class
+error bars. With --check it exits 1 when a bound is exceeded (the CTest
+gate).
+
+The corpus: the example kernels (examples/*.npuasm, examples/kernels/),
+the captured PyTorch traces given with --trace (tiny Qwen2 forward, a LoRA
+step), and --random constrained-random streams of npu-randgen (no faults)
+covering every opcode and shape class.
+
+    bench/cycle_accuracy.py [--build-dir build] [--random 200] [--trace f.npubin]...
+                            [--config LATENCY:WIDTH:STALL]... [--json out.json]
+                            [--plot out.png] [--check] [--class-bound 5] [--stream-bound 2]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import tempfile
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+# latency (cycles), memory width (bytes per cycle), wait-state percentage:
+# the harness's default, a narrow far memory, a near memory with wait states.
+DEFAULT_CONFIGS = ["20:32:0", "37:8:0", "4:16:10"]
+
+
+def parse_config(text):
+    try:
+        latency, width, stall = (int(field, 0) for field in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--config '{text}': expected LATENCY:WIDTH:STALL, e.g. 37:8:0")
+    return {"latency": latency, "width": width, "stall": stall}
+
+
+def config_name(c):
+    return f"latency {c['latency']}, {c['width']} B/cycle, {c['stall']}% waits"
+
+
+def corpus(args, workdir):
+    """[(name, path)] of every stream to measure."""
+    streams = sorted((REPO / "examples").glob("*.npuasm")) + sorted((REPO / "examples" / "kernels").glob("*.npuasm"))
+    entries = [(str(p.relative_to(REPO)), p) for p in streams]
+    for trace in args.trace:
+        path = pathlib.Path(trace)
+        if not path.is_file():
+            sys.exit(f"cycle_accuracy: --trace {trace}: no such file")
+        entries.append((path.name, path))
+    if args.random:
+        out = pathlib.Path(workdir) / "random"
+        out.mkdir()
+        subprocess.run([str(args.build_dir / "bin" / "npu-randgen"), "--seed", str(args.first_seed),
+                        "--count", str(args.random), "--packets", str(args.packets), "--fault-percent", "0",
+                        "--opcodes", args.opcodes,
+                        "--out-dir", str(out)], check=True, stdout=subprocess.DEVNULL)
+        for seed in range(args.first_seed, args.first_seed + args.random):
+            entries.append((f"random seed {seed}", out / f"seed-{seed}.npubin"))
+    return entries
+
+
+def measure(npu_sim, name, path, config, workdir, index):
+    """The packet records of one cosim run: [(op, predicted, rtl)]."""
+    stats = pathlib.Path(workdir) / f"stats-{index}.json"
+    command = [str(npu_sim), "--backend", "cosim", "--quiet", "--stats-json", str(stats),
+               "--mem-latency", str(config["latency"]), "--mem-width", str(config["width"]),
+               "--mem-stall-percent", str(config["stall"]), str(path)]
+    if path.suffix == ".npuasm":
+        command += ["-I", str(path.parent)]
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"{name} ({config_name(config)}): npu-sim exited {run.returncode}:\n"
+                           f"{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    records = json.loads(stats.read_text())["packet_records"]
+    stats.unlink()
+    return [(r["op"], r["predicted_cycles"], r["cycles"], r["index"]) for r in records]
+
+
+def host_line():
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"host: {cpu}, {os.cpu_count()} cores"
+
+
+def summarise(results):
+    """Per class: packets, mean |error| per packet; per stream: error."""
+    classes = {}
+    streams = []
+    for r in results:
+        predicted = sum(p for _, p, _, _ in r["packets"])
+        measured = sum(m for _, _, m, _ in r["packets"])
+        streams.append({"stream": r["stream"], "config": r["config"], "predicted": predicted, "rtl": measured,
+                        "error": abs(predicted - measured) / measured if measured else 0.0})
+        for op, p, m, _ in r["packets"]:
+            c = classes.setdefault(op, {"packets": 0, "error_sum": 0.0, "bias_sum": 0.0, "worst": 0.0})
+            error = abs(p - m) / m if m else 0.0
+            c["packets"] += 1
+            c["error_sum"] += error
+            c["bias_sum"] += (p - m) / m if m else 0.0
+            c["worst"] = max(c["worst"], error)
+    for c in classes.values():
+        c["mean_error"] = c.pop("error_sum") / c["packets"]
+        c["bias"] = c.pop("bias_sum") / c["packets"]
+    return classes, streams
+
+
+def plot(results, classes, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted(classes)
+    colours = plt.get_cmap("tab20")
+    fig, (scatter, bars) = plt.subplots(1, 2, figsize=(15, 6.5), gridspec_kw={"width_ratios": [1.1, 1]})
+    low, high = float("inf"), 1.0
+    for i, op in enumerate(names):
+        xs = [m for r in results for o, _, m, _ in r["packets"] if o == op]
+        ys = [p for r in results for o, p, _, _ in r["packets"] if o == op]
+        low, high = min(low, *xs, *ys), max(high, *xs, *ys)
+        scatter.scatter(xs, ys, s=6, color=colours(i % 20), label=op, alpha=0.7)
+    scatter.plot([low, high], [low, high], color="black", linewidth=0.8)
+    scatter.set_xscale("log")
+    scatter.set_yscale("log")
+    scatter.set_xlabel("RTL cycles per packet")
+    scatter.set_ylabel("ISS predicted cycles per packet")
+    scatter.set_title("Predicted vs measured, every packet and memory configuration")
+    scatter.legend(fontsize=6, ncol=3, markerscale=2)
+    errors = [100 * classes[op]["mean_error"] for op in names]
+    worst = [100 * classes[op]["worst"] for op in names]
+    positions = range(len(names))
+    bars.barh(positions, worst, color="#dddddd", label="worst packet")
+    bars.barh(positions, errors, color=[colours(i % 20) for i in positions], label="mean |error|")
+    bars.set_yticks(list(positions), names, fontsize=7)
+    bars.axvline(5, color="red", linewidth=0.8, label="5 % bound")
+    bars.set_xscale("symlog", linthresh=10)
+    bars.set_xlabel("per-packet error, %")
+    bars.set_title("Per op class")
+    bars.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build-dir", type=pathlib.Path,
+                        default=pathlib.Path(os.environ.get("NPU_BUILD_DIR", REPO / "build")))
+    parser.add_argument("--random", type=int, default=200, help="random streams (default 200)")
+    parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--packets", type=int, default=30, help="packets per random stream")
+    parser.add_argument("--opcodes", default="all", help="restrict the random streams to these mnemonics")
+    parser.add_argument("--trace", action="append", default=[], help="a captured .npubin to add")
+    parser.add_argument("--config", action="append", type=parse_config,
+                        help=f"memory LATENCY:WIDTH:STALL (default {' '.join(DEFAULT_CONFIGS)})")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count())
+    parser.add_argument("--json", help="write every measurement here")
+    parser.add_argument("--plot", help="write the PNG here")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a bound is exceeded")
+    parser.add_argument("--class-bound", type=float, default=5.0,
+                        help="per op class mean |error| bound, %% (default 5)")
+    parser.add_argument("--stream-bound", type=float, default=2.0,
+                        help="whole-stream error bound, %% (default 2)")
+    args = parser.parse_args()
+    configs = args.config or [parse_config(c) for c in DEFAULT_CONFIGS]
+    npu_sim = args.build_dir / "bin" / "npu-sim"
+    if not npu_sim.is_file():
+        sys.exit(f"cycle_accuracy: {npu_sim} not found (build first, or --build-dir)")
+
+    with tempfile.TemporaryDirectory(prefix="npu-cycle-accuracy-") as workdir:
+        entries = corpus(args, workdir)
+        jobs = [(name, path, config) for config in configs for name, path in entries]
+        results = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futures = [pool.submit(measure, npu_sim, name, path, config, workdir, i)
+                       for i, (name, path, config) in enumerate(jobs)]
+            for (name, path, config), future in zip(jobs, futures):
+                results.append({"stream": name, "config": config_name(config), "packets": future.result()})
+
+    classes, streams = summarise(results)
+    print(host_line())
+    print(f"{len(entries)} streams x {len(configs)} memory configurations, "
+          f"{sum(c['packets'] for c in classes.values())} packets")
+    print("\n| op class | packets | mean abs error | mean signed error | worst packet |")
+    print("|---|---:|---:|---:|---:|")
+    for op in sorted(classes):
+        c = classes[op]
+        print(f"| {op} | {c['packets']} | {100 * c['mean_error']:.2f} % | {100 * c['bias']:+.2f} % | "
+              f"{100 * c['worst']:.1f} % |")
+    print("\n| memory configuration | streams | worst stream error | corpus error |")
+    print("|---|---:|---:|---:|")
+    for config in configs:
+        mine = [s for s in streams if s["config"] == config_name(config)]
+        predicted, measured = sum(s["predicted"] for s in mine), sum(s["rtl"] for s in mine)
+        worst = max(mine, key=lambda s: s["error"])
+        print(f"| {config_name(config)} | {len(mine)} | {100 * worst['error']:.2f} % ({worst['stream']}) | "
+              f"{100 * abs(predicted - measured) / measured:.2f} % |")
+
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"classes": classes, "streams": streams, "results": results}))
+    if args.plot:
+        plot(results, classes, args.plot)
+        print(f"\nplot written to {args.plot}")
+    if not args.check:
+        return 0
+    failures = [f"{op}: mean per-packet error {100 * c['mean_error']:.2f} % > {args.class_bound} %"
+                for op, c in sorted(classes.items()) if 100 * c["mean_error"] > args.class_bound]
+    failures += [f"{s['stream']} ({s['config']}): whole-stream error {100 * s['error']:.2f} % > {args.stream_bound} %"
+                 for s in streams if 100 * s["error"] > args.stream_bound]
+    for failure in failures:
+        print(f"cycle_accuracy: bound exceeded: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
