@@ -63,7 +63,7 @@ def corpus(args, workdir):
         out.mkdir()
         subprocess.run([str(args.build_dir / "bin" / "npu-randgen"), "--seed", str(args.first_seed),
                         "--count", str(args.random), "--packets", str(args.packets), "--fault-percent", "0",
-                        "--opcodes", args.opcodes,
+                        *(["--opcodes", args.opcodes] if args.opcodes else []),
                         "--out-dir", str(out)], check=True, stdout=subprocess.DEVNULL)
         for seed in range(args.first_seed, args.first_seed + args.random):
             entries.append((f"random seed {seed}", out / f"seed-{seed}.npubin"))
@@ -164,7 +164,7 @@ def main() -> int:
     parser.add_argument("--random", type=int, default=200, help="random streams (default 200)")
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--packets", type=int, default=30, help="packets per random stream")
-    parser.add_argument("--opcodes", default="all", help="restrict the random streams to these mnemonics")
+    parser.add_argument("--opcodes", help="restrict the random streams to these mnemonics")
     parser.add_argument("--trace", action="append", default=[], help="a captured .npubin to add")
     parser.add_argument("--config", action="append", type=parse_config,
                         help=f"memory LATENCY:WIDTH:STALL (default {' '.join(DEFAULT_CONFIGS)})")

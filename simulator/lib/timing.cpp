@@ -20,22 +20,26 @@ constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
 // write sends its beats, then waits for the last response.
 class Port {
 public:
-  explicit Port(const MemoryTiming &memory) : memory_(memory) {
-    // Wait states stretch every transfer by 1 / (1 - p) on average.
-    stretch_ = 100.0 / double(100 - memory.stallPercent);
-  }
+  explicit Port(const MemoryTiming &memory)
+      : memory_(memory),
+        // Each cycle the memory withholds a signal with probability p, so a
+        // handshake or a beat waits p / (1 - p) cycles on average.
+        wait_(double(memory.stallPercent) / double(100 - memory.stallPercent)) {}
 
   static uint64_t beats(uint64_t address, uint64_t bytes) {
     return bytes ? ceilDiv(satAdd(address % kBeat, bytes), kBeat) : 0;
   }
 
+  // AR, the latency, the beats.
   uint64_t read(uint64_t address, uint64_t bytes) const {
-    return scaled(satAdd(kReadOverhead + memory_.latency,
-                         satMul(beats(address, bytes), memory_.beatCycles())));
+    const uint64_t n = beats(address, bytes);
+    return transfer(kReadOverhead, 1, n, n);
   }
+  // AW, the beats, the latency to the response, B: the response's latency
+  // runs from the last beat's handshake, not from its end.
   uint64_t write(uint64_t address, uint64_t bytes) const {
-    return scaled(satAdd(kWriteOverhead + memory_.latency,
-                         satMul(beats(address, bytes), memory_.beatCycles())));
+    const uint64_t n = beats(address, bytes);
+    return transfer(kWriteOverhead + 1, 2, n, n ? n - 1 : 0);
   }
 
 private:
@@ -44,15 +48,18 @@ private:
   static constexpr uint64_t kReadOverhead = 2;
   static constexpr uint64_t kWriteOverhead = 3;
 
-  uint64_t scaled(uint64_t cycles) const {
+  // `beats` beats, of which `timed` take their full beat time.
+  uint64_t transfer(uint64_t overhead, unsigned handshakes, uint64_t beats, uint64_t timed) const {
+    const uint64_t cycles =
+        satAdd(overhead + memory_.latency, satMul(timed, memory_.beatCycles()));
     if (!memory_.stallPercent)
       return cycles;
-    const double stretched = double(cycles) * stretch_ + 0.5;
-    return stretched >= 1.8e19 ? UINT64_MAX : uint64_t(stretched);
+    const double waits = wait_ * (double(handshakes) + double(beats)) + 0.5;
+    return waits >= 1.8e19 ? UINT64_MAX : satAdd(cycles, uint64_t(waits));
   }
 
   const MemoryTiming &memory_;
-  double stretch_ = 1.0;
+  double wait_;
 };
 
 // The command processor (rtl/npu_cmd.sv) around every packet: idle, fetch
@@ -134,18 +141,34 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
       const uint64_t groupSteps = stepCycles(pass.firstStep, pass.numSteps) + 1;
       for (uint64_t j0 = 0; j0 < cols; j0 += kChunk) {
         const uint64_t length = std::min(kChunk, cols - j0);
-        c += 1 + ceilDiv(length, kLanes) * groupSteps;
+        // An accumulator's first row reads +0 without waiting, but the
+        // engine's request still goes out (npu_vector.sv S_IN_REQ): the
+        // port serves that read, and the next request waits for it.
+        uint64_t unwaited = 0;
+        const auto request = [&](uint64_t cycles) {
+          c += unwaited + cycles;
+          unwaited = 0;
+        };
+        c += 1;
         for (unsigned s = 0; s < 7; ++s) {
+          if (s == 4) {
+            const uint64_t compute = ceilDiv(length, kLanes) * groupSteps;
+            c += compute;
+            unwaited -= std::min(unwaited, compute);
+          }
           const unsigned bit = 1u << (s < 4 ? s : s - 4);
           if (!((s < 4 ? pass.inputs : pass.outputs) & bit))
             continue;
           const uint64_t base = decoded.operands[r.streamOperand[s]] +
                                 (r.streamPerRow >> s & 1 ? row * rowBytes : 0) + 4 * j0;
-          if (s < 4 && row == 0 && (r.zeroFirstRow >> s & 1))
-            c += 1;
-          else
-            c += s < 4 ? port.read(base, 4 * length) : port.write(base, 4 * length);
+          if (s < 4 && row == 0 && (r.zeroFirstRow >> s & 1)) {
+            request(1);
+            unwaited = port.read(base, 4 * length) - 1;
+          } else {
+            request(s < 4 ? port.read(base, 4 * length) : port.write(base, 4 * length));
+          }
         }
+        c += unwaited;
       }
       c += 1 + (pass.reduces ? 3 : 0) + stepCycles(pass.firstAfter, pass.numAfter) + 1;
     }
@@ -173,7 +196,8 @@ uint64_t dmaCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, 
   const uint64_t drain = memory.latency + 3;
   uint64_t cycles = 3;
   switch (decoded.opcode) {
-  case isa::Opcode::FILL: return satAdd(cycles, port.write(operand("dst"), work.bytesWritten));
+  // The write side's request and wait states around the fill's write.
+  case isa::Opcode::FILL: return satAdd(cycles + 2, port.write(operand("dst"), work.bytesWritten));
   case isa::Opcode::COPY: {
     const uint64_t requests = std::max<uint64_t>(1, ceilDiv(work.bytesRead, kRequest));
     cycles = satAdd(cycles, port.read(operand("src"), work.bytesRead));
@@ -214,7 +238,7 @@ uint64_t dmaCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, 
     const uint64_t count = operand("count");
     const uint64_t rowBytes = satMul(operand("dim"), 4);
     const uint64_t perIndex =
-        satAdd(port.read(0, operand("itype") ? 8 : 4) + 2, port.read(operand("table"), rowBytes));
+        satAdd(port.read(0, operand("itype") ? 8 : 4) + 3, port.read(operand("table"), rowBytes));
     return satAdd(satAdd(cycles, satMul(count, perIndex)), drain);
   }
   default: return cycles;
