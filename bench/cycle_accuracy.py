@@ -23,6 +23,7 @@ covering every opcode and shape class.
 """
 import argparse
 import concurrent.futures
+import importlib.util
 import json
 import os
 import pathlib
@@ -49,6 +50,21 @@ def config_name(c):
     return f"latency {c['latency']}, {c['width']} B/cycle, {c['stall']}% waits"
 
 
+def capture_torch(build_dir, workdir):
+    """[(name, path)]: the tiny Qwen2 forward and one LoRA step, captured."""
+    traces = []
+    for script, name in (("qwen2_forward.py", "qwen2-forward.npubin"), ("qwen2_lora.py", "qwen2-lora-step.npubin")):
+        path = pathlib.Path(workdir) / name
+        environment = dict(os.environ, NPU_BACKEND="iss", NPU_BUILD_DIR=str(build_dir))
+        run = subprocess.run([sys.executable, str(REPO / "examples" / "torch" / script), "--capture", str(path)],
+                             capture_output=True, text=True, env=environment)
+        if run.returncode != 0 or not path.is_file():
+            sys.exit(f"cycle_accuracy: examples/torch/{script} --capture failed ({run.returncode}):\n"
+                     f"{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        traces.append((name, path))
+    return traces
+
+
 def corpus(args, workdir):
     """[(name, path)] of every stream to measure."""
     streams = sorted((REPO / "examples").glob("*.npuasm")) + sorted((REPO / "examples" / "kernels").glob("*.npuasm"))
@@ -58,6 +74,8 @@ def corpus(args, workdir):
         if not path.is_file():
             sys.exit(f"cycle_accuracy: --trace {trace}: no such file")
         entries.append((path.name, path))
+    if args.capture_torch:
+        entries += capture_torch(args.build_dir, workdir)
     if args.random:
         out = pathlib.Path(workdir) / "random"
         out.mkdir()
@@ -164,6 +182,10 @@ def main() -> int:
     parser.add_argument("--random", type=int, default=200, help="random streams (default 200)")
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--packets", type=int, default=30, help="packets per random stream")
+    parser.add_argument("--capture-torch", action="store_true",
+                        help="also capture the tiny Qwen2 forward and a LoRA step on the PyTorch device "
+                             "(examples/torch/*.py --capture) and measure them; exit 77 (skipped) when "
+                             "the npu_bridge package is not installed")
     parser.add_argument("--opcodes", help="restrict the random streams to these mnemonics")
     parser.add_argument("--trace", action="append", default=[], help="a captured .npubin to add")
     parser.add_argument("--config", action="append", type=parse_config,
@@ -181,6 +203,10 @@ def main() -> int:
     npu_sim = args.build_dir / "bin" / "npu-sim"
     if not npu_sim.is_file():
         sys.exit(f"cycle_accuracy: {npu_sim} not found (build first, or --build-dir)")
+    if args.capture_torch and importlib.util.find_spec("npu_bridge") is None:
+        print("cycle_accuracy: the npu_bridge package is not installed (scripts/build-torch): "
+              "skipped, since the PyTorch captures are part of the corpus")
+        return 77
 
     with tempfile.TemporaryDirectory(prefix="npu-cycle-accuracy-") as workdir:
         entries = corpus(args, workdir)
