@@ -20,6 +20,24 @@ struct Work {
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
   uint64_t m = 0, k = 0, n = 0, batch = 0; // matrix engine shape
+
+  // The DMA engine's gather: the source runs it reads one request at a time
+  // while the destination streams out (COPY one run; COPY_STRIDED one per
+  // innermost row; EMBEDDING one per index, each after its index's read).
+  // A run is `elements` elements of 2^elementLog2 bytes: a contiguous
+  // range, or `pitch` bytes apart, packed (the span they cover is read) or
+  // pitched (one burst per element).
+  enum class RunKind : uint8_t { Range, Packed, Pitched };
+  struct Runs {
+    uint64_t count = 0;
+    uint64_t elements = 0;
+    unsigned elementLog2 = 0;
+    RunKind kind = RunKind::Range;
+    uint64_t pitch = 0;
+    uint64_t address = 0;    // of the first run (its offset in a beat)
+    uint64_t indexBytes = 0; // read before each run
+  };
+  Runs runs = {};
 };
 
 // Semantics run only after checkPacket passed, on the ranges it admitted:

@@ -42,6 +42,18 @@ public:
     return transfer(kWriteOverhead + 1, 2, n, n ? n - 1 : 0);
   }
 
+  // A pitched read of one-beat bursts, one per element: the port issues an
+  // address per cycle and keeps HW_AXI_OUTSTANDING bursts in flight, so an
+  // element takes a beat, an address handshake, or latency / outstanding,
+  // whichever is slowest.
+  uint64_t pitchedRead(uint64_t elements) const {
+    const double perElement =
+        std::max({double(memory_.beatCycles()) + wait_, 1.0 + wait_,
+                  double(memory_.latency + 2) / double(isa::hw::kAxiOutstanding)});
+    const double cycles = double(kReadOverhead + memory_.latency) + wait_ + double(elements) * perElement + 0.5;
+    return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
+  }
+
 private:
   // The request cycle and the done cycle around a read; a write also has
   // its address cycle before the first beat.
@@ -185,64 +197,41 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
   return cycles + 1; // finish
 }
 
-// The DMA engine (rtl/npu_dma.sv): a gather of source runs whose reads go
-// one request at a time (a request of at most 64 KiB, or of 2,048 elements
-// of a strided run), while the write side streams the landed bytes out
-// concurrently; the packet ends with the last write's response.
-uint64_t dmaCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, const Work &work,
-                   const Port &port, const MemoryTiming &memory) {
+// The DMA engine (rtl/npu_dma.sv): a gather of source runs (Work::runs)
+// whose reads go one request at a time, a range in requests of at most
+// 64 KiB, a strided run in requests of at most 2,048 elements, while the
+// write side streams the landed bytes out concurrently; the packet ends
+// with the last write's response. Without runs (FILL) it is one write.
+uint64_t dmaCycles(const Work &work, const Port &port, const MemoryTiming &memory) {
   constexpr uint64_t kRequest = 64 * 1024, kElementRows = 2048;
-  const auto operand = [&](const char *name) { return decoded.operands[info.operandIndex(name)]; };
-  const uint64_t drain = memory.latency + 3;
-  uint64_t cycles = 3;
-  switch (decoded.opcode) {
-  // The write side's request and wait states around the fill's write.
-  case isa::Opcode::FILL: return satAdd(cycles + 2, port.write(operand("dst"), work.bytesWritten));
-  case isa::Opcode::COPY: {
-    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(work.bytesRead, kRequest));
-    cycles = satAdd(cycles, port.read(operand("src"), work.bytesRead));
-    return satAdd(satAdd(cycles, satMul(requests - 1, memory.latency + 2)), drain);
+  const Work::Runs &runs = work.runs;
+  if (!runs.count)
+    return satAdd(5, port.write(0, work.bytesWritten));
+  if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
+    // One range: its later requests each add a latency to the stream.
+    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(runs.elements, kRequest));
+    const uint64_t read = satAdd(port.read(runs.address, runs.elements),
+                                 satMul(requests - 1, memory.latency + 2));
+    return satAdd(satAdd(3, read), memory.latency + 3);
   }
-  case isa::Opcode::COPY_STRIDED: {
-    const unsigned elementLog2 = unsigned(operand("esize"));
-    const uint64_t runs = satMul(satMul(operand("size0"), operand("size1")), operand("size2"));
-    const uint64_t elements = operand("size3");
-    const int64_t stride = int64_t(int32_t(uint32_t(operand("stride3"))));
-    const uint64_t pitch = uint64_t(stride < 0 ? -stride : stride) << elementLog2;
-    const uint64_t element = uint64_t(1) << elementLog2;
-    // One run: its reads (a range, the span of packed elements, or one
-    // pipelined beat per element).
-    uint64_t run = 0;
-    for (uint64_t done = 0; done < elements;) {
-      const bool range = stride == 1;
-      const uint64_t take = std::min(elements - done, range ? kRequest >> elementLog2 : kElementRows);
-      // The port keeps HW_AXI_OUTSTANDING one-beat bursts of a pitched read
-      // in flight: one element per beat, or outstanding elements per
-      // latency, whichever is slower.
-      const uint64_t pitchedCycles =
-          std::max(satMul(take, memory.beatCycles()),
-                   ceilDiv(satMul(take, memory.latency + 2), isa::hw::kAxiOutstanding));
-      uint64_t beats;
-      if (range)
-        beats = Port::beats(operand("src"), take << elementLog2) * memory.beatCycles();
-      else if (stride > 1 && pitch < kBeat && operand("src") % element == 0)
-        beats = Port::beats(operand("src"), (take - 1) * pitch + element) * memory.beatCycles();
-      else
-        beats = pitchedCycles;
-      run = satAdd(run, port.read(0, 0) + beats + 1);
-      done += take;
+  const uint64_t element = uint64_t(1) << runs.elementLog2;
+  uint64_t run = runs.indexBytes ? port.read(0, runs.indexBytes) + 3 : 1;
+  for (uint64_t done = 0; done < runs.elements;) {
+    const uint64_t take = std::min(runs.elements - done, runs.kind == Work::RunKind::Range
+                                                             ? kRequest >> runs.elementLog2
+                                                             : kElementRows);
+    switch (runs.kind) {
+    case Work::RunKind::Range:
+      run = satAdd(run, port.read(runs.address, take << runs.elementLog2) + 1);
+      break;
+    case Work::RunKind::Packed:
+      run = satAdd(run, port.read(runs.address, (take - 1) * runs.pitch + element) + 1);
+      break;
+    case Work::RunKind::Pitched: run = satAdd(run, port.pitchedRead(take) + 1); break;
     }
-    return satAdd(satAdd(cycles, satMul(runs, run + 1)), drain);
+    done += take;
   }
-  case isa::Opcode::EMBEDDING: {
-    const uint64_t count = operand("count");
-    const uint64_t rowBytes = satMul(operand("dim"), 4);
-    const uint64_t perIndex =
-        satAdd(port.read(0, operand("itype") ? 8 : 4) + 3, port.read(operand("table"), rowBytes));
-    return satAdd(satAdd(cycles, satMul(count, perIndex)), drain);
-  }
-  default: return cycles;
-  }
+  return satAdd(satAdd(3, satMul(runs.count, run)), memory.latency + 3);
 }
 
 // The matrix engine (rtl/npu_matrix.sv): per T x T output tile, its A and B
@@ -266,7 +255,7 @@ uint64_t packetCycles(const isa::Instruction &decoded, const Work &work, const M
   const uint64_t command = commandCycles(info, decoded, port);
   switch (info.engine) {
   case isa::Engine::Control: return command;
-  case isa::Engine::Dma: return satAdd(command, dmaCycles(info, decoded, work, port, memory));
+  case isa::Engine::Dma: return satAdd(command, dmaCycles(work, port, memory));
   case isa::Engine::Matrix: return satAdd(command, matrixCycles(work, port));
   case isa::Engine::Vector:
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded))

@@ -259,22 +259,26 @@ LONG = """
 
 
 def test_max_cycles_refuses_a_packet_before_it_starts(tmp_path):
+    # The cycle model's charge per packet (nop, matmul, halt), from a perf run.
+    source = write(tmp_path, "long.npuasm", LONG)
+    model = tmp_path / "model.json"
+    assert run([tool("npu-sim"), source, "--mode", "perf", "--stats-json", model]).returncode == 0
+    nop, matmul, halt = (r["cycles"] for r in json.loads(model.read_text())["packet_records"])
+    assert matmul > 1000
     stats = tmp_path / "s.json"
-    result = run([tool("npu-sim"), write(tmp_path, "long.npuasm", LONG), "--max-cycles", "1000",
-                  "--mode", "both", "--stats-json", stats])
+    result = run([tool("npu-sim"), source, "--max-cycles", "1000", "--mode", "both", "--stats-json", stats])
     assert result.returncode == 1, result.stderr
-    assert ("packet 1 (matmul 0x10000000, 0x0, 0x100000000, 4096, 16384, 4096, 0, 0, 0) would "
-            "take 4339531788 cycles, beyond the --max-cycles budget of 1000 (5 used by the "
+    assert (f"packet 1 (matmul 0x10000000, 0x0, 0x100000000, 4096, 16384, 4096, 0, 0, 0) would "
+            f"take {matmul} cycles, beyond the --max-cycles budget of 1000 ({nop} used by the "
             "packets before it); it was not started") in result.stderr
-    assert "1 packets on iss, stopped at cycle budget, 5 cycles" in result.stdout
+    assert f"1 packets on iss, stopped at cycle budget, {nop} cycles" in result.stdout
     assert json.loads(stats.read_text())["packets"] == 1
-    # The whole stream's budget: nop 5, matmul 4339531788, halt 5.
-    perf = run([tool("npu-sim"), tmp_path / "long.npuasm", "--mode", "perf", "--max-cycles",
-                "4339531798"])
-    assert perf.returncode == 0 and "stopped at halt, 4339531798 cycles" in perf.stdout
-    over = run([tool("npu-sim"), tmp_path / "long.npuasm", "--mode", "perf", "--max-cycles",
-                "4339531797"])
-    assert over.returncode == 1 and "packet 2 (halt) would take 5 cycles" in over.stderr
+    # The whole stream's budget, and one cycle less.
+    total = nop + matmul + halt
+    perf = run([tool("npu-sim"), source, "--mode", "perf", "--max-cycles", str(total)])
+    assert perf.returncode == 0 and f"stopped at halt, {total} cycles" in perf.stdout
+    over = run([tool("npu-sim"), source, "--mode", "perf", "--max-cycles", str(total - 1)])
+    assert over.returncode == 1 and f"packet 2 (halt) would take {halt} cycles" in over.stderr
 
 
 def test_an_interrupt_during_a_long_packet_names_it(tmp_path):

@@ -7,7 +7,11 @@
 
 namespace npu::sim {
 
-Work work(const isa::inst::Copy &op) { return {.bytesRead = op.bytes, .bytesWritten = op.bytes}; }
+Work work(const isa::inst::Copy &op) {
+  Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes};
+  w.runs = {.count = 1, .elements = op.bytes, .address = op.src};
+  return w;
+}
 
 void execute(ExecContext &ctx, const isa::inst::Copy &op) {
   auto src = ctx.read<uint8_t>(op.src, op.bytes);
@@ -59,7 +63,23 @@ StridedView viewOf(const isa::inst::CopyStrided &op) {
 Work work(const isa::inst::CopyStrided &op) {
   const StridedView v = viewOf(op);
   const uint64_t bytes = satMul(v.count, v.elementBytes);
-  return {.elements = v.count, .bytesRead = bytes, .bytesWritten = bytes};
+  Work w{.elements = v.count, .bytesRead = bytes, .bytesWritten = bytes};
+  // The DMA engine packs elements under a beat apart (an aligned source,
+  // a positive stride); it reads other strided runs one element per burst.
+  const unsigned elementLog2 = unsigned(std::countr_zero(v.elementBytes));
+  const uint64_t pitch = uint64_t(v.strides[3] < 0 ? -v.strides[3] : v.strides[3]) << elementLog2;
+  const Work::RunKind kind =
+      v.strides[3] == 1 ? Work::RunKind::Range
+      : v.strides[3] > 1 && pitch < isa::hw::kAxiDataBytes && op.src % v.elementBytes == 0
+          ? Work::RunKind::Packed
+          : Work::RunKind::Pitched;
+  w.runs = {.count = satMul(satMul(v.sizes[0], v.sizes[1]), v.sizes[2]),
+            .elements = v.sizes[3],
+            .elementLog2 = elementLog2,
+            .kind = kind,
+            .pitch = pitch,
+            .address = op.src};
+  return w;
 }
 
 // The check stage verified the view's extent (its memory operand in

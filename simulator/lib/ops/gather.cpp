@@ -36,7 +36,14 @@ template <class Op> Work gatherWork(const Op &op) {
 
 } // namespace
 
-Work work(const isa::inst::Embedding &op) { return gatherWork(op); }
+Work work(const isa::inst::Embedding &op) {
+  Work w = gatherWork(op);
+  w.runs = {.count = op.count,
+            .elements = satMul(op.dim, 4),
+            .address = op.table,
+            .indexBytes = indexBytes(op.itype)};
+  return w;
+}
 
 void execute(ExecContext &ctx, const isa::inst::Embedding &op) {
   const uint64_t rowBytes = uint64_t(op.dim) * 4;
