@@ -102,7 +102,15 @@ def measure(npu_sim, name, path, config, workdir, index):
                            f"{run.stdout[-2000:]}{run.stderr[-2000:]}")
     records = json.loads(stats.read_text())["packet_records"]
     stats.unlink()
-    return [(r["op"], r["predicted_cycles"], r["cycles"], r["index"]) for r in records]
+    packets = [(r["op"], r["predicted_cycles"], r["cycles"], r["index"]) for r in records]
+    # The bytes each packet's engine requested against the model's: equal,
+    # or at most the model's where the data may skip requests.
+    def agrees(r):
+        model, rtl = (r["predicted_bytes_read"], r["predicted_bytes_written"]), (r["bytes_read"], r["bytes_written"])
+        return model == rtl or (not r["predicted_bytes_exact"] and rtl[0] <= model[0] and rtl[1] <= model[1])
+    mismatches = [(r["index"], r["op"], (r["predicted_bytes_read"], r["predicted_bytes_written"]),
+                   (r["bytes_read"], r["bytes_written"])) for r in records if not agrees(r)]
+    return packets, mismatches
 
 
 def host_line():
@@ -216,7 +224,9 @@ def main() -> int:
             futures = [pool.submit(measure, npu_sim, name, path, config, workdir, i)
                        for i, (name, path, config) in enumerate(jobs)]
             for (name, path, config), future in zip(jobs, futures):
-                results.append({"stream": name, "config": config_name(config), "packets": future.result()})
+                packets, mismatches = future.result()
+                results.append({"stream": name, "config": config_name(config), "packets": packets,
+                                "byte_mismatches": mismatches})
 
     classes, streams = summarise(results)
     print(host_line())
@@ -237,6 +247,13 @@ def main() -> int:
         print(f"| {config_name(config)} | {len(mine)} | {100 * worst['error']:.2f} % ({worst['stream']}) | "
               f"{100 * abs(predicted - measured) / measured:.2f} % |")
 
+    mismatched = [(r["stream"], r["config"], m) for r in results for m in r["byte_mismatches"]]
+    by_op = {}
+    for _, _, (_, op, _, _) in mismatched:
+        by_op[op] = by_op.get(op, 0) + 1
+    print(f"\nbytes requested per packet: the model's equal the RTL's for "
+          f"{sum(c['packets'] for c in classes.values()) - len(mismatched)} packets, differ for "
+          f"{len(mismatched)}" + (f" ({', '.join(f'{op} {n}' for op, n in sorted(by_op.items()))})" if by_op else ""))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"classes": classes, "streams": streams, "results": results}))
     if args.plot:
@@ -246,6 +263,8 @@ def main() -> int:
         return 0
     failures = [f"{op}: mean per-packet error {100 * c['mean_error']:.2f} % > {args.class_bound} %"
                 for op, c in sorted(classes.items()) if 100 * c["mean_error"] > args.class_bound]
+    failures += [f"{stream} ({config}): packet {index} ({op}) requested (read, written) = {rtl} bytes, "
+                 f"the model {model}" for stream, config, (index, op, model, rtl) in mismatched]
     failures += [f"{s['stream']} ({s['config']}): whole-stream error {100 * s['error']:.2f} % > {args.stream_bound} %"
                  for s in streams if 100 * s["error"] > args.stream_bound]
     for failure in failures:

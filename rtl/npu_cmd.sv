@@ -48,7 +48,8 @@ module npu_cmd (
   input  logic        mem_req_ready,
   input  logic        mem_req_valid,      // the owner's request, for the byte counters
   input  logic        mem_req_write,
-  input  logic [31:0] mem_req_bytes,
+  input  logic [31:0] mem_req_bytes,      // per row ...
+  input  logic [15:0] mem_req_rows,       // ... of this many
   input  logic        mem_rd_valid,
   input  logic [63:0] mem_rd_addr,
   input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_rd_data,
@@ -292,6 +293,10 @@ module npu_cmd (
     end
   endtask
 
+  // The bytes of an engine's request, every row of it (the trace's counts).
+  logic [47:0] request_bytes;
+  assign request_bytes = {16'd0, mem_req_bytes} * {32'd0, mem_req_rows};
+
   assign active = state != S_IDLE;
   assign fetch_req_valid = state == S_FETCH_REQ;
   assign fetch_req_addr = slot_addr;
@@ -344,8 +349,8 @@ module npu_cmd (
       matrix_start <= 1'b0;
       vector_start <= 1'b0;
       if (mem_req_valid && mem_req_ready && port_owner != npu_pkg::PORT_FETCH) begin
-        if (mem_req_write) trace_bytes_written <= trace_bytes_written + {32'd0, mem_req_bytes};
-        else trace_bytes_read <= trace_bytes_read + {32'd0, mem_req_bytes};
+        if (mem_req_write) trace_bytes_written <= trace_bytes_written + {16'd0, request_bytes};
+        else trace_bytes_read <= trace_bytes_read + {16'd0, request_bytes};
       end
       unique case (state)
         S_IDLE:

@@ -340,6 +340,7 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  uint16_t firstPre, numPre;\n"
         "  RowLoad rowLoad;\n  uint8_t rowLoadWords; // Scalar\n"
         "  int8_t indexType;        // Index: the operand of the index type (0: i32, 1: i64)\n"
+        "  int8_t indexSkip;        // Index: the operand whose value (>= 0) skips a row, or -1\n"
         "  uint8_t rowStoreWords;   // 0: none\n"
         "  uint8_t numPasses;\n  Pass passes[3];\n};\n\n";
   std::vector<std::string> steps;
@@ -381,7 +382,7 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
                          std::to_string(r.preLoad < 0 ? 0 : r.preLoadWords) + ", " +
                          addSteps(r.pre) + ", " + rowLoads[static_cast<int>(r.rowLoad)] + ", " +
                          std::to_string(r.rowLoadWords) + ", " + std::to_string(r.indexType) +
-                         ", " + std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " +
+                         ", " + std::to_string(r.indexSkip) + ", " + std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " +
                          std::to_string(r.passes.size()) + ", {";
       for (const RecipePass &p : r.passes) {
         const std::string elementSteps = addSteps(p.steps);

@@ -329,7 +329,7 @@ private:
     if (recording_) {
       records_.push_back(r);
       records_.back().index = index;
-      records_.back().predictedCycles = issCycles;
+      records_.back().predicted = {issCycles, i.bytesRead, i.bytesWritten, i.bytesExact};
     }
   }
 

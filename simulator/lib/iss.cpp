@@ -55,7 +55,7 @@ std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes
     return std::nullopt;
   isa::Instruction decoded;
   isa::decode(packet, decoded, nullptr, nullptr);
-  return packetCycles(decoded, *work, memory);
+  return packetTiming(decoded, *work, memory).cycles;
 }
 
 std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> packet,
@@ -73,7 +73,11 @@ std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> pac
     r.elements = work->elements;
     r.computeCycles = ceilDiv(r.elements, isa::hw::kVectorLanes);
   }
-  const uint64_t busiest = std::max(work->bytesRead, work->bytesWritten);
+  // The bytes the engine moves for this packet (the cycle model's requests).
+  isa::Instruction decoded;
+  isa::decode(packet, decoded, nullptr, nullptr);
+  const Traffic traffic = packetTiming(decoded, *work, memory).traffic;
+  const uint64_t busiest = std::max(traffic.bytesRead, traffic.bytesWritten);
   r.memoryCycles = ceilDiv(busiest, std::min<uint64_t>(memory.bytesPerCycle, isa::hw::kAxiDataBytes));
   return r;
 }
@@ -113,20 +117,20 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
 #undef NPU_DISPATCH
   }
 
-  uint64_t cycles = 0;
-  if (mode_ != Mode::Func) {
-    isa::Instruction decoded;
-    isa::decode(packet, decoded, nullptr, nullptr);
-    cycles = packetCycles(decoded, work, timing_);
-  }
+  // Every mode counts the bytes the engine requests; func charges no cycles.
+  isa::Instruction decoded;
+  isa::decode(packet, decoded, nullptr, nullptr);
+  const PacketTiming timing = packetTiming(decoded, work, timing_);
+  const uint64_t cycles = mode_ == Mode::Func ? 0 : timing.cycles;
   const PacketRecord record{.index = index,
                             .opcode = info.opcode,
                             .engine = info.engine,
                             .startCycle = stats_.cycles,
                             .endCycle = satAdd(stats_.cycles, cycles),
-                            .bytesRead = work.bytesRead,
-                            .bytesWritten = work.bytesWritten,
-                            .predictedCycles = std::nullopt};
+                            .bytesRead = timing.traffic.bytesRead,
+                            .bytesWritten = timing.traffic.bytesWritten,
+                            .bytesExact = !timing.traffic.upperBound,
+                            .predicted = std::nullopt};
   account(stats_, record);
   if (recording_)
     records_.push_back(record);

@@ -66,8 +66,12 @@ std::string statsJson(const Stats &stats, std::span<const mem::PhysicalMemory::R
     p["engine"] = isa::engineName(r.engine);
     p["start"] = r.startCycle;
     p["cycles"] = cycles;
-    if (r.predictedCycles)
-      p["predicted_cycles"] = *r.predictedCycles;
+    if (r.predicted) {
+      p["predicted_cycles"] = r.predicted->cycles;
+      p["predicted_bytes_read"] = r.predicted->bytesRead;
+      p["predicted_bytes_written"] = r.predicted->bytesWritten;
+      p["predicted_bytes_exact"] = r.predicted->bytesExact;
+    }
     p["bytes_read"] = r.bytesRead;
     p["bytes_written"] = r.bytesWritten;
     if (r.index < packets.size())
@@ -112,8 +116,8 @@ std::string perfettoTraceJson(std::span<const PacketRecord> records, const std::
                            {"cycles", r.endCycle - r.startCycle},
                            {"bytes_read", r.bytesRead},
                            {"bytes_written", r.bytesWritten}};
-    if (r.predictedCycles)
-      args["predicted_cycles"] = *r.predictedCycles;
+    if (r.predicted)
+      args["predicted_cycles"] = r.predicted->cycles;
     // Trace-event timestamps are microseconds: one cycle shows as 1 ns.
     events.push_back({{"name", info.mnemonic},
                       {"cat", info.family},

@@ -7,6 +7,10 @@
 
 namespace npu::sim {
 
+Traffic Traffic::operator-(const Traffic &o) const {
+  return {bytesRead - o.bytesRead, bytesWritten - o.bytesWritten, upperBound};
+}
+
 namespace {
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -31,13 +35,15 @@ public:
   }
 
   // AR, the latency, the beats.
-  uint64_t read(uint64_t address, uint64_t bytes) const {
+  uint64_t read(uint64_t address, uint64_t bytes) {
+    bytesRead_ = satAdd(bytesRead_, bytes);
     const uint64_t n = beats(address, bytes);
     return transfer(kReadOverhead, 1, n, n);
   }
   // AW, the beats, the latency to the response, B: the response's latency
   // runs from the last beat's handshake, not from its end.
-  uint64_t write(uint64_t address, uint64_t bytes) const {
+  uint64_t write(uint64_t address, uint64_t bytes) {
+    bytesWritten_ = satAdd(bytesWritten_, bytes);
     const uint64_t n = beats(address, bytes);
     return transfer(kWriteOverhead + 1, 2, n, n ? n - 1 : 0);
   }
@@ -46,12 +52,20 @@ public:
   // address per cycle and keeps HW_AXI_OUTSTANDING bursts in flight, so an
   // element takes a beat, an address handshake, or latency / outstanding,
   // whichever is slowest.
-  uint64_t pitchedRead(uint64_t elements) const {
+  uint64_t pitchedRead(uint64_t elements, uint64_t elementBytes) {
+    bytesRead_ = satAdd(bytesRead_, satMul(elements, elementBytes));
     const double perElement =
         std::max({double(memory_.beatCycles()) + wait_, 1.0 + wait_,
                   double(memory_.latency + 2) / double(isa::hw::kAxiOutstanding)});
     const double cycles = double(kReadOverhead + memory_.latency) + wait_ + double(elements) * perElement + 0.5;
     return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
+  }
+
+  // The bytes of the requests so far, as the RTL's trace counts them.
+  Traffic traffic() const { return {bytesRead_, bytesWritten_}; }
+  void add(const Traffic &t) {
+    bytesRead_ = satAdd(bytesRead_, t.bytesRead);
+    bytesWritten_ = satAdd(bytesWritten_, t.bytesWritten);
   }
 
 private:
@@ -72,6 +86,7 @@ private:
 
   const MemoryTiming &memory_;
   double wait_;
+  uint64_t bytesRead_ = 0, bytesWritten_ = 0;
 };
 
 // The command processor (rtl/npu_cmd.sv) around every packet: idle, fetch
@@ -79,8 +94,7 @@ private:
 // checks of each memory operand (one cycle per factor of its extent and one
 // for its region, or one for an absent operand) and one cycle per overlap
 // rule; the start and the completion.
-uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decoded,
-                       const Port &port) {
+uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, Port &port) {
   uint64_t cycles = 1 + port.read(0, isa::kPacketBytes) + 2;
   if (info.engine == isa::Engine::Control)
     return cycles;
@@ -129,8 +143,7 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
   return cycles;
 }
 
-uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &decoded,
-                      const Port &port) {
+uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port) {
   const uint64_t rows = r.rows < 0 ? 1 : decoded.operands[r.rows];
   const uint64_t cols = decoded.operands[r.cols];
   const uint64_t rowBytes = satMul(cols, 4);
@@ -189,10 +202,14 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
     return c + 1;
   };
   if (rows > 0) {
-    const uint64_t first = rowCycles(0);
-    cycles = satAdd(cycles, first);
-    if (rows > 1)
+    cycles = satAdd(cycles, rowCycles(0));
+    if (rows > 1) {
+      // The second row's requests stand for every later row's.
+      const Traffic before = port.traffic();
       cycles = satAdd(cycles, satMul(rows - 1, rowCycles(1)));
+      const Traffic row = port.traffic() - before;
+      port.add({satMul(rows - 2, row.bytesRead), satMul(rows - 2, row.bytesWritten)});
+    }
   }
   return cycles + 1; // finish
 }
@@ -202,11 +219,13 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
 // 64 KiB, a strided run in requests of at most 2,048 elements, while the
 // write side streams the landed bytes out concurrently; the packet ends
 // with the last write's response. Without runs (FILL) it is one write.
-uint64_t dmaCycles(const Work &work, const Port &port, const MemoryTiming &memory) {
+uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   constexpr uint64_t kRequest = 64 * 1024, kElementRows = 2048;
   const Work::Runs &runs = work.runs;
   if (!runs.count)
     return satAdd(5, port.write(0, work.bytesWritten));
+  // The write side requests the destination stream as it lands.
+  port.add({0, work.bytesWritten});
   if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
     // One range: its later requests each add a latency to the stream.
     const uint64_t requests = std::max<uint64_t>(1, ceilDiv(runs.elements, kRequest));
@@ -215,6 +234,7 @@ uint64_t dmaCycles(const Work &work, const Port &port, const MemoryTiming &memor
     return satAdd(satAdd(3, read), memory.latency + 3);
   }
   const uint64_t element = uint64_t(1) << runs.elementLog2;
+  const Traffic before = port.traffic();
   uint64_t run = runs.indexBytes ? port.read(0, runs.indexBytes) + 3 : 1;
   for (uint64_t done = 0; done < runs.elements;) {
     const uint64_t take = std::min(runs.elements - done, runs.kind == Work::RunKind::Range
@@ -227,17 +247,20 @@ uint64_t dmaCycles(const Work &work, const Port &port, const MemoryTiming &memor
     case Work::RunKind::Packed:
       run = satAdd(run, port.read(runs.address, (take - 1) * runs.pitch + element) + 1);
       break;
-    case Work::RunKind::Pitched: run = satAdd(run, port.pitchedRead(take) + 1); break;
+    case Work::RunKind::Pitched: run = satAdd(run, port.pitchedRead(take, element) + 1); break;
     }
     done += take;
   }
+  // Every run reads what the first one does.
+  const Traffic one = port.traffic() - before;
+  port.add({satMul(runs.count - 1, one.bytesRead), 0});
   return satAdd(satAdd(3, satMul(runs.count, run)), memory.latency + 3);
 }
 
 // The matrix engine (rtl/npu_matrix.sv): per T x T output tile, its A and B
 // panels read, K fused multiply-adds per PE, the diagonal drain, the tile
 // stored.
-uint64_t matrixCycles(const Work &work, const Port &port) {
+uint64_t matrixCycles(const Work &work, Port &port) {
   constexpr uint64_t T = isa::hw::kMatrixTile;
   const uint64_t tiles = satMul(satMul(ceilDiv(work.m, T), ceilDiv(work.n, T)), work.batch);
   const uint64_t perTile = satAdd(satAdd(satMul(port.read(0, satMul(T * 4, work.k)), 2), work.k),
@@ -247,22 +270,28 @@ uint64_t matrixCycles(const Work &work, const Port &port) {
 
 } // namespace
 
-uint64_t packetCycles(const isa::Instruction &decoded, const Work &work, const MemoryTiming &memory) {
+PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
+                          const MemoryTiming &memory) {
   // Absurd operands give absurd estimates: every sum and product saturates
   // at 2^64-1 rather than wrap to a small count.
   const isa::InstrInfo &info = isa::info(decoded.opcode);
-  const Port port(memory);
-  const uint64_t command = commandCycles(info, decoded, port);
+  Port fetch(memory), engine(memory);
+  uint64_t cycles = commandCycles(info, decoded, fetch);
   switch (info.engine) {
-  case isa::Engine::Control: return command;
-  case isa::Engine::Dma: return satAdd(command, dmaCycles(work, port, memory));
-  case isa::Engine::Matrix: return satAdd(command, matrixCycles(work, port));
+  case isa::Engine::Control: break;
+  case isa::Engine::Dma: cycles = satAdd(cycles, dmaCycles(work, engine, memory)); break;
+  case isa::Engine::Matrix: cycles = satAdd(cycles, matrixCycles(work, engine)); break;
   case isa::Engine::Vector:
-    if (const isa::recipe::Recipe *recipe = recipeOf(decoded))
-      return satAdd(command, vectorCycles(*recipe, decoded, port));
-    return command;
+    if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
+      cycles = satAdd(cycles, vectorCycles(*recipe, decoded, engine));
+      Traffic traffic = engine.traffic();
+      traffic.upperBound = recipe->indexSkip >= 0 &&
+                           int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;
+      return {cycles, traffic};
+    }
+    break;
   }
-  return command;
+  return {cycles, engine.traffic()};
 }
 
 } // namespace npu::sim

@@ -10,6 +10,22 @@
 
 namespace npu::sim {
 
-uint64_t packetCycles(const isa::Instruction &decoded, const Work &work, const MemoryTiming &memory);
+// The bytes an engine requests from the memory port (a multi-row request
+// counts all its rows).
+struct Traffic {
+  uint64_t bytesRead = 0, bytesWritten = 0;
+  // The data may make the engine skip requests (a gather row whose index is
+  // the padding index): then these are at most what it requests.
+  bool upperBound = false;
+  Traffic operator-(const Traffic &other) const;
+};
+
+struct PacketTiming {
+  uint64_t cycles = 0;
+  Traffic traffic; // the engine's requests (not the packet's fetch)
+};
+
+PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
+                          const MemoryTiming &memory);
 
 } // namespace npu::sim

@@ -9,7 +9,7 @@ namespace npu::sim {
 
 Work work(const isa::inst::SoftmaxBwd &op) {
   const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n, .bytesRead = satMul(n, 8), .bytesWritten = satMul(n, 4)};
+  return {.elements = n};
 }
 
 void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
@@ -39,9 +39,7 @@ void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
 
 Work work(const isa::inst::RmsnormBwd &op) {
   const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n,
-          .bytesRead = satMul(satAdd(satAdd(satMul(n, 2), op.rows), op.cols), 4),
-          .bytesWritten = satMul(satAdd(n, op.write_dweight ? op.cols : 0), 4)};
+  return {.elements = n};
 }
 
 void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
@@ -82,7 +80,7 @@ void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
 namespace {
 
 template <class Op> Work pointwiseWork(const Op &op) {
-  return {.elements = op.n, .bytesRead = satMul(op.n, 8), .bytesWritten = satMul(op.n, 4)};
+  return {.elements = op.n};
 }
 
 // dx = program(x, dy), the program being the one the record names.

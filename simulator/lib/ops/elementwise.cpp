@@ -19,12 +19,7 @@ uint64_t broadcastElements(isa::Broadcast bcast, uint64_t rows, uint64_t cols) {
   return 0;
 }
 
-template <class Op> Work binaryWork(const Op &op) {
-  const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n,
-          .bytesRead = satMul(satAdd(n, broadcastElements(op.bcast, op.rows, op.cols)), 4),
-          .bytesWritten = satMul(n, 4)};
-}
+template <class Op> Work binaryWork(const Op &op) { return {.elements = satMul(op.rows, op.cols)}; }
 
 // dst = program(a, b') over rows x cols with b broadcast, where b' is b or,
 // given `alpha`, alpha*b rounded first (ADD and SUB).
@@ -59,7 +54,7 @@ void binary(ExecContext &ctx, const Op &op, Program program, const float *alpha 
 }
 
 template <class Op> Work scalarWork(const Op &op) {
-  return {.elements = op.n, .bytesRead = satMul(op.n, 4), .bytesWritten = satMul(op.n, 4)};
+  return {.elements = op.n};
 }
 
 // dst = program(a, s), or program(s, a) for the reversed forms.

@@ -27,17 +27,10 @@ template <class Op> uint64_t checkedIndex(ExecContext &ctx, const Op &op, const 
   return static_cast<uint64_t>(index);
 }
 
-template <class Op> Work gatherWork(const Op &op) {
-  const uint64_t rowBytes = satMul(op.dim, 4);
-  return {.elements = satMul(op.count, op.dim),
-          .bytesRead = satAdd(satMul(op.count, rowBytes), satMul(op.count, indexBytes(op.itype))),
-          .bytesWritten = satMul(op.count, rowBytes)};
-}
-
 } // namespace
 
 Work work(const isa::inst::Embedding &op) {
-  Work w = gatherWork(op);
+  Work w{.elements = satMul(op.count, op.dim), .bytesWritten = satMul(satMul(op.count, op.dim), 4)};
   w.runs = {.count = op.count,
             .elements = satMul(op.dim, 4),
             .address = op.table,
@@ -57,11 +50,7 @@ void execute(ExecContext &ctx, const isa::inst::Embedding &op) {
     std::memcpy(dst + t * rowBytes, table + checkedIndex(ctx, op, indices, t) * rowBytes, rowBytes);
 }
 
-Work work(const isa::inst::EmbeddingBwd &op) {
-  Work w = gatherWork(op);
-  w.bytesRead = satAdd(w.bytesRead, w.bytesWritten); // read-modify-write of the gradient rows
-  return w;
-}
+Work work(const isa::inst::EmbeddingBwd &op) { return {.elements = satMul(op.count, op.dim)}; }
 
 void execute(ExecContext &ctx, const isa::inst::EmbeddingBwd &op) {
   const uint64_t rowBytes = uint64_t(op.dim) * 4;

@@ -10,16 +10,11 @@ namespace npu::sim {
 
 namespace {
 
-template <class Op> Work rowsWork(const Op &op, uint64_t extraReads) {
-  const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n,
-          .bytesRead = satMul(satAdd(n, extraReads), 4),
-          .bytesWritten = satMul(n, 4)};
-}
+template <class Op> Work rowsWork(const Op &op) { return {.elements = satMul(op.rows, op.cols)}; }
 
 } // namespace
 
-Work work(const isa::inst::Softmax &op) { return rowsWork(op, 0); }
+Work work(const isa::inst::Softmax &op) { return rowsWork(op); }
 
 void execute(ExecContext &ctx, const isa::inst::Softmax &op) {
   const uint64_t n = uint64_t(op.rows) * op.cols;
@@ -52,7 +47,7 @@ void execute(ExecContext &ctx, const isa::inst::Softmax &op) {
 }
 
 Work work(const isa::inst::Rmsnorm &op) {
-  return rowsWork(op, op.use_weight ? op.cols : 0);
+  return rowsWork(op);
 }
 
 void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
@@ -79,7 +74,7 @@ void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
 }
 
 Work work(const isa::inst::Layernorm &op) {
-  return rowsWork(op, (op.use_weight ? op.cols : 0) + (op.use_bias ? op.cols : 0));
+  return rowsWork(op);
 }
 
 void execute(ExecContext &ctx, const isa::inst::Layernorm &op) {

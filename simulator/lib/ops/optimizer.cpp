@@ -8,9 +8,7 @@
 namespace npu::sim {
 
 Work work(const isa::inst::Adamw &op) {
-  return {.elements = op.n,
-          .bytesRead = satAdd(satMul(op.n, 16), 32),
-          .bytesWritten = satMul(op.n, 12)};
+  return {.elements = op.n};
 }
 
 void execute(ExecContext &ctx, const isa::inst::Adamw &op) {

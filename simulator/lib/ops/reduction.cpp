@@ -9,10 +9,7 @@ namespace npu::sim {
 
 namespace {
 
-template <class Op> Work reduceWork(const Op &op, uint64_t outputs) {
-  const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n, .bytesRead = satMul(n, 4), .bytesWritten = satMul(outputs, 4)};
-}
+template <class Op> Work reduceWork(const Op &op) { return {.elements = satMul(op.rows, op.cols)}; }
 
 // dst[i] = f(row i) for every row.
 template <class Op, class F> void perRow(ExecContext &ctx, const Op &op, F f) {
@@ -25,17 +22,17 @@ template <class Op, class F> void perRow(ExecContext &ctx, const Op &op, F f) {
 
 } // namespace
 
-Work work(const isa::inst::RowSum &op) { return reduceWork(op, op.rows); }
+Work work(const isa::inst::RowSum &op) { return reduceWork(op); }
 void execute(ExecContext &ctx, const isa::inst::RowSum &op) {
   perRow(ctx, op, [&](const float *row) { return laneSum(row, op.cols); });
 }
 
-Work work(const isa::inst::RowMax &op) { return reduceWork(op, op.rows); }
+Work work(const isa::inst::RowMax &op) { return reduceWork(op); }
 void execute(ExecContext &ctx, const isa::inst::RowMax &op) {
   perRow(ctx, op, [&](const float *row) { return laneMax(row, op.cols); });
 }
 
-Work work(const isa::inst::RowMean &op) { return reduceWork(op, op.rows); }
+Work work(const isa::inst::RowMean &op) { return reduceWork(op); }
 void execute(ExecContext &ctx, const isa::inst::RowMean &op) {
   const float inverse = scalar(Program::Recip, {static_cast<float>(op.cols)});
   perRow(ctx, op, [&](const float *row) {
@@ -43,7 +40,7 @@ void execute(ExecContext &ctx, const isa::inst::RowMean &op) {
   });
 }
 
-Work work(const isa::inst::ColSum &op) { return reduceWork(op, op.cols); }
+Work work(const isa::inst::ColSum &op) { return reduceWork(op); }
 void execute(ExecContext &ctx, const isa::inst::ColSum &op) {
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();

@@ -11,7 +11,7 @@ namespace npu::sim {
 namespace {
 
 template <class Op> Work unaryWork(const Op &op) {
-  return {.elements = op.n, .bytesRead = satMul(op.n, 4), .bytesWritten = satMul(op.n, 4)};
+  return {.elements = op.n};
 }
 
 template <class Op> void unary(ExecContext &ctx, const Op &op) {

@@ -430,10 +430,26 @@ TEST(IssModes, CountersSaturateInsteadOfWrapping) {
 
   sim::Stats stats;
   const uint64_t big = uint64_t(3) << 62;
-  sim::account(stats, {0, isa::Opcode::MATMUL, isa::Engine::Matrix, 0, big, big, big, std::nullopt});
+  sim::account(stats, {.index = 0,
+                       .opcode = isa::Opcode::MATMUL,
+                       .engine = isa::Engine::Matrix,
+                       .startCycle = 0,
+                       .endCycle = big,
+                       .bytesRead = big,
+                       .bytesWritten = big,
+                       .bytesExact = true,
+                       .predicted = std::nullopt});
   EXPECT_FALSE(stats.saturated);
   EXPECT_NE(sim::statsJson(stats, {}).find("\"saturated\": false"), std::string::npos);
-  sim::account(stats, {1, isa::Opcode::MATMUL, isa::Engine::Matrix, big, UINT64_MAX, big, big, std::nullopt});
+  sim::account(stats, {.index = 1,
+                       .opcode = isa::Opcode::MATMUL,
+                       .engine = isa::Engine::Matrix,
+                       .startCycle = big,
+                       .endCycle = UINT64_MAX,
+                       .bytesRead = big,
+                       .bytesWritten = big,
+                       .bytesExact = true,
+                       .predicted = std::nullopt});
   EXPECT_TRUE(stats.saturated);
   EXPECT_EQ(stats.cycles, UINT64_MAX);
   EXPECT_EQ(stats.bytesRead, UINT64_MAX);

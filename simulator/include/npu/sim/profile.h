@@ -26,9 +26,17 @@ struct PacketRecord {
   uint64_t endCycle = 0;
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
-  // On the cosim backend: the cycles the ISS's model predicted for this
-  // packet (the record's own cycles are the RTL's).
-  std::optional<uint64_t> predictedCycles;
+  // False when the data may make the engine request less than these (a
+  // gather row skipped for its padding index): the ISS's counts are then
+  // an upper bound.
+  bool bytesExact = true;
+  // On the cosim backend: what the ISS's cycle model predicted for this
+  // packet (the record's own counts are the RTL's).
+  struct Prediction {
+    uint64_t cycles = 0, bytesRead = 0, bytesWritten = 0;
+    bool bytesExact = true;
+  };
+  std::optional<Prediction> predicted;
 };
 
 struct Stats {
