@@ -88,7 +88,7 @@ module npu_matrix (
   typedef enum logic [2:0] {
     M_IDLE, M_DECIDE, M_ADDR_BATCH, M_ADDR_RUN, M_REQ, M_RUN, M_FINISH
   } mem_state_e;
-  typedef enum logic {X_WAIT, X_RUN} compute_state_e;
+  typedef enum logic [0:0] {X_WAIT, X_RUN} compute_state_e;
   // Who owns the accumulators: the memory side initialising them for the
   // block at the C cursor, the compute side, or the memory side storing them.
   typedef enum logic [1:0] {ACC_INIT, ACC_COMPUTE, ACC_STORE} acc_phase_e;
@@ -136,8 +136,8 @@ module npu_matrix (
 
   // The part of a dimension from `origin` on, at most `limit`.
   function automatic logic [XB:0] clip(input logic [31:0] total, input logic [31:0] origin,
-                                       input int unsigned limit);
-    clip = total - origin >= 32'(limit) ? (XB+1)'(limit) : (XB+1)'(total - origin);
+                                       input logic [XB:0] limit);
+    clip = total - origin >= 32'(limit) ? limit : (XB+1)'(total - origin);
   endfunction
   // Tiles covering `rows` rows (1 .. BT).
   function automatic logic [BTB:0] tiles_of(input logic [XB:0] rows);
@@ -154,11 +154,11 @@ module npu_matrix (
   logic [31:0] cp, cbi, cbj;
   logic [XB:0] p_rows, p_cols, p_depth;   // the panel's block rows, columns and depth
   logic [XB:0] c_rows, c_cols;            // the C block's rows and columns
-  assign p_rows = clip(m, pbi, BR);
-  assign p_cols = clip(n, pbj, BR);
-  assign p_depth = clip(k, pk0, KC);
-  assign c_rows = clip(m, cbi, BR);
-  assign c_cols = clip(n, cbj, BR);
+  assign p_rows = clip(m, pbi, (XB+1)'(BR));
+  assign p_cols = clip(n, pbj, (XB+1)'(BR));
+  assign p_depth = clip(k, pk0, (XB+1)'(KC));
+  assign c_rows = clip(m, cbi, (XB+1)'(BR));
+  assign c_cols = clip(n, cbj, (XB+1)'(BR));
 
   logic last_pk, last_pj, last_pi, last_pp, last_cj, last_ci, last_cp;
   assign last_pk = pk0 + 32'(KC) >= k;
@@ -300,7 +300,7 @@ module npu_matrix (
   assign store_ta = mem_wr_row[XB-1:TB];
   always_comb begin
     for (int x = 0; x < BR; x++)
-      store_row[x] = acc[store_i][x % T][32 * (int'(store_ta) * BT + x / T) +: 32];
+      store_row[x] = acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32];
     for (int w = 0; w < WORDS; w++)
       mem_wr_data[32*w +: 32] = store_row[XB'(w) + store_first[XB-1:0]];
   end
