@@ -48,6 +48,7 @@ module npu_matrix (
   output logic [7:0]  fault_operand,
   output logic [63:0] fault_length,
   output logic [3:0]  dbg_state,
+  output logic        port_quiet,         // the memory side waits for the compute side
 
   output logic        mem_req_valid,
   output logic        mem_req_write,
@@ -384,6 +385,10 @@ module npu_matrix (
   assign mem_req_rows = 16'(run_count);
   assign mem_req_pitch = {30'd0, run_pitch, 2'b00};
   assign done = mstate == M_FINISH;
+  // Nothing to load until the compute side takes the loaded panels or
+  // finishes the block: the command processor may read the next packet.
+  assign port_quiet = mstate == M_DECIDE && acc_phase == ACC_COMPUTE &&
+                      (!panels_left || load_full);
   // The command processor checked every range: only the interconnect's
   // errors end a packet here, and they name no operand.
   assign fault_operand = npu_isa_pkg::NO_OPERAND;
