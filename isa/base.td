@@ -150,6 +150,7 @@ class Cost<Engine engine, int setup, int perElement> {
 // The one machine that the ISS timing model and the RTL both describe.
 class HardwareConfig {
   int MatrixTile = ?;       // T: the matrix engine is a T x T PE array
+  int MatrixBlockTiles = ?; // B: it computes B x B output tiles per operand panel (B^2 accumulators per PE; a power of two >= 2)
   int VectorLanes = ?;      // L: vector lanes, also the reduction lane count
   int AxiDataBytes = ?;     // AXI4 data bus width in bytes
   int AxiMaxBurst = ?;      // beats per burst

@@ -2,6 +2,7 @@
 
 def NpuHardware : HardwareConfig {
   let MatrixTile = 8;
+  let MatrixBlockTiles = 4;
   let VectorLanes = 8;
   let AxiDataBytes = 32;
   let AxiMaxBurst = 16;

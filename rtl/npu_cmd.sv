@@ -45,6 +45,10 @@ module npu_cmd (
   output logic [1:0]  port_owner,
   output logic        fetch_req_valid,
   output logic [63:0] fetch_req_addr,
+  output logic        prefetch_req_valid, // the next packet, while an engine runs (see below)
+  output logic [63:0] prefetch_req_addr,
+  input  logic        prefetch_grant,     // the port is given the prefetch request this cycle
+  output logic        prefetching,        // it is in flight: its beats and completion are ours
   input  logic        mem_req_ready,
   input  logic        mem_req_valid,      // the owner's request, for the byte counters
   input  logic        mem_req_write,
@@ -95,14 +99,34 @@ module npu_cmd (
   logic [63:0] slot_addr;
   assign slot_addr = ring_base + {26'd0, ring_head & (ring_entries - 32'd1), 6'd0};
 
+  // The prefetch: while an engine runs the packet at RING_HEAD, the next
+  // published packet (RING_TAIL - RING_HEAD >= 2) is read into `staged`
+  // when npu_top grants the port; S_IDLE then decodes it without a fetch if
+  // it is still the packet of RING_HEAD's slot (the ring registers may have
+  // been rewritten). RING_HEAD still advances only when a packet completes.
+  // It is discarded on a fault, a HALT, a RESET or its own error response
+  // (the fetch in its turn reports that), and not read when the running
+  // packet writes its slot (an operand range checked before the start).
+  logic        pf_busy, pf_valid, pf_cancel;
+  logic [63:0] pf_addr;
+  logic [63:0] next_slot_addr;
+  logic        next_slot_written;
+  logic        pf_discard;
+  logic        engine_used_port;   // a request of the running engine completed
+  assign next_slot_addr = ring_base + {26'd0, (ring_head + 32'd1) & (ring_entries - 32'd1), 6'd0};
+  assign pf_discard = soft_reset || halted || faulted || state == S_FAULT;
+  assign prefetching = pf_busy;
+  assign prefetch_req_addr = next_slot_addr;
+
   // A packet spans at most three beats; they are staged by their distance
-  // from the beat holding the packet's first byte.
+  // from the beat holding the packet's first byte (of the prefetched
+  // packet while it is in flight).
   logic [3*BEAT_BITS-1:0] staged;
   logic [63:0] first_beat;
   logic [63:0] beat_distance;
   logic [1:0]  beat_index;
   logic [npu_isa_pkg::PACKET_BITS-1:0] aligned;
-  assign first_beat = {slot_addr[63:SHIFT], SHIFT'(0)};
+  assign first_beat = pf_busy ? {pf_addr[63:SHIFT], SHIFT'(0)} : {slot_addr[63:SHIFT], SHIFT'(0)};
   assign beat_distance = (mem_rd_addr - first_beat) >> SHIFT;
   assign beat_index = beat_distance[1:0];
   assign aligned = npu_isa_pkg::PACKET_BITS'(staged >> (8 * slot_addr[SHIFT-1:0]));
@@ -220,8 +244,9 @@ module npu_cmd (
   assign below_bytes = {3'd0, below} << mo_shift;
   assign strided_bytes = {3'd0, below + above + 66'd1} << mo_shift;
 
-  // The latched range of each memory operand, for the overlap rules.
-  logic [MEMS-1:0] present;
+  // The latched range of each memory operand, for the overlap rules (and
+  // the prefetch: whether the packet writes the next slot).
+  logic [MEMS-1:0] present, range_writes;
   logic [63:0] range_start [MEMS];
   logic [63:0] range_bytes [MEMS];
   logic [7:0]  range_operand [MEMS];
@@ -297,6 +322,51 @@ module npu_cmd (
   logic [47:0] request_bytes;
   assign request_bytes = {16'd0, mem_req_bytes} * {32'd0, mem_req_rows};
 
+  always_comb begin
+    next_slot_written = 1'b0;
+    for (int k = 0; k < MEMS; k++)
+      if (present[k] && range_writes[k] &&
+          {1'b0, range_start[k]} < {1'b0, next_slot_addr} + 65'(npu_isa_pkg::PACKET_BYTES) &&
+          {1'b0, next_slot_addr} < {1'b0, range_start[k]} + {1'b0, range_bytes[k]})
+        next_slot_written = 1'b1;
+  end
+  assign prefetch_req_valid = state == S_EXECUTE && engine_used_port && !pf_busy && !pf_valid &&
+                              !pf_discard &&
+                              ring_entries > 32'd1 && ring_tail - ring_head >= 32'd2 &&
+                              !next_slot_written;
+
+  // The packet at RING_HEAD is to run.
+  logic ring_ready;
+  assign ring_ready = ring_entries != 32'd0 && ring_head != ring_tail && !halted && !faulted &&
+                      !pf_busy;
+
+  always_ff @(posedge clk or negedge rst_n) begin
+    if (!rst_n) begin
+      pf_busy <= 1'b0;
+      pf_valid <= 1'b0;
+      pf_cancel <= 1'b0;
+      pf_addr <= '0;
+      engine_used_port <= 1'b0;
+    end else begin
+      if (state == S_START) engine_used_port <= 1'b0;
+      else if (state == S_EXECUTE && mem_done && !pf_busy) engine_used_port <= 1'b1;
+      if (prefetch_grant && mem_req_ready) begin
+        pf_busy <= 1'b1;
+        pf_cancel <= 1'b0;
+        pf_addr <= next_slot_addr;
+      end else if (pf_busy && mem_done) begin
+        pf_busy <= 1'b0;
+        pf_valid <= !mem_error && !pf_cancel && !pf_discard;
+      end
+      if (pf_discard) begin
+        pf_valid <= 1'b0;
+        if (pf_busy) pf_cancel <= 1'b1;
+      end
+      // S_IDLE takes it, or fetches a packet of another slot.
+      if (state == S_IDLE && ring_ready) pf_valid <= 1'b0;
+    end
+  end
+
   assign active = state != S_IDLE;
   assign fetch_req_valid = state == S_FETCH_REQ;
   assign fetch_req_addr = slot_addr;
@@ -327,6 +397,7 @@ module npu_cmd (
       below <= '0;
       above <= '0;
       present <= '0;
+      range_writes <= '0;
       ext_start <= '0;
       ext_bytes <= '0;
       rule_j <= '0;
@@ -348,14 +419,16 @@ module npu_cmd (
       dma_start <= 1'b0;
       matrix_start <= 1'b0;
       vector_start <= 1'b0;
-      if (mem_req_valid && mem_req_ready && port_owner != npu_pkg::PORT_FETCH) begin
+      if (pf_busy && mem_rd_valid) staged[BEAT_BITS * beat_index +: BEAT_BITS] <= mem_rd_data;
+      if (mem_req_valid && mem_req_ready && port_owner != npu_pkg::PORT_FETCH &&
+          !prefetch_grant) begin
         if (mem_req_write) trace_bytes_written <= trace_bytes_written + {16'd0, request_bytes};
         else trace_bytes_read <= trace_bytes_read + {16'd0, request_bytes};
       end
       unique case (state)
         S_IDLE:
-          if (ring_entries != 32'd0 && ring_head != ring_tail && !halted && !faulted) begin
-            state <= S_FETCH_REQ;
+          if (ring_ready) begin
+            state <= pf_valid && pf_addr == slot_addr ? S_DECODE : S_FETCH_REQ;
             port_owner <= npu_pkg::PORT_FETCH;
             trace_start_cycle <= cycles;
             trace_bytes_read <= '0;
@@ -469,6 +542,7 @@ module npu_cmd (
             range_start[mem_k] <= ext_start;
             range_bytes[mem_k] <= ext_bytes;
             range_operand[mem_k] <= mo_operand;
+            range_writes[mem_k] <= mo_writes;
             state <= S_EXTENT;
             next_operand();
           end

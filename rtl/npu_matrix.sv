@@ -1,22 +1,36 @@
 // The matrix engine: MATMUL and BMM on a T x T output-stationary array of
 // fused multiply-add PEs (T = HW_MATRIX_TILE).
 //
-// C is computed one T x T output tile at a time. PE (i, j) holds the
-// accumulator of C[i][j]: +0, or the old C with the acc flag. The reduction
-// dimension streams through in panels of KC: the engine loads the tile's
-// A panel (T rows x KC) and B panel (KC x T) into local buffers, then on
-// each of KC cycles every PE computes acc = fma(A[i][k], B[k][j], acc) with
-// A[i][k] broadcast along its row and B[k][j] along its column. Every
-// output therefore accumulates k = 0 .. K-1 strictly in order, one rounding
-// per step, as docs/arith.md §3.2 requires. Finished tiles are written back
-// row by row.
+// C is computed one block of BT x BT output tiles (BT =
+// HW_MATRIX_BLOCK_TILES; BR = T * BT rows and columns) at a time. PE (i, j)
+// holds one accumulator per tile of the block, for C[ta*T + i][tb*T + j]:
+// +0, or the old C with the acc flag. The reduction dimension streams
+// through in panels of KC: the block's A panel (BR rows x KC) and B panel
+// (KC x BR). For each k of the panel, every tile of the block takes one
+// cycle in which every PE computes acc = fma(A[i][k], B[k][j], acc) on that
+// tile's accumulator, with A[ta*T + i][k] broadcast along row i and
+// B[k][tb*T + j] along column j. Every output therefore accumulates k = 0
+// .. K-1 strictly in order, one rounding per step, as docs/arith.md §3.2
+// requires. A panel word feeds BT tiles, so a compute cycle needs 2 / BT
+// words per PE row and column where a single tile needs 2 (docs/rtl.md,
+// "Matrix engine throughput").
 //
-// Operand rows are contiguous runs in memory; a panel (or the old C tile)
+// Two machines share the engine. The memory side issues the requests in
+// order: the old C of a block (or clears the accumulators), the block's
+// panels into the load buffers, and the finished block's C rows as one
+// request, whose write bursts the port posts. The compute side copies
+// full load buffers into the panels it shifts through the array, so the
+// memory side loads the next panels (of this block or the next) while the
+// current ones compute; a block's store waits only for its last compute
+// step, and the next block's first panels are already loaded by then.
+//
+// Operand rows are contiguous runs in memory; a panel (or the old C block)
 // is one request of many runs, which the memory port pipelines: with
 // transa (A stored K x M) the A panel is loaded column by column, with
-// transb (B stored N x K) the B panel too. The C tile is stored as one
-// request of its rows, whose write bursts the port posts. BMM repeats the product per batch
-// element at base + 4 * p * stride (dense pitches; stride 0 broadcasts).
+// transb (B stored N x K) the B panel too. BMM repeats the product per
+// batch element at base + 4 * p * stride (dense pitches; stride 0
+// broadcasts). C is disjoint from A and B (the command processor checked
+// it), so loading the next block's panels before storing C is safe.
 //
 // The command processor checked the pitches, the extents and the overlaps
 // before the start (the memory operands of isa/matrix.td).
@@ -34,6 +48,7 @@ module npu_matrix (
   output logic [7:0]  fault_operand,
   output logic [63:0] fault_length,
   output logic [3:0]  dbg_state,
+  output logic        port_quiet,         // the memory side waits for the compute side
 
   output logic        mem_req_valid,
   output logic        mem_req_write,
@@ -59,18 +74,31 @@ module npu_matrix (
 );
 
   localparam int unsigned T = npu_isa_pkg::HW_MATRIX_TILE;
-  localparam int unsigned KC = 32;                    // reduction panel depth
+  localparam int unsigned BT = npu_isa_pkg::HW_MATRIX_BLOCK_TILES;
+  localparam int unsigned BR = T * BT;                // rows and columns of a block
+  localparam int unsigned SLOTS = BT * BT;            // accumulators per PE
+  localparam int unsigned KC = 16;                    // reduction panel depth (<= BR)
   localparam int unsigned WORDS = npu_isa_pkg::HW_AXI_DATA_BYTES / 4;
   localparam int unsigned TB = $clog2(T);
-  localparam int unsigned KB = $clog2(KC);
+  localparam int unsigned BTB = $clog2(BT);
+  localparam int unsigned SB = $clog2(SLOTS);
+  localparam int unsigned XB = $clog2(BR);            // runs are at most BR elements
+  localparam int unsigned WB = $clog2(WORDS);
 
-  typedef enum logic [3:0] {
-    S_IDLE, S_BATCH, S_TILE, S_RUN_ADDR, S_RUN_REQ, S_RUN, S_COMPUTE, S_NEXT, S_FINISH
-  } state_e;
-  state_e state;
-  assign dbg_state = state;
+  // The memory side and the compute side (see the header).
+  typedef enum logic [2:0] {
+    M_IDLE, M_DECIDE, M_ADDR_BATCH, M_ADDR_RUN, M_REQ, M_RUN, M_FINISH
+  } mem_state_e;
+  typedef enum logic [0:0] {X_WAIT, X_RUN} compute_state_e;
+  // Who owns the accumulators: the memory side initialising them for the
+  // block at the C cursor, the compute side, or the memory side storing them.
+  typedef enum logic [1:0] {ACC_INIT, ACC_COMPUTE, ACC_STORE} acc_phase_e;
+  mem_state_e mstate;
+  compute_state_e xstate;
+  acc_phase_e acc_phase;
+  assign dbg_state = {xstate == X_RUN, mstate};
 
-  // What a run moves: a row or a column of a buffer, or a row of the tile.
+  // What a run moves: a row or a column of a panel, or a row of the block.
   typedef enum logic [2:0] {
     RUN_A_ROW, RUN_A_COL, RUN_B_ROW, RUN_B_COL, RUN_C_LOAD, RUN_C_STORE
   } run_kind_e;
@@ -91,6 +119,7 @@ module npu_matrix (
   assign ldb_field = is_bmm ? 32'd0 : packet[npu_isa_pkg::MATMUL_LDB_LSB +: 32];
   assign ldc_field = is_bmm ? 32'd0 : packet[npu_isa_pkg::MATMUL_LDC_LSB +: 32];
   assign batch = is_bmm ? packet[npu_isa_pkg::BMM_BATCH_LSB +: 32] : 32'd1;
+  // MATMUL's batch element is always 0: its "strides" (other fields) multiply 0.
   assign stride_a = packet[npu_isa_pkg::BMM_STRIDE_A_LSB +: 32];
   assign stride_b = packet[npu_isa_pkg::BMM_STRIDE_B_LSB +: 32];
   assign stride_c = packet[npu_isa_pkg::BMM_STRIDE_C_LSB +: 32];
@@ -106,158 +135,216 @@ module npu_matrix (
   assign ldb = ldb_field != 32'd0 ? ldb_field : b_cols;
   assign ldc = ldc_field != 32'd0 ? ldc_field : n;
 
-  // ---- the shared 32 x 32 multiplier for the address arithmetic -------------------
-  logic [31:0] mul_x, mul_y;
-  // Element offsets within checked extents: times 4 they fit in 64 bits.
-  logic [61:0] product;
-  assign product = 62'({32'd0, mul_x} * {32'd0, mul_y});
+  // The part of a dimension from `origin` on, at most `limit`.
+  function automatic logic [XB:0] clip(input logic [31:0] total, input logic [31:0] origin,
+                                       input logic [XB:0] limit);
+    clip = total - origin >= 32'(limit) ? limit : (XB+1)'(total - origin);
+  endfunction
+  // Tiles covering `rows` rows (1 .. BT).
+  function automatic logic [BTB:0] tiles_of(input logic [XB:0] rows);
+    tiles_of = (BTB+1)'((rows + (XB+1)'(T - 1)) >> TB);
+  endfunction
 
-  logic [31:0] batch_stride [3];         // of A, B and C
-  assign batch_stride[0] = stride_a;
-  assign batch_stride[1] = stride_b;
-  assign batch_stride[2] = stride_c;
+  // ---- cursors ---------------------------------------------------------------------------
+  // The panel cursor: the next panel to load (batch element, block origin,
+  // reduction start). The C cursor: the block whose accumulators are in
+  // the array (loaded, computing or to be stored). The panel cursor runs at
+  // most one panel ahead of the compute side, into the next block.
+  logic [31:0] pp, pbi, pbj, pk0;
+  logic        panels_left;
+  logic [31:0] cp, cbi, cbj;
+  logic [XB:0] p_rows, p_cols, p_depth;   // the panel's block rows, columns and depth
+  logic [XB:0] c_rows, c_cols;            // the C block's rows and columns
+  assign p_rows = clip(m, pbi, (XB+1)'(BR));
+  assign p_cols = clip(n, pbj, (XB+1)'(BR));
+  assign p_depth = clip(k, pk0, (XB+1)'(KC));
+  assign c_rows = clip(m, cbi, (XB+1)'(BR));
+  assign c_cols = clip(n, cbj, (XB+1)'(BR));
 
-  // ---- loop state -----------------------------------------------------------------------
-  logic [31:0] p;                         // batch element
-  logic [63:0] a_base, b_base, c_base;    // this batch element's matrices
-  logic [31:0] i0, j0, k0;                // tile origin and panel start
-  logic [TB:0] tile_m, tile_n;            // valid rows and columns of the tile
-  logic [KB:0] kc_len;                    // depth of the panel
-  logic [KB:0] kk;                        // compute step within the panel
-  run_kind_e   run_kind;
-  logic [KB:0] run_count;
-  logic [63:0] run_addr;
-  logic [KB:0] run_words;                 // elements of the run
-  logic [1:0]  batch_step;
-
-  // The panels, as rows that shift towards the array while computing:
-  // a_row[i] holds A[i][kk..] and b_col[j] holds B[kk..][j], the operand of
-  // the next step in bits 31:0.
-  logic [32*KC-1:0] a_row [T];
-  logic [32*KC-1:0] b_col [T];
-
-  // ---- the PE array ---------------------------------------------------------------------
-  // PE (i, j) accumulates C[i][j]: cleared or loaded with the old C per tile,
-  // then one fma per compute cycle with A[i][kk] and B[kk][j].
-  logic [31:0] acc [T][T];
-  logic        pe_load [T][T];
-  logic [31:0] pe_value [T][T];
-  for (genvar i = 0; i < T; i++) begin : g_row
-    for (genvar j = 0; j < T; j++) begin : g_col
-      npu_matrix_pe u_pe (.clk, .enable(state == S_COMPUTE), .a(a_row[i][31:0]), .b(b_col[j][31:0]),
-                          .load(pe_load[i][j]),
-                          .load_value(pe_value[i][j]), .acc(acc[i][j]));
-    end
-  end
+  logic last_pk, last_pj, last_pi, last_pp, last_cj, last_ci, last_cp;
+  assign last_pk = pk0 + 32'(KC) >= k;
+  assign last_pj = pbj + 32'(BR) >= n;
+  assign last_pi = pbi + 32'(BR) >= m;
+  assign last_pp = pp + 32'd1 >= batch;
+  assign last_cj = cbj + 32'(BR) >= n;
+  assign last_ci = cbi + 32'(BR) >= m;
+  assign last_cp = cp + 32'd1 >= batch;
 
   // ---- runs ----------------------------------------------------------------------------------
-  // The first run of the phase and its memory position: a run covers
-  // `run_words` contiguous elements at row `run_row`, column `run_col` of a
-  // matrix with pitch `run_pitch`; the phase's other runs follow it
-  // `run_pitch` elements apart.
-  logic [31:0] run_row, run_col, run_pitch;
-  logic [63:0] run_base;
+  // The request of the current run kind: `run_count` runs of `run_words`
+  // contiguous elements, the first at row `run_row`, column `run_col` of
+  // the matrix at `run_matrix` + 4 * run_batch * run_stride with pitch
+  // `run_pitch`, the others following it `run_pitch` elements apart.
+  run_kind_e   run_kind;
+  logic [31:0] run_batch, run_stride, run_row, run_col, run_pitch;
+  logic [63:0] run_matrix;
+  logic [XB:0] run_words, run_count;
   always_comb begin
-    run_base = c_base;
-    run_pitch = ldc;
-    run_row = i0;
-    run_col = j0;
-    run_words = (KB+1)'(tile_n);
+    run_batch = pp;
+    run_matrix = a_addr;
+    run_stride = stride_a;
+    run_pitch = lda;
+    run_row = pbi;
+    run_col = pk0;
+    run_words = p_depth;
+    run_count = p_rows;
     unique case (run_kind)
-      RUN_A_ROW: begin   // A[i0 + r][k0 ..]
-        run_base = a_base; run_pitch = lda; run_row = i0; run_col = k0;
-        run_words = kc_len;
+      RUN_A_ROW: ;       // A[pbi + r][pk0 ..]
+      RUN_A_COL: begin   // A stored K x M: row pk0 + c, columns pbi ..
+        run_row = pk0; run_col = pbi; run_words = p_rows; run_count = p_depth;
       end
-      RUN_A_COL: begin   // A stored K x M: row k0 + c, columns i0 ..
-        run_base = a_base; run_pitch = lda; run_row = k0; run_col = i0;
-        run_words = (KB+1)'(tile_m);
+      RUN_B_ROW: begin   // B[pk0 + r][pbj ..]
+        run_matrix = b_addr; run_stride = stride_b; run_pitch = ldb;
+        run_row = pk0; run_col = pbj; run_words = p_cols; run_count = p_depth;
       end
-      RUN_B_ROW: begin   // B[k0 + r][j0 ..]
-        run_base = b_base; run_pitch = ldb; run_row = k0; run_col = j0;
-        run_words = (KB+1)'(tile_n);
+      RUN_B_COL: begin   // B stored N x K: row pbj + c, columns pk0 ..
+        run_matrix = b_addr; run_stride = stride_b; run_pitch = ldb;
+        run_row = pbj; run_col = pk0; run_words = p_depth; run_count = p_cols;
       end
-      RUN_B_COL: begin   // B stored N x K: row j0 + c, columns k0 ..
-        run_base = b_base; run_pitch = ldb; run_row = j0; run_col = k0;
-        run_words = kc_len;
+      default: begin     // C rows cbi + r, columns cbj ..
+        run_batch = cp; run_matrix = c_addr; run_stride = stride_c; run_pitch = ldc;
+        run_row = cbi; run_col = cbj; run_words = c_cols; run_count = c_rows;
       end
-      default: ;         // C rows i0 + r, columns j0 ..
     endcase
   end
 
-  // Multiplier operands: batch bases, run addresses.
-  assign mul_x = state == S_BATCH ? p : run_row;
-  assign mul_y = state == S_BATCH ? batch_stride[batch_step] : run_pitch;
+  // The shared 32 x 32 multiplier: the batch offset, then the run's row offset.
+  logic [31:0] mul_x, mul_y;
+  // Element offsets within checked extents: times 4 they fit in 64 bits.
+  logic [61:0] product, batch_offset;
+  logic [63:0] run_addr;
+  assign mul_x = mstate == M_ADDR_BATCH ? run_batch : run_row;
+  assign mul_y = mstate == M_ADDR_BATCH ? run_stride : run_pitch;
+  assign product = 62'({32'd0, mul_x} * {32'd0, mul_y});
+
+  // ---- buffers -------------------------------------------------------------------------------
+  // The load buffers: a_load[r] holds A[pbi + r][pk0 ..], b_load[c] holds
+  // B[pk0 ..][pbj + c], element x in bits 32x. `load_full` marks a complete
+  // panel pair, with its shape. The compute side copies them into the
+  // panels a_cur and b_cur, which shift towards the array: bits 31:0 hold
+  // the operands of the current k.
+  logic [32*KC-1:0] a_load [BR];
+  logic [32*KC-1:0] b_load [BR];
+  logic [32*KC-1:0] a_cur [BR];
+  logic [32*KC-1:0] b_cur [BR];
+  logic        load_full, load_last;
+  logic [XB:0] load_depth;
+  logic [BTB:0] load_row_tiles, load_col_tiles;
+  logic        cur_last;
+  logic [XB:0] cur_depth, kk;
+  logic [BTB:0] cur_row_tiles, cur_col_tiles;
+  logic [BTB-1:0] ta, tb;                 // the tile computing this cycle
+
+  logic take, last_tile_of_k, shift;
+  assign take = xstate == X_WAIT && load_full && acc_phase == ACC_COMPUTE &&
+                mstate != M_IDLE && mstate != M_FINISH;
+  assign last_tile_of_k = (BTB+1)'(tb) + (BTB+1)'(1) == cur_col_tiles &&
+                          (BTB+1)'(ta) + (BTB+1)'(1) == cur_row_tiles;
+  assign shift = xstate == X_RUN && last_tile_of_k;
+
+  // ---- the PE array ---------------------------------------------------------------------
+  logic [31:0] a_op [T];
+  logic [31:0] b_op [T];
+  always_comb begin
+    for (int i = 0; i < T; i++) a_op[i] = a_cur[{ta, TB'(i)}][31:0];
+    for (int j = 0; j < T; j++) b_op[j] = b_cur[{tb, TB'(j)}][31:0];
+  end
+  logic [32*SLOTS-1:0] acc [T][T];
+  logic        pe_clear;
+  logic        pe_load [T][T];
+  logic [SB-1:0] pe_load_slot [T][T];
+  logic [31:0] pe_value [T][T];
+  for (genvar i = 0; i < T; i++) begin : g_row
+    for (genvar j = 0; j < T; j++) begin : g_col
+      npu_matrix_pe #(.SLOTS(SLOTS)) u_pe (
+        .clk, .enable(xstate == X_RUN), .slot({ta, tb}), .a(a_op[i]), .b(b_op[j]),
+        .clear(pe_clear), .load(pe_load[i][j]), .load_slot(pe_load_slot[i][j]),
+        .load_value(pe_value[i][j]), .acc(acc[i][j]));
+    end
+  end
 
   // ---- beats to buffers -----------------------------------------------------------------
   // A read beat holds consecutive elements of run mem_rd_row, the first of
-  // them at index `beat_first` of the run (runs are at most KC elements,
+  // them at index `beat_first` of the run (runs are at most BR elements,
   // so the low address bits suffice; the first beat of a run may start
   // before it, which the strobes exclude). Element x of the run is in the
   // beat when `beat_hit[x]`; its value is `beat_word[x mod WORDS]`, the
   // beat rotated so that every buffer entry has one fixed source.
-  logic [KB:0] beat_first;
-  logic [KC-1:0] beat_hit;
+  logic [XB:0] beat_first;
+  logic [BR-1:0] beat_hit;
   logic [31:0] beat_word [WORDS];
-  logic [KB-1:0] beat_row;
-  assign beat_first = (KB+1)'(mem_rd_addr[KB+2:2] - mem_rd_row_start[KB+2:2]);
-  assign beat_row = KB'(mem_rd_row);
+  logic [XB-1:0] beat_row;
+  assign beat_first = (XB+1)'(mem_rd_addr[XB+2:2] - mem_rd_row_start[XB+2:2]);
+  assign beat_row = XB'(mem_rd_row);
   always_comb begin
-    for (int x = 0; x < KC; x++) begin
-      logic [KB:0] offset;
-      offset = (KB+1)'(x) - beat_first;
-      beat_hit[x] = mem_rd_valid && offset < (KB+1)'(WORDS) && mem_rd_strb[4 * offset[2:0]];
+    for (int x = 0; x < BR; x++) begin
+      logic [XB:0] offset;
+      offset = (XB+1)'(x) - beat_first;
+      beat_hit[x] = mem_rd_valid && offset < (XB+1)'(WORDS) && mem_rd_strb[4 * offset[WB-1:0]];
     end
     for (int j = 0; j < WORDS; j++) begin
-      logic [2:0] w;
-      w = 3'(j) - beat_first[2:0];
+      logic [WB-1:0] w;
+      w = WB'(j) - beat_first[WB-1:0];
       beat_word[j] = mem_rd_data[32 * w +: 32];
     end
   end
 
-  // A write beat of C row mem_wr_row: element x of the row (x < T) is word
-  // (x - the beat's first element) of the beat.
-  logic [KB:0] store_first;
-  logic [31:0] store_row [T];
-  assign store_first = (KB+1)'(mem_wr_addr[KB+2:2] - mem_wr_row_start[KB+2:2]);
+  // A write beat of C block row mem_wr_row (tile row ta, PE row i): element
+  // x of the row is word (x - the beat's first element) of the beat, from
+  // PE (i, x mod T), slot (ta, x / T).
+  logic [XB:0] store_first;
+  logic [31:0] store_row [BR];
+  logic [TB-1:0] store_i;
+  logic [BTB-1:0] store_ta;
+  assign store_first = (XB+1)'(mem_wr_addr[XB+2:2] - mem_wr_row_start[XB+2:2]);
+  assign store_i = mem_wr_row[TB-1:0];
+  assign store_ta = mem_wr_row[XB-1:TB];
   always_comb begin
-    for (int j = 0; j < T; j++) store_row[j] = acc[mem_wr_row[TB-1:0]][j];
+    for (int x = 0; x < BR; x++)
+      store_row[x] = acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32];
     for (int w = 0; w < WORDS; w++)
-      mem_wr_data[32*w +: 32] = store_row[TB'(3'(w) + store_first[2:0])];
+      mem_wr_data[32*w +: 32] = store_row[XB'(w) + store_first[XB-1:0]];
   end
 
-  // Panel entries: A[i][x] is element x of run i (A_ROW) or element i of run
-  // x (A_COL); B[x][j] element j of run x (B_ROW) or element x of run j
+  // Panel entries: A[r][x] is element x of run r (A_ROW) or element r of run
+  // x (A_COL); B[x][c] element c of run x (B_ROW) or element x of run c
   // (B_COL). (C rows go to the PEs, pe_load.) Entries are written at
   // constant positions (no address decoders), and the panels are touched
-  // only in the cycles that load or consume them.
+  // only in the cycles that load, copy or consume them.
   always_ff @(posedge clk) begin
-    if (state == S_COMPUTE) begin
-      for (int i = 0; i < T; i++) begin
-        a_row[i] <= a_row[i] >> 32;
-        b_col[i] <= b_col[i] >> 32;
+    if (take) begin
+      for (int r = 0; r < BR; r++) begin
+        a_cur[r] <= a_load[r];
+        b_cur[r] <= b_load[r];
       end
-    end else if (state == S_RUN && mem_rd_valid) begin
+    end else if (shift) begin
+      for (int r = 0; r < BR; r++) begin
+        a_cur[r] <= a_cur[r] >> 32;
+        b_cur[r] <= b_cur[r] >> 32;
+      end
+    end
+    if (mstate == M_RUN && mem_rd_valid) begin
       unique case (run_kind)
         RUN_A_ROW:
-          for (int i = 0; i < T; i++)
-            if (beat_row == KB'(i))
+          for (int r = 0; r < BR; r++)
+            if (beat_row == XB'(r))
               for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) a_row[i][32*x +: 32] <= beat_word[x % WORDS];
+                if (beat_hit[x]) a_load[r][32*x +: 32] <= beat_word[x % WORDS];
         RUN_A_COL:
-          for (int i = 0; i < T; i++)
-            if (beat_hit[i])
+          for (int r = 0; r < BR; r++)
+            if (beat_hit[r])
               for (int x = 0; x < KC; x++)
-                if (beat_row == KB'(x)) a_row[i][32*x +: 32] <= beat_word[i % WORDS];
+                if (beat_row == XB'(x)) a_load[r][32*x +: 32] <= beat_word[r % WORDS];
         RUN_B_ROW:
-          for (int j = 0; j < T; j++)
-            if (beat_hit[j])
+          for (int c = 0; c < BR; c++)
+            if (beat_hit[c])
               for (int x = 0; x < KC; x++)
-                if (beat_row == KB'(x)) b_col[j][32*x +: 32] <= beat_word[j % WORDS];
+                if (beat_row == XB'(x)) b_load[c][32*x +: 32] <= beat_word[c % WORDS];
         RUN_B_COL:
-          for (int j = 0; j < T; j++)
-            if (beat_row == KB'(j))
+          for (int c = 0; c < BR; c++)
+            if (beat_row == XB'(c))
               for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) b_col[j][32*x +: 32] <= beat_word[x % WORDS];
+                if (beat_hit[x]) b_load[c][32*x +: 32] <= beat_word[x % WORDS];
         default: ;
       endcase
     end
@@ -265,183 +352,220 @@ module npu_matrix (
 
   // Run positions need only the low address bits.
   logic unused_beat_addr;
-  assign unused_beat_addr = ^{mem_rd_addr[63:KB+3], mem_rd_addr[1:0], mem_wr_addr[63:KB+3],
-                              mem_wr_addr[1:0], mem_rd_row_start[63:KB+3],
-                              mem_rd_row_start[1:0], mem_rd_row[15:KB], store_first[KB:3],
-                              mem_wr_row_start[63:KB+3], mem_wr_row_start[1:0], mem_wr_row[15:TB]};
+  assign unused_beat_addr = ^{mem_rd_addr[63:XB+3], mem_rd_addr[1:0], mem_wr_addr[63:XB+3],
+                              mem_wr_addr[1:0], mem_rd_row_start[63:XB+3],
+                              mem_rd_row_start[1:0], mem_rd_row[15:XB], store_first[XB],
+                              mem_wr_row_start[63:XB+3], mem_wr_row_start[1:0], mem_wr_row[15:XB]};
 
-  // Accumulator loads: +0 for a new tile, the old C row by row with acc.
+  // Accumulator initialisation: +0 for every tile, or the old C row by row
+  // with acc (a beat's elements are in one block row, each in one tile).
+  assign pe_clear = mstate == M_DECIDE && acc_phase == ACC_INIT && !accumulate;
   always_comb begin
     for (int i = 0; i < T; i++)
       for (int j = 0; j < T; j++) begin
-        pe_load[i][j] = state == S_TILE ||
-                        (state == S_RUN && run_kind == RUN_C_LOAD && beat_row == KB'(i) && beat_hit[j]);
-        pe_value[i][j] = state == S_TILE ? 32'd0 : beat_word[j % WORDS];
+        pe_load[i][j] = 1'b0;
+        pe_load_slot[i][j] = '0;
+        pe_value[i][j] = beat_word[j % WORDS];
+        for (int ta_load = 0; ta_load < BT; ta_load++)
+          for (int tb_load = 0; tb_load < BT; tb_load++)
+            if (mstate == M_RUN && run_kind == RUN_C_LOAD &&
+                beat_row == XB'(ta_load * T + i) && beat_hit[tb_load * T + j]) begin
+              pe_load[i][j] = 1'b1;
+              pe_load_slot[i][j] = SB'(ta_load * BT + tb_load);
+              pe_value[i][j] = beat_word[(tb_load * T + j) % WORDS];
+            end
       end
   end
 
   // All runs of the kind in one request (the port posts the C rows' writes).
-  assign mem_req_valid = state == S_RUN_REQ;
+  assign mem_req_valid = mstate == M_REQ;
   assign mem_req_write = run_kind == RUN_C_STORE;
   assign mem_req_addr = run_addr;
   assign mem_req_bytes = 32'(run_words) << 2;
   assign mem_req_rows = 16'(run_count);
   assign mem_req_pitch = {30'd0, run_pitch, 2'b00};
-  assign done = state == S_FINISH;
+  assign done = mstate == M_FINISH;
+  // Nothing to load until the compute side takes the loaded panels or
+  // finishes the block: the command processor may read the next packet.
+  assign port_quiet = mstate == M_DECIDE && acc_phase == ACC_COMPUTE &&
+                      (!panels_left || load_full);
   // The command processor checked every range: only the interconnect's
   // errors end a packet here, and they name no operand.
   assign fault_operand = npu_isa_pkg::NO_OPERAND;
   assign fault_length = '0;
 
-  // The next tile after (i0, j0), or the next batch element.
-  logic last_j, last_i, last_k, last_p;
-  assign last_j = j0 + 32'(T) >= n;
-  assign last_i = i0 + 32'(T) >= m;
-  assign last_k = k0 + 32'(KC) >= k;
-  assign last_p = p + 32'd1 >= batch;
-
-  function automatic logic [TB:0] clip_tile(input logic [31:0] total, input logic [31:0] origin);
-    clip_tile = total - origin >= 32'(T) ? (TB+1)'(T) : (TB+1)'(total - origin);
-  endfunction
-
-  // Sets up the panel loads of the current k0: the A panel, then the B panel.
-  task automatic begin_runs(input run_kind_e kind, input logic [KB:0] count);
+  // Starts the request of a run kind (its address takes two cycles).
+  task automatic begin_run(input run_kind_e kind);
     run_kind <= kind;
-    run_count <= count;
-    state <= S_RUN_ADDR;
+    mstate <= M_ADDR_BATCH;
   endtask
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      state <= S_IDLE;
+      mstate <= M_IDLE;
+      xstate <= X_WAIT;
+      acc_phase <= ACC_INIT;
       fault <= 1'b0;
       fault_code <= npu_isa_pkg::FAULT_NONE;
       fault_addr <= '0;
-      batch_step <= '0;
-      p <= '0;
-      a_base <= '0;
-      b_base <= '0;
-      c_base <= '0;
-      i0 <= '0;
-      j0 <= '0;
-      k0 <= '0;
-      tile_m <= '0;
-      tile_n <= '0;
-      kc_len <= '0;
-      kk <= '0;
+      pp <= '0;
+      pbi <= '0;
+      pbj <= '0;
+      pk0 <= '0;
+      panels_left <= 1'b0;
+      cp <= '0;
+      cbi <= '0;
+      cbj <= '0;
       run_kind <= RUN_C_LOAD;
-        run_count <= '0;
+      batch_offset <= '0;
       run_addr <= '0;
+      load_full <= 1'b0;
+      load_last <= 1'b0;
+      load_depth <= '0;
+      load_row_tiles <= '0;
+      load_col_tiles <= '0;
+      cur_last <= 1'b0;
+      cur_depth <= '0;
+      cur_row_tiles <= '0;
+      cur_col_tiles <= '0;
+      kk <= '0;
+      ta <= '0;
+      tb <= '0;
     end else if (soft_reset) begin
-      state <= S_IDLE;
+      mstate <= M_IDLE;
+      xstate <= X_WAIT;
     end else begin
-      unique case (state)
-        S_IDLE: if (start) begin
+      // ---- the memory side ----
+      unique case (mstate)
+        M_IDLE: if (start) begin
           fault <= 1'b0;
           fault_code <= npu_isa_pkg::FAULT_NONE;
           fault_addr <= '0;
-          p <= '0;
-          batch_step <= '0;
-          state <= S_BATCH;
+          pp <= '0;
+          pbi <= '0;
+          pbj <= '0;
+          pk0 <= '0;
+          panels_left <= 1'b1;
+          cp <= '0;
+          cbi <= '0;
+          cbj <= '0;
+          acc_phase <= ACC_INIT;
+          load_full <= 1'b0;
+          mstate <= M_DECIDE;
         end
-        S_BATCH: begin
-          // This batch element's bases: base + 4 * p * stride, one per cycle.
-          unique case (batch_step)
-            2'd0: a_base <= a_addr + {product, 2'b00};
-            2'd1: b_base <= b_addr + {product, 2'b00};
-            default: c_base <= c_addr + {product, 2'b00};
-          endcase
-          batch_step <= batch_step + 2'd1;
-          if (batch_step == 2'd2) begin
-            batch_step <= '0;
-            i0 <= '0;
-            j0 <= '0;
-            state <= S_TILE;
+        M_DECIDE: begin
+          // The accumulators first (the compute side waits for them), then
+          // the next panels once the load buffers are free.
+          if (acc_phase == ACC_INIT) begin
+            if (accumulate) begin_run(RUN_C_LOAD);
+            else acc_phase <= ACC_COMPUTE;   // pe_clear
+          end else if (acc_phase == ACC_STORE) begin
+            begin_run(RUN_C_STORE);
+          end else if (panels_left && !load_full) begin
+            begin_run(trans_a ? RUN_A_COL : RUN_A_ROW);
           end
         end
-        S_TILE: begin
-          tile_m <= clip_tile(m, i0);
-          tile_n <= clip_tile(n, j0);
-          k0 <= '0;
-          kc_len <= k >= 32'(KC) ? (KB+1)'(KC) : (KB+1)'(k);
-          if (accumulate) begin
-            begin_runs(RUN_C_LOAD, (KB+1)'(clip_tile(m, i0)));
+        M_ADDR_BATCH: begin
+          batch_offset <= product;
+          mstate <= M_ADDR_RUN;
+        end
+        M_ADDR_RUN: begin
+          run_addr <= run_matrix + {batch_offset + product + {30'd0, run_col}, 2'b00};
+          mstate <= M_REQ;
+        end
+        M_REQ: if (mem_req_ready) mstate <= M_RUN;
+        M_RUN: if (mem_done) begin
+          if (mem_error) begin
+            fault <= 1'b1;
+            fault_code <= mem_error_code;
+            fault_addr <= mem_error_addr;
+            mstate <= M_FINISH;
           end else begin
-            if (trans_a) begin_runs(RUN_A_COL, k >= 32'(KC) ? (KB+1)'(KC) : (KB+1)'(k));
-            else begin_runs(RUN_A_ROW, (KB+1)'(clip_tile(m, i0)));
+            mstate <= M_DECIDE;
+            unique case (run_kind)
+              RUN_C_LOAD: acc_phase <= ACC_COMPUTE;
+              RUN_C_STORE: begin
+                // The next block, batch element or the end.
+                acc_phase <= ACC_INIT;
+                if (!last_cj) begin
+                  cbj <= cbj + 32'(BR);
+                end else if (!last_ci) begin
+                  cbj <= '0;
+                  cbi <= cbi + 32'(BR);
+                end else if (!last_cp) begin
+                  cbj <= '0;
+                  cbi <= '0;
+                  cp <= cp + 32'd1;
+                end else begin
+                  mstate <= M_FINISH;
+                end
+              end
+              RUN_A_ROW, RUN_A_COL: begin_run(trans_b ? RUN_B_COL : RUN_B_ROW);
+              default: begin   // the B panel: the pair is loaded; advance the panel cursor
+                load_full <= 1'b1;
+                load_last <= last_pk;
+                load_depth <= p_depth;
+                load_row_tiles <= tiles_of(p_rows);
+                load_col_tiles <= tiles_of(p_cols);
+                if (!last_pk) begin
+                  pk0 <= pk0 + 32'(KC);
+                end else begin
+                  pk0 <= '0;
+                  if (!last_pj) begin
+                    pbj <= pbj + 32'(BR);
+                  end else if (!last_pi) begin
+                    pbj <= '0;
+                    pbi <= pbi + 32'(BR);
+                  end else if (!last_pp) begin
+                    pbj <= '0;
+                    pbi <= '0;
+                    pp <= pp + 32'd1;
+                  end else begin
+                    panels_left <= 1'b0;
+                  end
+                end
+              end
+            endcase
           end
         end
-        S_RUN_ADDR: begin
-          run_addr <= run_base + {product + {30'd0, run_col}, 2'b00};
-          state <= S_RUN_REQ;
-        end
-        S_RUN_REQ: begin
-          if (mem_req_ready) state <= S_RUN;
-        end
-        S_RUN: begin
-          if (mem_done) begin
-            if (mem_error) begin
-              fault <= 1'b1;
-              fault_code <= mem_error_code;
-              fault_addr <= mem_error_addr;
-              state <= S_FINISH;
-            end else begin
-              state <= S_NEXT;
-            end
-          end
-        end
-        S_COMPUTE: begin
-          kk <= kk + (KB+1)'(1);
-          if (kk + (KB+1)'(1) == kc_len) state <= S_NEXT;
-        end
-        S_NEXT: begin
-          // What follows the runs or the compute steps just finished.
-          unique case (run_kind)
-            RUN_C_LOAD: begin
-              if (trans_a) begin_runs(RUN_A_COL, kc_len);
-              else begin_runs(RUN_A_ROW, (KB+1)'(tile_m));
-            end
-            RUN_A_ROW, RUN_A_COL: begin
-              if (trans_b) begin_runs(RUN_B_COL, (KB+1)'(tile_n));
-              else begin_runs(RUN_B_ROW, kc_len);
-            end
-            RUN_B_ROW, RUN_B_COL: begin
-              // The panels are in: compute (S_COMPUTE returns here with
-              // run_kind still naming the B panel and kk == kc_len).
-              if (kk != kc_len) state <= S_COMPUTE;
-              else if (!last_k) begin
-                kk <= '0;
-                k0 <= k0 + 32'(KC);
-                kc_len <= k - (k0 + 32'(KC)) >= 32'(KC) ? (KB+1)'(KC)
-                                                        : (KB+1)'(k - (k0 + 32'(KC)));
-                if (trans_a) begin_runs(RUN_A_COL, k - (k0 + 32'(KC)) >= 32'(KC) ? (KB+1)'(KC)
-                                                   : (KB+1)'(k - (k0 + 32'(KC))));
-                else begin_runs(RUN_A_ROW, (KB+1)'(tile_m));
-              end else begin
-                begin_runs(RUN_C_STORE, (KB+1)'(tile_m));
-              end
-            end
-            default: begin   // the tile is stored: next tile, batch element or the end
-              kk <= '0;
-              if (!last_j) begin
-                j0 <= j0 + 32'(T);
-                state <= S_TILE;
-              end else if (!last_i) begin
-                j0 <= '0;
-                i0 <= i0 + 32'(T);
-                state <= S_TILE;
-              end else if (!last_p) begin
-                p <= p + 32'd1;
-                state <= S_BATCH;
-              end else begin
-                state <= S_FINISH;
-              end
-            end
-          endcase
-        end
-        S_FINISH: state <= S_IDLE;
-        default: state <= S_IDLE;
+        M_FINISH: mstate <= M_IDLE;
+        default: mstate <= M_IDLE;
       endcase
+
+      // ---- the compute side ----
+      // It takes a loaded panel pair while the memory side is busy in other
+      // states (load_full is set only while it is clear, and cleared here
+      // only while it is set).
+      if (mstate == M_FINISH || mstate == M_IDLE) begin
+        xstate <= X_WAIT;
+      end else if (take) begin
+        load_full <= 1'b0;
+        cur_last <= load_last;
+        cur_depth <= load_depth;
+        cur_row_tiles <= load_row_tiles;
+        cur_col_tiles <= load_col_tiles;
+        kk <= '0;
+        ta <= '0;
+        tb <= '0;
+        xstate <= X_RUN;
+      end else if (xstate == X_RUN) begin
+        // Tiles in order within a k, k in order within the panel.
+        if ((BTB+1)'(tb) + (BTB+1)'(1) != cur_col_tiles) begin
+          tb <= tb + BTB'(1);
+        end else begin
+          tb <= '0;
+          if ((BTB+1)'(ta) + (BTB+1)'(1) != cur_row_tiles) begin
+            ta <= ta + BTB'(1);
+          end else begin
+            ta <= '0;
+            kk <= kk + (XB+1)'(1);
+            if (kk + (XB+1)'(1) == cur_depth) begin
+              xstate <= X_WAIT;
+              if (cur_last) acc_phase <= ACC_STORE;
+            end
+          end
+        end
+      end
     end
   end
 

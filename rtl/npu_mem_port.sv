@@ -65,6 +65,7 @@ module npu_mem_port (
   input  logic        wr_squash,      // the unit has no data: send empty beats, then stop
   input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] wr_data,
 
+  output logic        idle,           // no request in progress in either engine
   output logic        rd_done,
   output logic        rd_error,
   output logic [3:0]  rd_error_code,
@@ -189,6 +190,7 @@ module npu_mem_port (
   assign rd_row = q_row[q_head];
   assign rd_row_start = q_start[q_head];
   assign rd_done = r_state == R_DONE;
+  assign idle = r_state == R_IDLE && w_state == W_IDLE;
   assign rd_error = r_failed;
 
   always_ff @(posedge clk or negedge rst_n) begin

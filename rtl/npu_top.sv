@@ -116,7 +116,7 @@ module npu_top (
   logic [BEAT_BITS-1:0] rd_data, wr_data;
   logic [BEAT_BYTES-1:0] rd_strb;
   logic        rd_ready, wr_accept, wr_data_valid, wr_squash;
-  logic        rd_done, rd_error, wr_done, wr_error;
+  logic        rd_done, rd_error, wr_done, wr_error, port_idle;
   logic [3:0]  rd_error_code, wr_error_code;
   logic [63:0] rd_error_addr, wr_error_addr;
   // The command processor and the matrix and vector engines have one request
@@ -135,7 +135,7 @@ module npu_top (
     .req_addr, .req_bytes, .req_rows, .req_pitch,
     .rd_valid, .rd_ready, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_row,
     .wr_row_start, .wr_accept, .wr_data_valid, .wr_squash, .wr_data,
-    .rd_done, .rd_error, .rd_error_code, .rd_error_addr,
+    .idle(port_idle), .rd_done, .rd_error, .rd_error_code, .rd_error_addr,
     .wr_done, .wr_error, .wr_error_code, .wr_error_addr,
     .m_axi_araddr, .m_axi_arlen, .m_axi_arsize, .m_axi_arburst, .m_axi_arvalid, .m_axi_arready,
     .m_axi_rdata, .m_axi_rresp, .m_axi_ruser, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready,
@@ -147,6 +147,15 @@ module npu_top (
   logic [1:0]  port_owner;
   logic        fetch_req_valid;
   logic [63:0] fetch_req_addr;
+  // The prefetch of the next packet takes the port between two requests of
+  // the matrix or the vector engine (the DMA engine streams and keeps it):
+  // when the port is idle, the engine is not asking for it and is likely to
+  // compute for a while (the matrix engine says so; the vector engine
+  // computes after each completed request, which the command processor
+  // waits for). While it is in flight (`prefetching`) the engine's request
+  // waits and the beats and the completion are the command processor's.
+  logic        prefetch_req_valid, prefetch_grant, prefetching, engine_req_valid;
+  logic [63:0] prefetch_req_addr;
   logic [npu_isa_pkg::PACKET_BITS-1:0] packet;
   logic        dma_start, matrix_start, vector_start;
   logic        engine_done, engine_fault;
@@ -160,7 +169,8 @@ module npu_top (
     .active, .pkt_done, .pkt_halt, .pkt_fault, .fault_code(cmd_fault_code),
     .fault_addr(cmd_fault_addr), .fault_operand(cmd_fault_operand), .fault_length(cmd_fault_length),
     .region_base, .region_size, .region_access,
-    .port_owner, .fetch_req_valid, .fetch_req_addr,
+    .port_owner, .fetch_req_valid, .fetch_req_addr, .prefetch_req_valid, .prefetch_req_addr,
+    .prefetch_grant, .prefetching,
     .mem_req_ready(req_ready), .mem_req_valid(req_valid), .mem_req_write(req_write),
     .mem_req_bytes(req_bytes), .mem_req_rows(req_rows), .mem_rd_valid(rd_valid),
     .mem_rd_addr(rd_addr),
@@ -209,7 +219,7 @@ module npu_top (
     .mem_wr_done(wr_done && port_owner == npu_pkg::PORT_DMA), .mem_wr_error(wr_error),
     .mem_wr_error_code(wr_error_code), .mem_wr_error_addr(wr_error_addr));
 
-  logic        matrix_req_valid, matrix_req_write, matrix_done, matrix_fault;
+  logic        matrix_req_valid, matrix_req_write, matrix_done, matrix_fault, matrix_port_quiet;
   logic [63:0] matrix_req_addr, matrix_fault_addr;
   logic [31:0] matrix_req_bytes;
   logic [15:0] matrix_req_rows;
@@ -224,15 +234,18 @@ module npu_top (
     .done(matrix_done), .fault(matrix_fault), .fault_code(matrix_fault_code),
     .fault_addr(matrix_fault_addr), .fault_operand(matrix_fault_operand),
     .fault_length(matrix_fault_length), .dbg_state(dbg_matrix_state),
+    .port_quiet(matrix_port_quiet),
     .mem_req_valid(matrix_req_valid), .mem_req_write(matrix_req_write),
     .mem_req_addr(matrix_req_addr), .mem_req_bytes(matrix_req_bytes),
     .mem_req_rows(matrix_req_rows), .mem_req_pitch(matrix_req_pitch),
-    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_MATRIX),
-    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_MATRIX), .mem_rd_addr(rd_addr),
+    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_MATRIX && !prefetching),
+    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_MATRIX && !prefetching),
+    .mem_rd_addr(rd_addr),
     .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_rd_row(rd_row),
     .mem_rd_row_start(rd_row_start), .mem_wr_addr(wr_addr), .mem_wr_row(wr_row),
     .mem_wr_row_start(wr_row_start), .mem_wr_data(matrix_wr_data),
-    .mem_done(mem_done && port_owner == npu_pkg::PORT_MATRIX), .mem_error, .mem_error_code,
+    .mem_done(mem_done && port_owner == npu_pkg::PORT_MATRIX && !prefetching), .mem_error,
+    .mem_error_code,
     .mem_error_addr);
 
   logic        vector_req_valid, vector_req_write, vector_done, vector_fault;
@@ -250,12 +263,20 @@ module npu_top (
     .fault_length(vector_fault_length), .dbg_state(dbg_vector_state),
     .mem_req_valid(vector_req_valid), .mem_req_write(vector_req_write),
     .mem_req_addr(vector_req_addr), .mem_req_bytes(vector_req_bytes),
-    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_VECTOR),
-    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_VECTOR), .mem_rd_addr(rd_addr),
+    .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
+    .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
+    .mem_rd_addr(rd_addr),
     .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr),
     .mem_wr_data(vector_wr_data),
-    .mem_done(mem_done && port_owner == npu_pkg::PORT_VECTOR), .mem_error, .mem_error_code,
+    .mem_done(mem_done && port_owner == npu_pkg::PORT_VECTOR && !prefetching), .mem_error,
+    .mem_error_code,
     .mem_error_addr);
+
+  assign engine_req_valid = port_owner == npu_pkg::PORT_MATRIX ? matrix_req_valid :
+                            port_owner == npu_pkg::PORT_VECTOR ? vector_req_valid : 1'b0;
+  assign prefetch_grant = prefetch_req_valid && port_idle && !engine_req_valid &&
+                          (port_owner == npu_pkg::PORT_MATRIX ? matrix_port_quiet
+                                                              : port_owner == npu_pkg::PORT_VECTOR);
 
   // ---- port and completion multiplexers ---------------------------------------------
   always_comb begin
@@ -325,6 +346,16 @@ module npu_top (
         engine_fault_length = vector_fault_length;
       end
     endcase
+    if (prefetch_grant) begin
+      req_valid = 1'b1;
+      req_write = 1'b0;
+      req_addr = prefetch_req_addr;
+      req_bytes = 32'(npu_isa_pkg::PACKET_BYTES);
+      req_rows = 16'd1;
+      req_pitch = '0;
+    end else if (prefetching) begin
+      req_valid = 1'b0;
+    end
   end
 
 endmodule

@@ -1764,16 +1764,17 @@ private:
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be in 1..16777215");
         continue;
       }
-      if ((name == "MatrixTile" || name == "VectorLanes" || name == "AxiDataBytes" ||
-           name == "AxiOutstanding" ||
-           name == "RingEntries" || name == "VectorRegisters" || name == "RegionEntries") &&
+      if ((name == "MatrixTile" || name == "MatrixBlockTiles" || name == "VectorLanes" ||
+           name == "AxiDataBytes" || name == "AxiOutstanding" || name == "RingEntries" ||
+           name == "VectorRegisters" || name == "RegionEntries") &&
           (v & (v - 1))) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be a power of two");
         continue;
       }
       // The memory port's read queue is indexed by a counter that wraps at
-      // its depth: at least one bit.
-      if (name == "AxiOutstanding" && v < 2) {
+      // its depth, the matrix engine's accumulators by the tile's row and
+      // column within a block: at least one bit each.
+      if ((name == "AxiOutstanding" || name == "MatrixBlockTiles") && v < 2) {
         error(rec, "hardware parameter " + name + " = " + Twine(v) + " must be at least 2");
         continue;
       }

@@ -401,7 +401,7 @@ TEST(RtlDevice, CsrAccessOutlivingTheHangBudgetIsAHang) {
 // the report names the packet and the engine states.
 TEST(RtlDevice, HangReportNamesThePacketAndTheEngineStates) {
   isa::inst::Matmul mm;
-  mm.m = mm.n = 8;
+  mm.m = mm.n = 32; // one block of tiles: a panel computes for 256 cycles
   mm.k = 32;
   mm.a = 0x1000'0000;
   mm.b = 0x1000'1000;

@@ -3,7 +3,7 @@ include "base.td"
 include "packet.td"
 
 def OneBurstHardware : HardwareConfig {
-  let MatrixTile = 8; let VectorLanes = 8; let AxiDataBytes = 32; let AxiMaxBurst = 16;
+  let MatrixTile = 8; let MatrixBlockTiles = 4; let VectorLanes = 8; let AxiDataBytes = 32; let AxiMaxBurst = 16;
   let AxiOutstanding = 1;
   let MemLatency = 20; let FetchCycles = 4; let RingEntries = 1024; let VectorRegisters = 16;
   let RegionEntries = 8;

@@ -10,7 +10,7 @@ foreach i = 0...5 in
   def PF_Param#i : PacketField<"param"#i, !add(256, !mul(i, 32)), 32, "u32", "">;
 def PF_Last : PacketField<"param6", 448, 32, "u32", "">;
 def HW : HardwareConfig {
-  let MatrixTile = 8; let VectorLanes = 8; let AxiDataBytes = 32; let AxiMaxBurst = 16;
+  let MatrixTile = 8; let MatrixBlockTiles = 4; let VectorLanes = 8; let AxiDataBytes = 32; let AxiMaxBurst = 16;
   let AxiOutstanding = 16;
   let MemLatency = 20; let FetchCycles = 4; let RingEntries = 1024; let VectorRegisters = 16;
   let RegionEntries = 8;

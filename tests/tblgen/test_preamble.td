@@ -5,7 +5,7 @@ include "base.td"
 include "packet.td"
 
 def TestHardware : HardwareConfig {
-  let MatrixTile = 8;
+  let MatrixTile = 8; let MatrixBlockTiles = 4;
   let VectorLanes = 8;
   let AxiDataBytes = 32;
   let AxiMaxBurst = 16; let AxiOutstanding = 16;
