@@ -17,6 +17,7 @@ module npu_cmd (
   input  logic        clk,
   input  logic        rst_n,
   input  logic        soft_reset,
+  input  logic        hold,               // start no packet (debug: stop between packets)
 
   input  logic [63:0] ring_base,
   input  logic [31:0] ring_entries,
@@ -337,7 +338,7 @@ module npu_cmd (
 
   // The packet at RING_HEAD is to run.
   logic ring_ready;
-  assign ring_ready = ring_entries != 32'd0 && ring_head != ring_tail && !halted && !faulted &&
+  assign ring_ready = !hold && ring_entries != 32'd0 && ring_head != ring_tail && !halted && !faulted &&
                       !pf_busy;
 
   always_ff @(posedge clk or negedge rst_n) begin

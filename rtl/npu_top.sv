@@ -69,6 +69,9 @@ module npu_top (
   output logic [63:0] trace_end_cycle,
   output logic [63:0] trace_bytes_read,
   output logic [63:0] trace_bytes_written,
+  // Debug (the co-simulation harness): start no further packet from the
+  // ring while set, so that the device stops between two packets.
+  input  logic        dbg_hold,
   output logic        dbg_active,
   output logic        dbg_ring_pending,
   output logic        dbg_progress,       // a packet ended or a memory request completed
@@ -164,7 +167,7 @@ module npu_top (
   logic [7:0]  engine_fault_operand;
 
   npu_cmd u_cmd (
-    .clk, .rst_n, .soft_reset,
+    .clk, .rst_n, .soft_reset, .hold(dbg_hold),
     .ring_base, .ring_entries, .ring_head, .ring_tail, .packets, .halted, .faulted, .cycles,
     .active, .pkt_done, .pkt_halt, .pkt_fault, .fault_code(cmd_fault_code),
     .fault_addr(cmd_fault_addr), .fault_operand(cmd_fault_operand), .fault_length(cmd_fault_length),

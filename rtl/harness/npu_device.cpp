@@ -432,9 +432,11 @@ void Device::tick() {
   Impl &d = *impl_;
   Vnpu_top &t = *d.top;
   d.driveInputs(cycle_);
+  t.dbg_hold = holding_;
   t.eval();
   const Impl::Fires fires = d.sample();
   d.monitorCycle(cycle_);
+  packetEnded_ = t.trace_valid;
   if (t.trace_valid && !t.trace_fault) {
     sim::PacketRecord r;
     r.index = t.trace_index;
@@ -513,15 +515,25 @@ void Device::completeCsrAccess() {
   }
 }
 
-void Device::runUntilIdle() {
+void Device::runUntilIdle() { run(false); }
+void Device::runOnePacket() { run(true); }
+
+void Device::run(bool onePacket) {
   Impl &d = *impl_;
   Vnpu_top &t = *d.top;
   uint64_t quiet = 0;
+  holding_ = false;
   for (;;) {
     // Registered outputs, current after the last clock edge.
     if (!t.dbg_active && !t.dbg_ring_pending)
       return;
     tick();
+    // A packet ended: in one-packet mode the device starts no other until
+    // the next run (CSR accesses in between clock it too).
+    if (onePacket && packetEnded_) {
+      holding_ = true;
+      return;
+    }
     quiet = d.progress ? 0 : quiet + 1;
     if (quiet < d.options.hangCycles)
       continue;

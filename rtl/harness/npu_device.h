@@ -147,6 +147,10 @@ public:
   // faulted). Throws HangError if it stops making progress; the device is
   // then reset (as after power-up, ring registers included).
   void runUntilIdle();
+  // Clocks the device until the packet it runs completes or faults, or it
+  // has none to run; packets published after it stay in the ring (the
+  // command processor may have prefetched the next one). Hangs as above.
+  void runOnePacket();
 
   // Records of the packets completed since the last call (faulting packets
   // have none), when recording is on.
@@ -179,6 +183,9 @@ private:
   bool resetting_ = false; // hardReset is programming the region table
 
   void tick();
+  void run(bool onePacket);
+  bool packetEnded_ = false; // trace_valid in the last tick
+  bool holding_ = false;     // dbg_hold: runOnePacket stopped between packets
   void completeCsrAccess();
   void hardReset();
   void programRegionTable();

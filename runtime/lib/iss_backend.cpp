@@ -48,7 +48,8 @@ public:
       const uint64_t slotAddress = csrs_.slotAddress(csrs_.head);
       try {
         memory_.read(slotAddress, packet.data(), packet.size());
-        const bool halted = iss_.step(packet, csrs_.packets);
+        const bool nextQueued = csrs_.ringEntries >= 2 && csrs_.tail - csrs_.head >= 2;
+        const bool halted = iss_.step(packet, csrs_.packets, nextQueued);
         csrs_.complete(halted);
       } catch (const mem::DeviceFault &e) {
         // A ring the device cannot read is a fault of the packet it was fetching.

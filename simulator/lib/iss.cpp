@@ -89,10 +89,13 @@ Iss::Iss(mem::PhysicalMemory &memory, Mode mode, const MemoryTiming &timing)
 
 void Iss::resetStats() {
   stats_ = Stats{};
+  prefetched_ = false;
   records_.clear();
 }
 
-bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index) {
+bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index,
+               bool nextQueued) {
+  const bool prefetched = std::exchange(prefetched_, false);
   OperandRanges ranges;
   FaultFacts facts = checkPacket(packet, memory_.map(), ranges);
   if (facts.code != mem::FaultCode::None) {
@@ -120,7 +123,12 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   // Every mode counts the bytes the engine requests; func charges no cycles.
   isa::Instruction decoded;
   isa::decode(packet, decoded, nullptr, nullptr);
-  const PacketTiming timing = packetTiming(decoded, work, timing_);
+  // The RTL prefetches the next packet while the matrix or the vector
+  // engine computes.
+  const bool prefetching =
+      nextQueued && (info.engine == isa::Engine::Matrix || info.engine == isa::Engine::Vector);
+  const PacketTiming timing = packetTiming(decoded, work, timing_, {prefetched, prefetching});
+  prefetched_ = prefetching;
   const uint64_t cycles = mode_ == Mode::Func ? 0 : timing.cycles;
   const PacketRecord record{.index = index,
                             .opcode = info.opcode,
@@ -145,7 +153,7 @@ RunResult Iss::run(std::span<const isa::Packet> packets, uint64_t maxPackets) {
       break;
     }
     try {
-      const bool halted = step(packets[i], i);
+      const bool halted = step(packets[i], i, i + 1 < packets.size());
       result.packetsExecuted++;
       if (halted) {
         result.reason = StopReason::Halt;

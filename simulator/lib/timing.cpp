@@ -61,6 +61,16 @@ public:
     return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
   }
 
+  // A request of many runs (`beats` in all), pipelined like one.
+  uint64_t readRuns(uint64_t bytes, uint64_t beats) {
+    bytesRead_ = satAdd(bytesRead_, bytes);
+    return transfer(kReadOverhead, 1, beats, beats);
+  }
+  uint64_t writeRuns(uint64_t bytes, uint64_t beats) {
+    bytesWritten_ = satAdd(bytesWritten_, bytes);
+    return transfer(kWriteOverhead + 1, 2, beats, beats ? beats - 1 : 0);
+  }
+
   // The bytes of the requests so far, as the RTL's trace counts them.
   Traffic traffic() const { return {bytesRead_, bytesWritten_}; }
   void add(const Traffic &t) {
@@ -94,8 +104,9 @@ private:
 // checks of each memory operand (one cycle per factor of its extent and one
 // for its region, or one for an absent operand) and one cycle per overlap
 // rule; the start and the completion.
-uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, Port &port) {
-  uint64_t cycles = 1 + port.read(0, isa::kPacketBytes) + 2;
+uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decoded, Port &port,
+                       bool prefetched) {
+  uint64_t cycles = 1 + (prefetched ? 0 : port.read(0, isa::kPacketBytes)) + 2;
   if (info.engine == isa::Engine::Control)
     return cycles;
   for (const isa::MemOperandInfo &m : info.memoryList()) {
@@ -143,13 +154,20 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
   return cycles;
 }
 
-uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port) {
+// `nextFetch`: the cycles of the next packet's prefetch, which the command
+// processor issues in the first compute step after the engine's first
+// completed request; the engine's next request waits for it.
+uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port,
+                      uint64_t nextFetch) {
   const uint64_t rows = r.rows < 0 ? 1 : decoded.operands[r.rows];
   const uint64_t cols = decoded.operands[r.cols];
   const uint64_t rowBytes = satMul(cols, 4);
   uint64_t cycles = 3; // idle, setup, start
-  if (r.preLoadWords)
+  bool requested = false; // a request of the packet completed
+  if (r.preLoadWords) {
     cycles += port.read(0, 4 * r.preLoadWords);
+    requested = true;
+  }
   cycles += stepCycles(r.firstPre, r.numPre) + 1;
 
   // The cycles of one row: the streams' alignment within a beat repeats
@@ -157,10 +175,13 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
   // only in their beats, which the first and a typical row bound closely.
   const auto rowCycles = [&](uint64_t row) {
     uint64_t c = 1;
-    if (r.rowLoad == isa::recipe::RowLoad::Scalar)
+    if (r.rowLoad == isa::recipe::RowLoad::Scalar) {
       c += port.read(0, 4 * r.rowLoadWords);
-    else if (r.rowLoad == isa::recipe::RowLoad::Index)
+      requested = true;
+    } else if (r.rowLoad == isa::recipe::RowLoad::Index) {
       c += port.read(0, decoded.operands[r.indexType] ? 8 : 4) + 1;
+      requested = true;
+    }
     for (unsigned p = 0; p < r.numPasses; ++p) {
       const isa::recipe::Pass &pass = r.passes[p];
       const uint64_t groupSteps = stepCycles(pass.firstStep, pass.numSteps) + 1;
@@ -178,6 +199,10 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
         for (unsigned s = 0; s < 7; ++s) {
           if (s == 4) {
             const uint64_t compute = ceilDiv(length, kLanes) * groupSteps;
+            if (requested && nextFetch) {
+              unwaited = std::max(unwaited, nextFetch + 1);
+              nextFetch = 0;
+            }
             c += compute;
             unwaited -= std::min(unwaited, compute);
           }
@@ -192,6 +217,7 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
           } else {
             request(s < 4 ? port.read(base, 4 * length) : port.write(base, 4 * length));
           }
+          requested = true;
         }
         c += unwaited;
       }
@@ -257,33 +283,105 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   return satAdd(satAdd(3, satMul(runs.count, run)), memory.latency + 3);
 }
 
-// The matrix engine (rtl/npu_matrix.sv): per T x T output tile, its A and B
-// panels read, K fused multiply-adds per PE, the diagonal drain, the tile
-// stored.
-uint64_t matrixCycles(const Work &work, Port &port) {
-  constexpr uint64_t T = isa::hw::kMatrixTile;
-  const uint64_t tiles = satMul(satMul(ceilDiv(work.m, T), ceilDiv(work.n, T)), work.batch);
-  const uint64_t perTile = satAdd(satAdd(satMul(port.read(0, satMul(T * 4, work.k)), 2), work.k),
-                                  T + port.write(0, T * T * 4));
-  return satAdd(4, satMul(tiles, perTile));
+// The matrix engine (rtl/npu_matrix.sv): blocks of BT x BT output tiles
+// (BR = T * BT rows and columns), the reduction in panels of KC. Its memory
+// side issues, per block, the old C (with acc), then per panel the A and
+// the B panel (one request each: a run per row or column), and after the
+// block's last compute step the C store (one request of its rows); it loads
+// the next panel pair while the compute side runs the current one, which
+// takes depth x row tiles x column tiles cycles. The two sides are timed
+// as events, block by block and panel by panel; past kExactSteps panels
+// the rest are charged at the last block's average.
+// `nextFetch`: the next packet's prefetch, which the command processor
+// issues the first time the memory side waits for the compute side; the
+// memory side's next request waits for it.
+uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
+  constexpr uint64_t T = isa::hw::kMatrixTile, BR = T * isa::hw::kMatrixBlockTiles, KC = 16;
+  constexpr uint64_t kRequest = 3; // decide, batch address, run address
+  constexpr uint64_t kExactSteps = 4096;
+  const Work::MatrixOperands &o = work.matrix;
+  const uint64_t m = work.m, n = work.n, k = work.k;
+  if (!m || !n || !k || !work.batch)
+    return 4;
+  const auto clip = [](uint64_t size, uint64_t at, uint64_t most) {
+    return std::min(most, size - at);
+  };
+  // A request of `count` runs of `words` elements, the first at element
+  // `first` of a matrix at `base` (the others assumed at its offset in a beat).
+  const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words) {
+    const uint64_t address = base + 4 * first;
+    const uint64_t perRun = Port::beats(address, 4 * words);
+    const uint64_t bytes = satMul(count, 4 * words);
+    return kRequest + (write ? port.writeRuns(bytes, satMul(count, perRun))
+                             : port.readRuns(bytes, satMul(count, perRun)));
+  };
+  const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
+  const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
+  uint64_t memory = 1, compute = 0, bufferFree = 0;
+  uint64_t steps = 0, block = 0;
+  for (; block < blocks && steps < kExactSteps; ++block) {
+    const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
+    const uint64_t rows = clip(m, bi * BR, BR), cols = clip(n, bj * BR, BR);
+    // The accumulators: the old C, or cleared.
+    memory += o.acc ? runs(false, o.c, bi * BR * o.ldc + bj * BR, rows, cols) : 1;
+    const uint64_t accReady = memory;
+    uint64_t lastCompute = compute;
+    // The memory side waits until `ready`: the prefetch may take the port.
+    const auto waitFor = [&](uint64_t ready) {
+      if (ready > memory && nextFetch) {
+        ready = std::max(ready, memory + 1 + nextFetch);
+        nextFetch = 0;
+      }
+      memory = std::max(memory, ready);
+    };
+    for (uint64_t p = 0; p < panels; ++p, ++steps) {
+      const uint64_t depth = clip(k, p * KC, KC);
+      waitFor(bufferFree);
+      memory += 1;
+      memory += o.transA ? runs(false, o.a, p * KC * o.lda + bi * BR, depth, rows)
+                         : runs(false, o.a, bi * BR * o.lda + p * KC, rows, depth);
+      memory += o.transB ? runs(false, o.b, bj * BR * o.ldb + p * KC, cols, depth)
+                         : runs(false, o.b, p * KC * o.ldb + bj * BR, depth, cols);
+      const uint64_t take = std::max({memory, compute, accReady}) + 1;
+      bufferFree = take;
+      compute = take + depth * ceilDiv(rows, T) * ceilDiv(cols, T);
+      lastCompute = compute;
+    }
+    // The store waits for the last step; the next block's first panels may
+    // have loaded meanwhile.
+    waitFor(lastCompute);
+    memory += 1;
+    memory += runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols);
+  }
+  if (block < blocks) {
+    // The rest at the average block so far.
+    const uint64_t perBlock = ceilDiv(memory, block);
+    const Traffic sofar = port.traffic();
+    port.add({satMul(sofar.bytesRead / block, blocks - block),
+              satMul(sofar.bytesWritten / block, blocks - block)});
+    memory = satAdd(memory, satMul(perBlock, blocks - block));
+  }
+  return memory + 1; // finish
 }
 
 } // namespace
 
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
-                          const MemoryTiming &memory) {
+                          const MemoryTiming &memory, Prefetch prefetch) {
   // Absurd operands give absurd estimates: every sum and product saturates
   // at 2^64-1 rather than wrap to a small count.
   const isa::InstrInfo &info = isa::info(decoded.opcode);
   Port fetch(memory), engine(memory);
-  uint64_t cycles = commandCycles(info, decoded, fetch);
+  uint64_t cycles = commandCycles(info, decoded, fetch, prefetch.prefetched);
+  // The next packet's fetch, when it overlaps this one: it holds the port.
+  const uint64_t nextFetch = prefetch.prefetching ? Port(memory).read(0, isa::kPacketBytes) : 0;
   switch (info.engine) {
   case isa::Engine::Control: break;
   case isa::Engine::Dma: cycles = satAdd(cycles, dmaCycles(work, engine, memory)); break;
-  case isa::Engine::Matrix: cycles = satAdd(cycles, matrixCycles(work, engine)); break;
+  case isa::Engine::Matrix: cycles = satAdd(cycles, matrixCycles(work, engine, nextFetch)); break;
   case isa::Engine::Vector:
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
-      cycles = satAdd(cycles, vectorCycles(*recipe, decoded, engine));
+      cycles = satAdd(cycles, vectorCycles(*recipe, decoded, engine, nextFetch));
       Traffic traffic = engine.traffic();
       traffic.upperBound = recipe->indexSkip >= 0 &&
                            int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;

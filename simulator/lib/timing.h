@@ -25,7 +25,14 @@ struct PacketTiming {
   Traffic traffic; // the engine's requests (not the packet's fetch)
 };
 
+// The command processor's prefetch (npu_cmd.sv): `prefetched`, it fetched
+// this packet while the one before ran; `prefetching`, the next packet is
+// in the ring, so it fetches that one while this one runs (on the matrix
+// or the vector engine), holding the port for the length of a fetch.
+struct Prefetch {
+  bool prefetched = false, prefetching = false;
+};
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
-                          const MemoryTiming &memory);
+                          const MemoryTiming &memory, Prefetch prefetch = {});
 
 } // namespace npu::sim

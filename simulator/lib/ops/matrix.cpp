@@ -30,8 +30,10 @@ MatrixLayout layoutOf(uint64_t m, uint64_t k, uint64_t n, uint64_t lda, uint64_t
   return l;
 }
 
-Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch, bool acc) {
+Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch, bool acc,
+                const Work::MatrixOperands &operands) {
   Work w;
+  w.matrix = operands;
   w.m = m;
   w.k = k;
   w.n = n;
@@ -46,7 +48,12 @@ Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch, bool acc) {
 
 } // namespace
 
-Work work(const isa::inst::Matmul &op) { return matrixWork(op.m, op.k, op.n, 1, op.acc); }
+Work work(const isa::inst::Matmul &op) {
+  const MatrixLayout l = layoutOf(op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb, op.acc);
+  return matrixWork(op.m, op.k, op.n, 1, op.acc,
+                    {op.transa, op.transb, op.acc, op.a, op.b, op.c, l.shape.lda, l.shape.ldb,
+                     l.shape.ldc});
+}
 
 void execute(ExecContext &ctx, const isa::inst::Matmul &op) {
   const MatrixLayout l =
@@ -58,7 +65,12 @@ void execute(ExecContext &ctx, const isa::inst::Matmul &op) {
   kernels::gemm(l.shape, a, b, c);
 }
 
-Work work(const isa::inst::Bmm &op) { return matrixWork(op.m, op.k, op.n, op.batch, op.acc); }
+Work work(const isa::inst::Bmm &op) {
+  const MatrixLayout l = layoutOf(op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
+  return matrixWork(op.m, op.k, op.n, op.batch, op.acc,
+                    {op.transa, op.transb, op.acc, op.a, op.b, op.c, l.shape.lda, l.shape.ldb,
+                     l.shape.ldc});
+}
 
 void execute(ExecContext &ctx, const isa::inst::Bmm &op) {
   const MatrixLayout l = layoutOf(op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);

@@ -73,7 +73,11 @@ public:
   // describeFault (npu/sim/checks.h); the packet then has no effect on
   // statistics. A packet failing checkPacket has no effect at all; an index
   // out of range stops it after the rows before the bad index.
-  bool step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index);
+  // `nextQueued`: the packet after it is already in the ring, so that the
+  // RTL's command processor can prefetch it while this one computes (the
+  // cycle model then charges the next packet no fetch).
+  bool step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t index,
+            bool nextQueued = false);
 
   // Executes packets[0...] until HALT, the end, a fault or maxPackets.
   RunResult run(std::span<const isa::Packet> packets, uint64_t maxPackets = UINT64_MAX);
@@ -92,6 +96,7 @@ private:
   mem::PhysicalMemory &memory_;
   Mode mode_;
   MemoryTiming timing_;
+  bool prefetched_ = false; // the packet to run next was fetched during the last
   Stats stats_;
   bool recording_ = false;
   std::vector<PacketRecord> records_;
