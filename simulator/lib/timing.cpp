@@ -4,6 +4,7 @@
 #include "npu/isa/recipes.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace npu::sim {
 
@@ -306,52 +307,64 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   const auto clip = [](uint64_t size, uint64_t at, uint64_t most) {
     return std::min(most, size - at);
   };
-  // A request of `count` runs of `words` elements, the first at element
-  // `first` of a matrix at `base` (the others assumed at its offset in a beat).
-  const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words) {
-    const uint64_t address = base + 4 * first;
-    const uint64_t perRun = Port::beats(address, 4 * words);
+  // A request of `count` runs of `words` elements, `pitch` elements apart
+  // from element `first` of a matrix at `base` (at most BR runs).
+  const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
+                        uint64_t pitch) {
+    uint64_t beats = 0;
+    for (uint64_t r = 0; r < count; ++r)
+      beats += Port::beats(base + 4 * (first + r * pitch), 4 * words);
     const uint64_t bytes = satMul(count, 4 * words);
-    return kRequest + (write ? port.writeRuns(bytes, satMul(count, perRun))
-                             : port.readRuns(bytes, satMul(count, perRun)));
+    return kRequest + (write ? port.writeRuns(bytes, beats) : port.readRuns(bytes, beats));
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
   const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
   uint64_t memory = 1, compute = 0, bufferFree = 0;
   uint64_t steps = 0, block = 0;
+  // The memory side waits until `ready`: the prefetch may take the port.
+  const auto waitFor = [&](uint64_t ready) {
+    if (ready > memory && nextFetch) {
+      ready = std::max(ready, memory + 1 + nextFetch);
+      nextFetch = 0;
+    }
+    memory = std::max(memory, ready);
+  };
+  const auto rowsOf = [&](uint64_t b) { return clip(m, b / blocksN % blocksM * BR, BR); };
+  const auto colsOf = [&](uint64_t b) { return clip(n, b % blocksN * BR, BR); };
+  // Loads panel `p` of block `b` once the load buffer is free; the time it is loaded.
+  const auto loadPanel = [&](uint64_t b, uint64_t p) {
+    const uint64_t bi = b / blocksN % blocksM, bj = b % blocksN, depth = clip(k, p * KC, KC);
+    waitFor(bufferFree);
+    memory += 1;
+    memory += o.transA ? runs(false, o.a, p * KC * o.lda + bi * BR, depth, rowsOf(b), o.lda)
+                       : runs(false, o.a, bi * BR * o.lda + p * KC, rowsOf(b), depth, o.lda);
+    memory += o.transB ? runs(false, o.b, bj * BR * o.ldb + p * KC, colsOf(b), depth, o.ldb)
+                       : runs(false, o.b, p * KC * o.ldb + bj * BR, depth, colsOf(b), o.ldb);
+    return memory;
+  };
+  std::optional<uint64_t> preloaded; // the block's first panels, loaded during the last block
   for (; block < blocks && steps < kExactSteps; ++block) {
     const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
-    const uint64_t rows = clip(m, bi * BR, BR), cols = clip(n, bj * BR, BR);
+    const uint64_t rows = rowsOf(block), cols = colsOf(block);
     // The accumulators: the old C, or cleared.
-    memory += o.acc ? runs(false, o.c, bi * BR * o.ldc + bj * BR, rows, cols) : 1;
+    memory += o.acc ? runs(false, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 1;
     const uint64_t accReady = memory;
     uint64_t lastCompute = compute;
-    // The memory side waits until `ready`: the prefetch may take the port.
-    const auto waitFor = [&](uint64_t ready) {
-      if (ready > memory && nextFetch) {
-        ready = std::max(ready, memory + 1 + nextFetch);
-        nextFetch = 0;
-      }
-      memory = std::max(memory, ready);
-    };
     for (uint64_t p = 0; p < panels; ++p, ++steps) {
-      const uint64_t depth = clip(k, p * KC, KC);
-      waitFor(bufferFree);
-      memory += 1;
-      memory += o.transA ? runs(false, o.a, p * KC * o.lda + bi * BR, depth, rows)
-                         : runs(false, o.a, bi * BR * o.lda + p * KC, rows, depth);
-      memory += o.transB ? runs(false, o.b, bj * BR * o.ldb + p * KC, cols, depth)
-                         : runs(false, o.b, p * KC * o.ldb + bj * BR, depth, cols);
-      const uint64_t take = std::max({memory, compute, accReady}) + 1;
+      const uint64_t loaded = p == 0 && preloaded ? *preloaded : loadPanel(block, p);
+      const uint64_t take = std::max({loaded, compute, accReady}) + 1;
       bufferFree = take;
-      compute = take + depth * ceilDiv(rows, T) * ceilDiv(cols, T);
+      compute = take + clip(k, p * KC, KC) * ceilDiv(rows, T) * ceilDiv(cols, T);
       lastCompute = compute;
     }
-    // The store waits for the last step; the next block's first panels may
-    // have loaded meanwhile.
+    // While the last panels compute, the next block's first ones load; the
+    // store waits for the last step (and for that load).
+    preloaded.reset();
+    if (block + 1 < blocks)
+      preloaded = loadPanel(block + 1, 0);
     waitFor(lastCompute);
     memory += 1;
-    memory += runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols);
+    memory += runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc);
   }
   if (block < blocks) {
     // The rest at the average block so far.
