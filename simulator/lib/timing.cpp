@@ -255,8 +255,9 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   port.add({0, work.bytesWritten});
   if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
     // One range: its later requests each add a latency to the stream.
-    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(runs.elements, kRequest));
-    const uint64_t read = satAdd(port.read(runs.address, runs.elements),
+    const uint64_t bytes = runs.elements << runs.elementLog2;
+    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(bytes, kRequest));
+    const uint64_t read = satAdd(port.read(runs.address, bytes),
                                  satMul(requests - 1, memory.latency + 2));
     return satAdd(satAdd(3, read), memory.latency + 3);
   }
