@@ -368,7 +368,9 @@ module npu_cmd (
     end
   end
 
-  assign active = state != S_IDLE;
+  // A prefetch still in flight when its predecessor completes is the next
+  // packet's fetch: the device is busy (and counts the cycle).
+  assign active = state != S_IDLE || pf_busy;
   assign fetch_req_valid = state == S_FETCH_REQ;
   assign fetch_req_addr = slot_addr;
   assign pkt_done = state == S_COMPLETE;

@@ -3,7 +3,7 @@
 // three engines (DMA, matrix, vector) and the AXI4 master they share
 // (npu_mem_port). One packet executes at a time, so the port belongs to the
 // command processor while it fetches and to the packet's engine while it
-// runs.
+// runs, but for the prefetch of the next packet (below).
 //
 // The trace_* outputs describe each finished packet for the harness (index,
 // opcode, cycles, bytes moved); dbg_* show whether the device makes

@@ -106,6 +106,11 @@ public:
     if (waits) {
       EXPECT_GT(device.axiCounts().arWaits, 0u) << what << ": no wait state";
     }
+    compareMemories(what);
+  }
+
+  // Every buffer of the ISS's memory against the RTL's.
+  void compareMemories(const std::string &what) {
     std::vector<uint8_t> a(next - kArenaBase), b(next - kArenaBase);
     issMemory.read(kArenaBase, a.data(), a.size());
     rtlMemory.read(kArenaBase, b.data(), b.size());
@@ -1296,6 +1301,77 @@ TEST(RtlCsr, NextPacketIsFetchedWhileTheEngineRuns) {
     cycles[packets == 1 ? 0 : 1] = d.readCsr(CYCLE_LO) | uint64_t(d.readCsr(CYCLE_HI)) << 32;
   }
   EXPECT_LT(cycles[1], kPackets * cycles[0] - (kPackets - 1) * kLatency);
+}
+
+// A stream published at once (the command processor prefetches each next
+// packet while the matrix or vector engine runs): matrix, vector, DMA and
+// control packets, each reading what an earlier one wrote, end with the
+// memory the ISS computes packet by packet.
+TEST(RtlCsr, PublishedStreamWithPrefetchesMatchesTheIss) {
+  for (int t = 0; t < 4; ++t) {
+    Twin twin(400 + t, memoryFor(t == 3 ? 3 : 0));
+    auto &rng = twin.rng;
+    std::vector<isa::Packet> stream;
+    uint64_t previous = twin.floats(64);
+    for (int i = 0; i < 12; ++i) {
+      switch ((i + t) % 4) {
+      case 0: {
+        isa::inst::Matmul mm;
+        mm.m = dim(rng, 64);
+        mm.k = 64 / mm.m; // A is the previous packet's 64 elements
+        mm.n = dim(rng, 40);
+        mm.a = previous;
+        mm.b = twin.floats(uint64_t(mm.k) * mm.n);
+        mm.c = twin.floats(uint64_t(mm.m) * mm.n);
+        stream.push_back(validPacketOf(mm));
+        previous = twin.floats(64);
+        isa::inst::Copy copy;
+        copy.bytes = uint32_t(4 * std::min<uint64_t>(64, uint64_t(mm.m) * mm.n));
+        copy.src = mm.c;
+        copy.dst = previous;
+        stream.push_back(validPacketOf(copy));
+        break;
+      }
+      case 1: {
+        isa::inst::Exp exp;
+        exp.n = 64;
+        exp.src = previous;
+        exp.dst = previous = twin.floats(64);
+        stream.push_back(validPacketOf(exp));
+        break;
+      }
+      case 2: {
+        isa::inst::Add add;
+        add.rows = 1;
+        add.cols = 64;
+        add.a = previous;
+        add.b = twin.floats(64);
+        add.dst = previous = twin.floats(64);
+        stream.push_back(validPacketOf(add));
+        break;
+      }
+      default: stream.push_back(rawPacket({{0, static_cast<uint32_t>(isa::Opcode::NOP)}})); break;
+      }
+    }
+    {
+      sim::Iss iss(twin.issMemory, sim::Mode::Both);
+      for (size_t i = 0; i < stream.size(); ++i)
+        iss.step(stream[i], i);
+    }
+    using namespace isa::csr;
+    rtl::Device &d = twin.device;
+    d.writeCsr(CONTROL, CONTROL_RESET);
+    d.writeCsr(RING_BASE_LO, static_cast<uint32_t>(kRingBase));
+    d.writeCsr(RING_BASE_HI, 0);
+    d.writeCsr(RING_ENTRIES, 32);
+    for (size_t i = 0; i < stream.size(); ++i)
+      twin.rtlMemory.write(kRingBase + 64 * i, stream[i].data(), 64);
+    d.writeCsr(RING_TAIL, static_cast<uint32_t>(stream.size()));
+    d.runUntilIdle();
+    ASSERT_EQ(d.readCsr(STATUS), 0u) << "trial " << t;
+    EXPECT_EQ(d.readCsr(RING_HEAD), stream.size());
+    twin.compareMemories("published stream, trial " + std::to_string(t));
+  }
 }
 
 // The register window: identification, read-only and write-only
