@@ -315,6 +315,16 @@ def test_pow_tensor_scalar(exponent):
 CLAMP_BOUNDS = [(-0.5, 0.75), (0.5, None), (None, -0.25), (1.0, -1.0), (float("nan"), 1.0)]
 
 
+def test_unary_ops_with_scalar_operands_on_empty_tensors():
+    """An empty input emits no packet (an instruction's count is at least 1)."""
+    x = npu(torch.empty(0, 4))
+    with native():
+        results = [torch.clamp(x, -1.0, 1.0), x.clone().clamp_(-1.0, 1.0),
+                   torch.clamp(x, -1.0, 1.0, out=npu(torch.empty(0, 4))), torch.pow(x, 3.5)]
+    for result in results:
+        assert result.shape == (0, 4)
+
+
 @pytest.mark.parametrize("lo,hi", CLAMP_BOUNDS, ids=str)
 def test_clamp_scalar_bounds(lo, hi):
     x = torch.randn(6, 5)
