@@ -763,3 +763,30 @@ def MP_min : MicroProgram<"min", ["a", "b"], [(fmin:$r $a, $b)], "r",
 let Reference = "orderedMin(orderedMax(x, lo), hi)" in
 def MP_clamp : MicroProgram<"clamp", ["x", "lo", "hi"], [(fmax:$t $x, $lo), (fmin:$y $t, $hi)], "y",
                             "min(max(x, lo), hi): NaN if any input is NaN, hi when lo > hi.">;
+// The steps of clamp_bwd's recipe (isa/nn.td: an engine step takes two
+// inputs, and each step's load canonicalises them, so a compare mask
+// reaches the next step as the canonical NaN or +0).
+def MP_le : MicroProgram<"le", ["a", "b"], [(fle:$r $a, $b)], "r",
+                         "all-ones if a <= b (ordered; -0 == +0) else +0.">;
+let Reference = "std::isnan(m) ? dy : 0.0" in
+def MP_mask_pass : MicroProgram<"mask_pass", ["m", "dy"],
+    [(fisnan:$k $m),
+     (iand:$r $k, $dy)], "r",
+    "dy where m is NaN (a compare mask of an earlier step, as its load canonicalised it), "
+    "else +0.">;
+
+//===----------------------------------------------------------------------===//
+// Pointwise backward of clamp
+//===----------------------------------------------------------------------===//
+
+// dy where lo <= x <= hi, else +0 (torch's where(mask, dy, 0)): the mask of
+// two ordered compares (false for a NaN x or bound) and-ed with dy, which
+// its load canonicalised (a denormal is a zero of its sign, a NaN the
+// canonical NaN).
+let Reference = "(lo <= x && x <= hi) ? dy : 0.0" in
+def MP_clamp_bwd : MicroProgram<"clamp_bwd", ["x", "dy", "lo", "hi"],
+    [(fle:$a $lo, $x),
+     (fle:$b $x, $hi),
+     (iand:$m $a, $b),
+     (iand:$dx $m, $dy)], "dx",
+    "dy where lo <= x <= hi (ordered compares), else +0.">;

@@ -214,13 +214,77 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
                  RmsnormBwdRecipe<1, 1>];
 }
 
-// dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy).
-class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn>
+// K1, K2 = the row's (mean, rstd), K3 = 1/cols. Pass 0: K4 = sum g * K3
+// (g = dy * weight, or dy); pass 1: xhat = (x - K1) * K2, dweight += dy * xhat
+// in memory, K5 = sum g * xhat * K3; pass 2: dx = K2 * ((g - K4) - xhat * K5).
+class LayernormBwdRecipe<bit useWeight, bit writeDweight>
+    : VectorRecipe<[When<"use_weight", useWeight>, When<"write_dweight", writeDweight>],
+                   "rows", "cols",
+                   [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"IB2", "weight", 0>,
+                    Stream<"IB3", "dweight", 0, 1>, Stream<"OB0", "dx">, Stream<"OB1", "dweight", 0>],
+                   [Pass<["IB1"] # !if(useWeight, ["IB2"], []), [],
+                         !if(useWeight, [Run<"mul", "IB1", "IB2", "T0">, Reduce<"T0">],
+                                        [Reduce<"IB1">]), "sum", "K4",
+                         [Run<"mul", "K4", "K3", "K4">]>,
+                    Pass<["IB0", "IB1"] # !if(useWeight, ["IB2"], []) #
+                         !if(writeDweight, ["IB3"], []), !if(writeDweight, ["OB1"], []),
+                         [Run<"sub", "IB0", "K1", "T0">, Run<"mul", "T0", "K2", "T0">] #
+                         !if(writeDweight, [Run<"mul", "IB1", "T0", "T1">,
+                                            Run<"add", "IB3", "T1", "OB1">], []) #
+                         !if(useWeight, [Run<"mul", "IB1", "IB2", "T1">, Run<"mul", "T1", "T0", "T2">],
+                                        [Run<"mul", "IB1", "T0", "T2">]) #
+                         [Reduce<"T2">], "sum", "K5", [Run<"mul", "K5", "K3", "K5">]>,
+                    Pass<["IB0", "IB1"] # !if(useWeight, ["IB2"], []), ["OB0"],
+                         [Run<"sub", "IB0", "K1", "T0">, Run<"mul", "T0", "K2", "T0">] #
+                         !if(useWeight, [Run<"mul", "IB1", "IB2", "T1">,
+                                         Run<"sub", "T1", "K4", "T1">],
+                                        [Run<"sub", "IB1", "K4", "T1">]) #
+                         [Run<"mul", "T0", "K5", "T2">, Run<"sub", "T1", "T2", "T1">,
+                          Run<"mul", "K2", "T1", "OB0">]>],
+                   [Run<"recip", "COLS", "", "K3">]> {
+  let RowLoads = [RowLoad<"stats", "K1", 2>];
+}
+
+def LAYERNORM_BWD : Instruction<"layernorm_bwd", 0x75, "backward",
+    [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, "forward input">,
+     AddrOp<"dy", S_Src1, "gradient of the output">,
+     AddrOp<"weight", S_P01, "cols weights (read when use_weight)">,
+     AddrOp<"stats", S_P23, "rows (mean, rstd) pairs from LAYERNORM's write_stats">,
+     AddrOp<"dweight", S_P45, "cols weight gradient (written when write_dweight)">,
+     DimOp<"rows", S_P6, "rows">, DimOp<"cols", S_P7, "columns (normalised dimension)">,
+     FlagOp<"use_weight", 4, "the forward pass multiplied by weight">,
+     FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOp],
+    "$dx, $x, $dy, $weight, $stats, $dweight, $rows, $cols", Cost<E_Vector, 8, 14>,
+    "Backward of LAYERNORM: input and weight gradients (the bias gradient is COL_SUM of dy)."> {
+  let Semantics = "Per row i with (m, r) = stats[i], xhat[j] = (x[j] - m) * r, "
+                  "g[j] = dy[j]*weight[j] (or dy[j]): a = ROW_SUM(g) * (1/cols); "
+                  "b = ROW_SUM(g*xhat) * (1/cols); dx[j] = r * ((g[j] - a) - xhat[j]*b). "
+                  "dweight[j] = sum over rows in increasing i of dy[i][j]*xhat[i][j].";
+  // The RTL accumulates dweight in memory (it reads it back): "rw".
+  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"]>>,
+                MemOperand<"x", "r", Product<["rows", "cols"]>>,
+                MemOperand<"dy", "r", Product<["rows", "cols"]>>,
+                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+                MemOperand<"stats", "r", Product<["rows"], 8>>,
+                MemOperand<"dweight", "rw", Product<["cols"]>, "write_dweight">];
+  let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>, Disjoint<"dx", "stats">,
+                   Disjoint<"dx", "weight">, Disjoint<"dweight", "x">, Disjoint<"dweight", "dy">,
+                   Disjoint<"dweight", "dx">, Disjoint<"dweight", "weight">,
+                   Disjoint<"dweight", "stats">];
+  let Recipes = [LayernormBwdRecipe<0, 0>, LayernormBwdRecipe<0, 1>, LayernormBwdRecipe<1, 0>,
+                 LayernormBwdRecipe<1, 1>];
+}
+
+// dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy), then
+// the f32 operands `extra` in order.
+class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn,
+                   list<Operand> extra = []>
     : Instruction<mnemonic, opcode, "backward",
         [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, "forward input">,
          AddrOp<"dy", S_Src1, "gradient of the output">, DimOp<"n", S_P0, "number of elements">,
-         DTypeOp],
-        "$dx, $x, $dy, $n", Cost<E_Vector, 4, !size(prog.Steps)>, "Backward of " # fn # "."> {
+         DTypeOp] # extra,
+        !foldl("$dx, $x, $dy, $n", extra, syntax, o, syntax # ", $" # o.Name),
+        Cost<E_Vector, 4, !size(prog.Steps)>, "Backward of " # fn # "."> {
   MicroProgram Program = prog;
   let Semantics = "dx[i] = dy[i] * " # fn # "'(x[i]), evaluated by the micro-program '" #
                   prog.Name # "' of docs/arith.md.";
@@ -233,3 +297,22 @@ class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn>
 def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
 def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;
 def GELU_ERF_BWD : PointwiseBwd<"gelu_erf_bwd", 0x74, MP_gelu_erf_bwd, "GELU_ERF">;
+
+// A program of four inputs: the engine's steps take two, and each step
+// loads its inputs canonicalised (a compare's all-ones mask arrives as the
+// canonical NaN), so the recipe computes MP_clamp_bwd's result in its own
+// steps: dy where lo <= x (K0), then that where x <= hi (K1).
+class ClampBwdRecipe
+    : VectorRecipe<[], "", "n", [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"OB0", "dx">],
+                   [Pass<["IB0", "IB1"], ["OB0"], [Run<"le", "K0", "IB0", "T0">,
+                                                   Run<"le", "IB0", "K1", "T1">,
+                                                   Run<"mask_pass", "T0", "IB1", "T2">,
+                                                   Run<"mask_pass", "T1", "T2", "OB0">]>]> {
+  let Scalars = ["lo", "hi"];
+}
+def CLAMP_BWD : PointwiseBwd<"clamp_bwd", 0x76, MP_clamp_bwd, "CLAMP",
+                             [F32Op<"lo", S_P1, "lower bound">, F32Op<"hi", S_P2, "upper bound">]> {
+  let Semantics = "dx[i] = dy[i] where lo <= x[i] <= hi (ordered: +0 for a NaN x, lo or hi), "
+                  "else +0, evaluated by the micro-program 'clamp_bwd' of docs/arith.md.";
+  let Recipes = [ClampBwdRecipe<>];
+}

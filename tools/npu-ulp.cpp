@@ -23,9 +23,11 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <numbers>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,7 +100,7 @@ double orderedMin(double a, double b) {
 // tiny (e.g. x * sigmoid(v) rather than 0.5x(1 + tanh(v/2))).
 struct Reference {
   const char *name;
-  std::function<double(double, double, double)> value;
+  std::function<double(double, double, double, double)> value;
 };
 
 const Reference *referenceFor(const std::string &name) {
@@ -131,7 +133,7 @@ double ulpError(uint32_t y, double f) {
   return std::fabs(static_cast<double>(std::bit_cast<float>(y)) - f) / spacing;
 }
 
-constexpr unsigned kMaxInputs = 3;
+constexpr unsigned kMaxInputs = 4;
 using Inputs = std::array<uint32_t, kMaxInputs>;
 
 struct Stats {
@@ -236,7 +238,8 @@ public:
           (std::isnan(v) && opt_.lo == -INFINITY && opt_.hi == INFINITY))
         sx.push_back(asFloat(bits));
     }
-    evaluateAndCompare({sx.data(), sp.data(), sp.data()}, sy.data(), sx.size(), specials);
+    evaluateAndCompare({sx.data(), sp.data(), sp.data(), sp.data()}, sy.data(), sx.size(),
+                       specials);
     Stats swept = parallel([&](Stats &stats) {
       std::vector<float> x(kBlock), p(kBlock, opt_.secondInput), y(kBlock);
       for (uint64_t start; (start = next.fetch_add(kBlock)) < total;) {
@@ -250,7 +253,7 @@ public:
             continue;
           x[n++] = asFloat(bits);
         }
-        evaluateAndCompare({x.data(), p.data(), p.data()}, y.data(), n, stats);
+        evaluateAndCompare({x.data(), p.data(), p.data(), p.data()}, y.data(), n, stats);
       }
     });
     swept.merge(specials);
@@ -275,7 +278,8 @@ public:
           for (unsigned k = 0; k < kMaxInputs; ++k)
             in[k][i] = asFloat(drawn[k]);
         }
-        evaluateAndCompare({in[0].data(), in[1].data(), in[2].data()}, y.data(), n, stats);
+        evaluateAndCompare({in[0].data(), in[1].data(), in[2].data(), in[3].data()}, y.data(), n,
+                           stats);
       }
     });
   }
@@ -304,7 +308,8 @@ private:
       Inputs bits;
       for (unsigned k = 0; k < kMaxInputs; ++k)
         bits[k] = std::bit_cast<uint32_t>(values[k][i]);
-      double f = ref_.value(inputValue(bits[0]), inputValue(bits[1]), inputValue(bits[2]));
+      double f = ref_.value(inputValue(bits[0]), inputValue(bits[1]), inputValue(bits[2]),
+                            inputValue(bits[3]));
       stats.add(bits, std::bit_cast<uint32_t>(y[i]), f);
     }
   }
@@ -348,7 +353,7 @@ Inputs drawPower(std::mt19937_64 &rng) {
     p = static_cast<float>(static_cast<int64_t>((r >> 17) % 2000000) - 1000000) * 0.25f;
   }
   }
-  return {x, std::bit_cast<uint32_t>(p), 0};
+  return {x, std::bit_cast<uint32_t>(p), 0, 0};
 }
 
 // clamp: uniform bit patterns (NaNs, infinities, zeros of both signs, lo > hi
@@ -357,9 +362,9 @@ Inputs drawPower(std::mt19937_64 &rng) {
 Inputs drawClamp(std::mt19937_64 &rng) {
   uint64_t r = rng();
   Inputs in = {static_cast<uint32_t>(r), static_cast<uint32_t>(r >> 32),
-               static_cast<uint32_t>(rng())};
+               static_cast<uint32_t>(rng()), 0};
   if (rng() & 1)
-    for (uint32_t &v : in)
+    for (uint32_t &v : std::span(in.data(), 3))
       v = (v & 0x80ffffffu) | 0x3f000000u; // |v| in [0.5, 2)
   switch (rng() % 4) {
   case 0: in[0] = in[1]; break;
@@ -368,6 +373,21 @@ Inputs drawClamp(std::mt19937_64 &rng) {
   default: break;
   }
   return in;
+}
+
+// mask_pass (m, dy): m a compare's all-ones mask, the canonical NaN, a zero
+// or any bit pattern; dy any bit pattern.
+Inputs drawMaskPass(std::mt19937_64 &rng) {
+  static const uint32_t kMasks[] = {0xffffffffu, 0x7fc00000u, 0, 0x80000000u};
+  const uint64_t r = rng();
+  const uint32_t m = r % 2 ? kMasks[(r >> 1) % 4] : static_cast<uint32_t>(r >> 32);
+  return {m, static_cast<uint32_t>(rng()), 0, 0};
+}
+
+// clamp_bwd (x, dy, lo, hi): x, lo and hi as clamp's, dy any bit pattern.
+Inputs drawClampBackward(std::mt19937_64 &rng) {
+  const Inputs clamp = drawClamp(rng);
+  return {clamp[0], static_cast<uint32_t>(rng()), clamp[1], clamp[2]};
 }
 
 void printStats(const Options &opt, const char *what, const Stats &s, unsigned numInputs) {
@@ -379,6 +399,8 @@ void printStats(const Options &opt, const char *what, const Stats &s, unsigned n
       std::printf(" p=%a", asFloat(s.worstInput[1]));
     if (numInputs > 2)
       std::printf(" q=%a", asFloat(s.worstInput[2]));
+    if (numInputs > 3)
+      std::printf(" r=%a", asFloat(s.worstInput[3]));
     std::printf(" (got %a, exact %.9g)", asFloat(s.worstOutput), s.worstExact);
   }
   std::printf("; max absolute error %.3g", s.maxAbsolute);
@@ -386,8 +408,9 @@ void printStats(const Options &opt, const char *what, const Stats &s, unsigned n
               s.count ? 100.0 * s.notCorrectlyRounded / s.count : 0);
   std::printf("; %llu special mismatches", static_cast<unsigned long long>(s.specialMismatches));
   if (s.specialMismatches)
-    std::printf(" (first: x=%08x p=%08x q=%08x got %08x want %08x)", s.firstMismatch[0],
-                s.firstMismatch[1], s.firstMismatch[2], s.mismatchOutput, s.mismatchExpected);
+    std::printf(" (first: x=%08x p=%08x q=%08x r=%08x got %08x want %08x)", s.firstMismatch[0],
+                s.firstMismatch[1], s.firstMismatch[2], s.firstMismatch[3], s.mismatchOutput,
+                s.mismatchExpected);
   std::printf("\n");
 }
 
@@ -408,7 +431,7 @@ int main(int argc, char **argv) {
       "range", po::value(&range), "one-input programs: only inputs x with LO <= x <= HI, as LO:HI")(
       "dy", po::value(&opt.secondInput)->default_value(1.0f), "dy of silu_bwd and gelu_bwd")(
       "random", po::value(&opt.randomCount)->default_value(100000000),
-      "div, pow and clamp: number of random operand draws")(
+      "div, pow, clamp, mask_pass and clamp_bwd: number of random operand draws")(
       "seed", po::value(&opt.seed)->default_value(1), "random seed")(
       "threads,j",
       po::value(&opt.threads)->default_value(std::max(1u, std::thread::hardware_concurrency())),
@@ -459,11 +482,17 @@ int main(int argc, char **argv) {
   Measurement m(opt, *program, *ref, numInputs);
   std::printf("implementation: %s\n",
               npu::arith::implementationName(npu::arith::fastestImplementation()));
-  if (opt.function == "div" || opt.function == "pow" || opt.function == "clamp") {
-    Stats s = m.random(opt.function == "div"   ? drawDivision
-                       : opt.function == "pow" ? drawPower
-                                               : drawClamp);
-    printStats(opt, numInputs > 2 ? "random triples" : "random pairs", s, numInputs);
+  static const std::map<std::string, Inputs (*)(std::mt19937_64 &)> kDraws = {
+      {"div", drawDivision},
+      {"pow", drawPower},
+      {"clamp", drawClamp},
+      {"mask_pass", drawMaskPass},
+      {"clamp_bwd", drawClampBackward}};
+  if (auto draw = kDraws.find(opt.function); draw != kDraws.end()) {
+    Stats s = m.random(draw->second);
+    static const char *const kTupleNames[] = {"", "", "random pairs", "random triples",
+                                              "random quadruples"};
+    printStats(opt, kTupleNames[numInputs], s, numInputs);
     return s.specialMismatches ? npu::cli::kExitFailure : npu::cli::kExitOk;
   }
   Stats s = m.sweep();

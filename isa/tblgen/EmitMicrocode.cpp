@@ -136,7 +136,7 @@ void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os) {
     os << "  X(" << prog.name << ", " << camelCase(prog.name) << ", " << prog.inputs.size() << ")"
        << (&prog == &model.programs.back() ? "\n\n" : " \\\n");
   os << "// X(name, reference) for every program with a Reference: reference is a\n"
-        "// lambda double(double, double, double) giving the exact value (the\n"
+        "// lambda double(double, double, double, double) giving the exact value (the\n"
         "// parameters beyond the program's inputs are unnamed). It may call helpers of the\n"
         "// including file (npu-ulp), so it is a macro rather than a table here.\n"
         "#define NPU_FOR_EACH_PROGRAM_REFERENCE(X)";
@@ -144,7 +144,7 @@ void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os) {
     if (prog.reference.empty())
       continue;
     os << " \\\n  X(" << prog.name << ", [](";
-    for (size_t i = 0; i < 3; ++i)
+    for (size_t i = 0; i < kMaxReferenceInputs; ++i)
       os << (i ? ", " : "") << "double"
          << (i < prog.inputs.size() ? " " + prog.inputs[i] : std::string());
     os << ") { return " << prog.reference << "; })";

@@ -1158,11 +1158,9 @@ private:
                        "against, e.g. let Reference = \"std::erf(x)\"");
         continue;
       }
-      if (!prog.reference.empty() && prog.inputs.size() > 3) {
-        error(rec, what +
-                       ": a Reference is measured by npu-ulp, which takes one to three inputs, "
-                       "not " +
-                       Twine(prog.inputs.size()));
+      if (!prog.reference.empty() && prog.inputs.size() > kMaxReferenceInputs) {
+        error(rec, what + ": a Reference is measured by npu-ulp, which takes one to " +
+                       Twine(kMaxReferenceInputs) + " inputs, not " + Twine(prog.inputs.size()));
         continue;
       }
       programByRecord_[rec] = model_.programs.size();

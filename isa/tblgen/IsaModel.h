@@ -112,6 +112,10 @@ struct DisjointDef {
   int64_t inPlaceValue = 0; // ... has this value
 };
 
+// The inputs of a micro-program's Reference lambda (npu-ulp measures at most
+// that many).
+inline constexpr unsigned kMaxReferenceInputs = 4;
+
 // Vector-engine recipes (isa/recipe.td). Value sources and destinations of
 // a step, as the engine encodes them (5 bits): the input streams, the
 // output streams, +0, the lane temporaries, 1.0, cols as binary32, and the

@@ -192,11 +192,18 @@ template <class Op> void unaryOp(Mem &m, const Op &op) {
   }
 }
 
-// The instructions of the .td class PointwiseBwd: dx = program(x, dy).
+// The instructions of the .td class PointwiseBwd: dx = program(x, dy, f32
+// operands...).
 template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
   constexpr Program p = programOf<Op>();
-  for (uint64_t i = 0; i < op.n; ++i)
-    m.f(op.dx, i, program(p, {m.f(op.x, i), m.f(op.dy, i)}));
+  std::vector<uint32_t> inputs{0, 0};
+  for (float s : op.f32Operands())
+    inputs.push_back(bitsOf(s));
+  for (uint64_t i = 0; i < op.n; ++i) {
+    inputs[0] = m.f(op.x, i);
+    inputs[1] = m.f(op.dy, i);
+    m.f(op.dx, i, arith::evaluate(p, inputs, arith::Implementation::Reference));
+  }
 }
 
 // ROW_SUM, ROW_MAX, ROW_MEAN: f of each row.
@@ -328,6 +335,30 @@ void rmsnormBwd(Mem &m, const isa::inst::RmsnormBwd &op) {
     m.f(op.dweight, j, dw[j]);
 }
 
+void layernormBwd(Mem &m, const isa::inst::LayernormBwd &op) {
+  const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  std::vector<uint32_t> dw(op.cols, kPlusZero), dx(op.rows * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const uint32_t mean = m.f(op.stats, 2 * i), r = m.f(op.stats, 2 * i + 1);
+    std::vector<uint32_t> xhat(op.cols), g(op.cols), gxhat(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint32_t x = m.f(op.x, i * op.cols + j), dy = m.f(op.dy, i * op.cols + j);
+      xhat[j] = soft::fmul(soft::fsub(x, mean), r);
+      dw[j] = soft::fadd(dw[j], soft::fmul(dy, xhat[j]));
+      g[j] = op.use_weight ? soft::fmul(dy, m.f(op.weight, j)) : dy;
+      gxhat[j] = soft::fmul(g[j], xhat[j]);
+    }
+    const uint32_t a = soft::fmul(laneReduce(g, false), inv);
+    const uint32_t b = soft::fmul(laneReduce(gxhat, false), inv);
+    for (uint64_t j = 0; j < op.cols; ++j)
+      dx[i * op.cols + j] = soft::fmul(r, soft::fsub(soft::fsub(g[j], a), soft::fmul(xhat[j], b)));
+  }
+  for (uint64_t i = 0; i < dx.size(); ++i)
+    m.f(op.dx, i, dx[i]);
+  for (uint64_t j = 0; op.write_dweight && j < op.cols; ++j)
+    m.f(op.dweight, j, dw[j]);
+}
+
 void adamw(Mem &m, const isa::inst::Adamw &op) {
   uint32_t h[8];
   for (int i = 0; i < 8; ++i)
@@ -448,6 +479,9 @@ void run(Mem &m, const SoftmaxBwd &op) {
 }
 void run(Mem &m, const RmsnormBwd &op) {
   rmsnormBwd(m, op);
+}
+void run(Mem &m, const LayernormBwd &op) {
+  layernormBwd(m, op);
 }
 void run(Mem &m, const Adamw &op) {
   adamw(m, op);

@@ -409,13 +409,27 @@ TEST(RtlOps, BackwardOps) {
     rb.dx = rng() % 4 == 0 ? rb.x : twin.floats(m);
     twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
 
+    isa::inst::LayernormBwd lb;
+    lb.rows = dim(rng, 6);
+    lb.cols = dim(rng, 80);
+    lb.use_weight = rng() & 1;
+    lb.write_dweight = rng() & 1;
+    const uint64_t ln = uint64_t(lb.rows) * lb.cols;
+    lb.x = twin.floats(ln, 5);
+    lb.dy = twin.floats(ln, 5);
+    lb.weight = twin.floats(lb.cols);
+    lb.stats = twin.floats(2 * uint64_t(lb.rows));
+    lb.dweight = twin.floats(lb.cols);
+    lb.dx = rng() % 4 == 0 ? lb.dy : twin.floats(ln);
+    twin.runAndCompare(validPacketOf(lb), "layernorm_bwd");
+
     const auto runCase = [&]<class Op>(std::type_identity<Op>, int) {
       Op pb;
       pb.n = dim(rng, 70);
       pb.x = twin.floats(pb.n, 20);
       pb.dy = twin.floats(pb.n, 20);
       pb.dx = twin.floats(pb.n);
-      twin.runAndCompare(validPacketOf(pb), isa::info(Op::kOpcode).mnemonic);
+      twin.runAndCompare(withRandomF32Operands(pb, rng), isa::info(Op::kOpcode).mnemonic);
     };
     NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
   }
@@ -931,10 +945,10 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
   const auto at = [&] { return window + 4 * (rng() % 96); };
   const auto small = [&] { return 1 + static_cast<uint32_t>(rng() % 12); };
   int faults = 0;
-  for (int t = 0; t < 130; ++t) {
+  for (int t = 0; t < 140; ++t) {
     isa::Packet p;
     std::string what;
-    switch (t % 13) {
+    switch (t % 14) {
     case 0: {
       isa::inst::Add op;
       op.rows = small();
@@ -1006,6 +1020,22 @@ TEST(RtlFaults, OverlapChecksAgreeWithTheIss) {
       op.stats = at();
       p = validPacketOf(op);
       what = "layernorm";
+      break;
+    }
+    case 13: {
+      isa::inst::LayernormBwd op;
+      op.rows = small();
+      op.cols = small();
+      op.use_weight = rng() & 1;
+      op.write_dweight = rng() & 1;
+      op.x = at();
+      op.dy = at();
+      op.weight = at();
+      op.stats = at();
+      op.dweight = at();
+      op.dx = rng() % 3 ? at() : op.x;
+      p = validPacketOf(op);
+      what = "layernorm_bwd";
       break;
     }
     case 5: {

@@ -287,12 +287,15 @@ void checkCopiedOut(const at::Tensor &out, const at::Tensor & /*self*/) {
 }
 
 // out <- op(self) for a float32 npu self and out of self's shape, where
-// emitInto(dst, src, n) computes op over n contiguous floats.
+// emitInto(dst, src, n) computes op over n > 0 contiguous floats (an
+// instruction's element count is at least 1: an empty self emits nothing).
 void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
                 auto &&emitInto) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(self));
+  if (self.numel() == 0)
+    return;
   const at::Tensor src = contiguousOnDevice(self);
   const bool direct =
       out.is_contiguous() && (!mayOverlap(out, src) || addressOf(out) == addressOf(src));

@@ -2,18 +2,21 @@
 // silu_backward (SILU_BWD), gelu_backward (GELU_ERF_BWD, exact; GELU_BWD,
 // the tanh approximation), and those that the elementwise instructions
 // express exactly: sigmoid_backward, tanh_backward and threshold_backward
-// (relu's).
+// (relu's); clamp's (CLAMP_BWD) through clamp's autograd kernel.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/clamp_ops.h>
 #include <ATen/ops/gelu_backward_ops.h>
 #include <ATen/ops/sigmoid_backward_ops.h>
 #include <ATen/ops/silu_backward_ops.h>
 #include <ATen/ops/tanh_backward_ops.h>
 #include <ATen/ops/threshold_backward_ops.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -62,6 +65,7 @@ bool lowerable(const at::Tensor &dy, const at::Tensor &x) {
 // dst = dy * f'(x) by the backward instruction Inst (SILU_BWD, GELU_BWD).
 template <class Inst>
 void emitPointwiseGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &x) {
+  static_assert(kF32Operands<Inst> == 0, "the instruction has f32 operands to set");
   const at::Tensor xs = denseOperand(x, dst), dys = denseOperand(dy, dst);
   Inst inst;
   inst.dx = addressOf(dst);
@@ -188,6 +192,66 @@ at::Tensor &thresholdBackwardOut(const at::Tensor &dy, const at::Tensor &x,
       /*checked=*/false);
 }
 
+// clamp's gradient, dy where lo <= x <= hi, else 0. Autograd's formula for
+// clamp is no ATen op (a where over ge, le and logical_and, which would fall
+// back), so clamp's autograd kernel for npu tensors is this Function, whose
+// backward is CLAMP_BWD; a bound left out is the infinity on its side. Its
+// backward on operands it cannot lower is autograd's formula.
+class ClampFunction : public torch::autograd::Function<ClampFunction> {
+public:
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &self,
+                            const std::optional<at::Scalar> &min,
+                            const std::optional<at::Scalar> &max) {
+    ctx->save_for_backward({self});
+    ctx->saved_data["min"] = min ? c10::IValue(*min) : c10::IValue();
+    ctx->saved_data["max"] = max ? c10::IValue(*max) : c10::IValue();
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return NPU_ATEN_OP(clamp)::call(self, min, max);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grads) {
+    const at::Tensor self = ctx->get_saved_variables()[0];
+    const at::Tensor &dy = grads[0];
+    const c10::IValue min = ctx->saved_data["min"], max = ctx->saved_data["max"];
+    if (!lowerable(dy, self) || dy.sizes() != self.sizes() ||
+        (!min.isNone() && min.toScalar().isComplex()) ||
+        (!max.isNone() && max.toScalar().isComplex())) {
+      at::Tensor mask = at::ones_like(self, at::kBool);
+      if (!min.isNone())
+        mask.logical_and_(self.ge(min.toScalar()));
+      if (!max.isNone())
+        mask.logical_and_(self.le(max.toScalar()));
+      return {at::where(mask, dy, at::zeros({}, dy.options())), at::Tensor(), at::Tensor()};
+    }
+    static OpCounter counter("clamp_backward");
+    const float lo = min.isNone() ? -INFINITY : static_cast<float>(min.toScalar().toDouble());
+    const float hi = max.isNone() ? INFINITY : static_cast<float>(max.toScalar().toDouble());
+    at::Tensor dx =
+        gradFunctional(counter, dy, self,
+                       [lo, hi](const at::Tensor &dst, const at::Tensor &g, const at::Tensor &x) {
+                         const at::Tensor xs = denseOperand(x, dst), gs = denseOperand(g, dst);
+                         isa::inst::ClampBwd inst;
+                         inst.dx = addressOf(dst);
+                         inst.x = addressOf(xs);
+                         inst.dy = addressOf(gs);
+                         inst.n = u32(dst.numel(), "element count");
+                         inst.lo = lo;
+                         inst.hi = hi;
+                         emit(inst);
+                       });
+    return {dx, at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor clampAutograd(const at::Tensor &self, const std::optional<at::Scalar> &min,
+                         const std::optional<at::Scalar> &max) {
+  if (at::GradMode::is_enabled() && self.requires_grad())
+    return ClampFunction::apply(self, min, max);
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return NPU_ATEN_OP(clamp)::call(self, min, max);
+}
+
 } // namespace
 
 // The registration lines: each names the ATen gradient op and what computes
@@ -204,6 +268,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gelu_backward.grad_input", geluBackwardOut);
   m.impl("threshold_backward", thresholdBackward);
   m.impl("threshold_backward.grad_input", thresholdBackwardOut);
+}
+
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("clamp", clampAutograd);
 }
 
 } // namespace npu::bridge

@@ -1,9 +1,10 @@
 // Fused NN ops: softmax and log-softmax (SOFTMAX), the "safe" softmax of
 // scaled_dot_product_attention, RMS norm (RMSNORM, so F.rms_norm and
 // nn.RMSNorm are native, and its gradient RMSNORM_BWD, which autograd needs
-// once the forward is native), layer norm (LAYERNORM, so F.layer_norm's
-// forward is native), embedding lookup (EMBEDDING), and the SDPA
-// backend choice that sends attention through its math decomposition.
+// once the forward is native), layer norm (LAYERNORM, and its gradient
+// LAYERNORM_BWD with COL_SUM, so F.layer_norm is native both ways),
+// embedding lookup (EMBEDDING), and the SDPA backend choice that sends
+// attention through its math decomposition.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -18,6 +19,7 @@
 #include <ATen/ops/_softmax_ops.h>
 #include <ATen/ops/embedding_dense_backward_ops.h>
 #include <ATen/ops/embedding_ops.h>
+#include <ATen/ops/native_layer_norm_backward_ops.h>
 #include <ATen/ops/native_layer_norm_ops.h>
 #include <torch/library.h>
 
@@ -512,6 +514,83 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
           stats.select(1, 1).contiguous().view(statShape)};
 }
 
+// The gradient of native_layer_norm: LAYERNORM_BWD gives the input and
+// weight gradients from (mean, rstd) pairs, which it reads interleaved as
+// LAYERNORM wrote them (mean and rstd arrive as separate tensors: they are
+// stored back into the pairs); the bias gradient, sum of dy over the rows,
+// is COL_SUM (the engine has no fifth input stream for a second accumulator).
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+nativeLayerNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
+                        c10::SymIntArrayRef symNormalizedShape, const at::Tensor &mean,
+                        const at::Tensor &rstd, const std::optional<at::Tensor> &weight,
+                        const std::optional<at::Tensor> &bias, std::array<bool, 3> outputMask) {
+  static OpCounter counter("native_layer_norm_backward");
+  const bool hasWeight = weight && weight->defined(), hasBias = bias && bias->defined();
+  const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
+  // The bias is not read, but a bias on another device is the fallback's
+  // device error, as for every other operand.
+  if (!isFloatNpu(gradOut) || !isFloatNpu(input) || !isFloatNpu(mean) || !isFloatNpu(rstd) ||
+      (hasWeight && !isFloatNpu(*weight)) || (hasBias && !isFloatNpu(*bias)))
+    return fallbackTo<NPU_ATEN_OP(native_layer_norm_backward)>(
+        gradOut, input, normalizedShape, mean, rstd, weight, bias, outputMask);
+  const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
+  TORCH_CHECK(normDims >= 1 && normDims <= input.dim() &&
+                  input.sizes().slice(input.dim() - normDims) == normalizedShape &&
+                  gradOut.sizes() == input.sizes(),
+              "layer_norm backward: normalized_shape ", normalizedShape,
+              " must match the trailing dims of the input ", input.sizes(), " and grad_out ",
+              gradOut.sizes(), " the input's shape");
+  const int64_t cols = c10::multiply_integers(normalizedShape);
+  const int64_t rows = cols == 0 ? 0 : input.numel() / cols;
+  TORCH_CHECK(mean.numel() == rows && rstd.numel() == rows, "layer_norm backward: mean (",
+              mean.numel(), " elements) and rstd (", rstd.numel(), ") need one value per row (",
+              rows, ")");
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(input) + (hasWeight ? " * weight" : ""));
+  at::Tensor dx = outputMask[0] ? emptyNpuLike(input) : at::Tensor();
+  at::Tensor dweight = outputMask[1] ? emptyNpu(normalizedShape, at::kFloat) : at::Tensor();
+  at::Tensor dbias = outputMask[2] ? emptyNpu(normalizedShape, at::kFloat) : at::Tensor();
+  if (rows == 0 || cols == 0) {
+    for (const at::Tensor &sum : {dweight, dbias})
+      if (sum.defined())
+        emitFillWords(addressOf(sum), 0, sum.numel());
+    return {dx, dweight, dbias};
+  }
+  const at::Tensor dy = contiguousOnDevice(gradOut);
+  if (outputMask[0] || outputMask[1]) {
+    const at::Tensor x = contiguousOnDevice(input);
+    const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
+    const at::Tensor stats = emptyNpu({rows, 2}, at::kFloat);
+    const at::Tensor denseMean = contiguousOnDevice(mean), denseRstd = contiguousOnDevice(rstd);
+    storeInto(stats.select(1, 0), addressOf(denseMean));
+    storeInto(stats.select(1, 1), addressOf(denseRstd));
+    // dx is needed as the instruction's output even when only dweight is.
+    const at::Tensor dxOut = dx.defined() ? dx : emptyNpuLike(input);
+    isa::inst::LayernormBwd backward;
+    backward.dx = addressOf(dxOut);
+    backward.x = addressOf(x);
+    backward.dy = addressOf(dy);
+    backward.weight = hasWeight ? addressOf(w) : 0;
+    backward.stats = addressOf(stats);
+    backward.dweight = dweight.defined() ? addressOf(dweight) : 0;
+    backward.rows = u32(rows, "rows");
+    backward.cols = u32(cols, "columns");
+    backward.use_weight = hasWeight;
+    backward.write_dweight = dweight.defined();
+    emit(backward);
+  }
+  if (dbias.defined()) {
+    isa::inst::ColSum sum;
+    sum.dst = addressOf(dbias);
+    sum.src = addressOf(dy);
+    sum.rows = u32(rows, "rows");
+    sum.cols = u32(cols, "columns");
+    emit(sum);
+  }
+  return {dx, dweight, dbias};
+}
+
 // scaled_dot_product_attention on the NPU: its math decomposition, whose
 // matmuls, softmax and elementwise ops are native here.
 int64_t fusedSdpChoice(const at::Tensor &, const at::Tensor &, const at::Tensor &,
@@ -535,6 +614,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_rms_norm", fusedRmsNorm);
   m.impl("_fused_rms_norm_backward", fusedRmsNormBackward);
   m.impl("native_layer_norm", nativeLayerNorm);
+  m.impl("native_layer_norm_backward", nativeLayerNormBackward);
   m.impl("embedding", embedding);
   m.impl("embedding_dense_backward", embeddingDenseBackward);
   m.impl("embedding_dense_backward.out", embeddingDenseBackwardOut);

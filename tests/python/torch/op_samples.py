@@ -86,6 +86,9 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::_safe_softmax": lambda: dict(self=randn(*SHAPE), dim=-1),
     "aten::native_layer_norm": lambda: dict(
         input=randn(*SHAPE), normalized_shape=[6], weight=randn(6), bias=randn(6), eps=1e-5),
+    "aten::native_layer_norm_backward": lambda: dict(
+        grad_out=randn(*SHAPE), input=randn(*SHAPE), normalized_shape=[6], mean=randn(4, 1),
+        rstd=randn(4, 1).abs(), weight=randn(6), bias=randn(6), output_mask=[True, True, True]),
     "aten::clamp": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
     "aten::clamp_": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
     "aten::clamp.out": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),

@@ -106,6 +106,8 @@ ACTIVATIONS: dict[str, tuple[Callable, str, dict]] = {
     "sigmoid": (torch.sigmoid, "sigmoid_backward", ULPS),
     "tanh": (torch.tanh, "tanh_backward", ULPS),
     "relu": (torch.relu, "threshold_backward", EXACT),
+    # The edges below hold both bounds exactly.
+    "clamp": (lambda x: torch.clamp(x, -0.7518, 0.25), "clamp_backward", EXACT),
 }
 
 
@@ -124,6 +126,27 @@ def test_activation_backward_at_the_edges(name):
     # gelu's derivatives.
     x = torch.tensor([0.0, -0.0, 0.25, 0.2500001, -1.2785, -0.7518, 30.0, -30.0, 1e-3, -1e-3])
     check_gradients(fn, [x], torch.randn(x.shape), tolerance, op)
+
+
+@pytest.mark.parametrize("lo,hi", [(-0.5, 0.5), (None, 0.3), (-0.2, None), (0.5, -0.5), (1, 2)])
+def test_clamp_backward_is_native(lo, hi):
+    """CLAMP_BWD: dy where lo <= x <= hi (a missing bound is open), 0 for a
+    NaN x and everywhere when lo > hi, as autograd's formula; on a strided x
+    and gradient."""
+    x = torch.randn(6, 9)
+    x[0, :5] = torch.tensor([lo or 0.0, hi or 0.0, float("nan"), float("inf"), -float("inf")])
+    grad = torch.randn(9, 6)
+    check_gradients(lambda t: torch.clamp(t.t(), lo, hi), [x], grad, EXACT, "clamp", "clamp_backward")
+
+
+def test_clamp_records_its_native_backward_only_under_grad():
+    x = npu(torch.randn(5)).requires_grad_()
+    with native("clamp"):
+        out = torch.clamp(x, -0.1, 0.1)
+        with torch.no_grad():
+            untracked = torch.clamp(x, -0.1, 0.1)
+    assert "ClampFunction" in out.grad_fn.name()
+    assert untracked.grad_fn is None and not untracked.requires_grad
 
 
 def test_threshold_backward_at_the_threshold():

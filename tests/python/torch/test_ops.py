@@ -315,6 +315,16 @@ def test_pow_tensor_scalar(exponent):
 CLAMP_BOUNDS = [(-0.5, 0.75), (0.5, None), (None, -0.25), (1.0, -1.0), (float("nan"), 1.0)]
 
 
+def test_unary_ops_with_scalar_operands_on_empty_tensors():
+    """An empty input emits no packet (an instruction's count is at least 1)."""
+    x = npu(torch.empty(0, 4))
+    with native():
+        results = [torch.clamp(x, -1.0, 1.0), x.clone().clamp_(-1.0, 1.0),
+                   torch.clamp(x, -1.0, 1.0, out=npu(torch.empty(0, 4))), torch.pow(x, 3.5)]
+    for result in results:
+        assert result.shape == (0, 4)
+
+
 @pytest.mark.parametrize("lo,hi", CLAMP_BOUNDS, ids=str)
 def test_clamp_scalar_bounds(lo, hi):
     x = torch.randn(6, 5)
@@ -579,19 +589,59 @@ def test_layer_norm_forward_is_native(weighted, biased):
     check(got, expected, SUMS)
 
 
-def test_layer_norm_gradient_reads_the_strided_stats():
-    x, weight, bias = torch.randn(5, 12) * 3, torch.randn(12), torch.randn(12)
-    grad = torch.randn(5, 12)
-    leaves = [npu(t).requires_grad_() for t in (x, weight, bias)]
-    torch.npu.reset_stats()
-    F.layer_norm(leaves[0], [12], leaves[1], leaves[2], 1e-5).backward(npu(grad))
-    assert op_packets("native_layer_norm") == 1
-    # No LAYERNORM_BWD yet: native_layer_norm_backward runs on the CPU.
-    assert set(torch.npu.fallback_stats()) == {"aten::native_layer_norm_backward"}
-    cpu_leaves = [t.clone().requires_grad_() for t in (x, weight, bias)]
-    F.layer_norm(cpu_leaves[0], [12], cpu_leaves[1], cpu_leaves[2], 1e-5).backward(grad)
-    for got, want in zip(leaves, cpu_leaves):
-        check(got.grad, want.grad, SUMS)
+# The backward sums g and g * xhat over a row in another order than the CPU
+# kernel, and the difference of those means cancels: docs/arith.md
+# (LAYERNORM_BWD).
+LAYER_NORM_GRADIENTS = {"rtol": 1e-4, "atol": 1e-4}
+
+
+@pytest.mark.parametrize("weighted,biased", [(False, False), (True, False), (False, True), (True, True)])
+def test_layer_norm_backward_is_native(weighted, biased):
+    """F.layer_norm's gradients (input, weight, bias) by LAYERNORM_BWD and
+    COL_SUM, on a strided input, against the CPU (docs/arith.md)."""
+    x = torch.randn(3, 5, 16) * 4 + 2
+    weight = torch.randn(16) if weighted else None
+    bias = torch.randn(16) if biased else None
+    grad = torch.randn(5, 3, 16)
+    inputs = [t for t in (x, weight, bias) if t is not None]
+
+    def layer_norm(*leaves):
+        rest = iter(leaves[1:])
+        w = next(rest) if weighted else None
+        b = next(rest) if biased else None
+        return F.layer_norm(leaves[0].transpose(0, 1), [16], w, b, 1e-5)
+
+    leaves = [npu(t).requires_grad_() for t in inputs]
+    with native("native_layer_norm", "native_layer_norm_backward"):
+        layer_norm(*leaves).backward(npu(grad))
+    cpu_leaves = [t.clone().requires_grad_() for t in inputs]
+    layer_norm(*cpu_leaves).backward(grad)
+    for got, want in zip(leaves, cpu_leaves, strict=True):
+        check(got.grad, want.grad, LAYER_NORM_GRADIENTS)
+
+
+def test_layer_norm_backward_output_mask_and_empty_rows():
+    """Only the gradients asked for are computed; no rows give zero weight
+    and bias gradients."""
+    x, weight, bias = torch.randn(4, 8), torch.randn(8), torch.randn(8)
+    grad = torch.randn(4, 8)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [8], weight, bias, 1e-5)
+    want = torch.ops.aten.native_layer_norm_backward(grad, x, [8], mean, rstd, weight, bias,
+                                                     [False, True, False])
+    with native("native_layer_norm_backward"):
+        got = torch.ops.aten.native_layer_norm_backward(
+            npu(grad), npu(x), [8], npu(mean), npu(rstd), npu(weight), npu(bias),
+            [False, True, False])
+    assert got[0] is None and got[2] is None
+    check(got[1], want[1], LAYER_NORM_GRADIENTS)
+    empty = torch.empty(0, 8)
+    with native("native_layer_norm_backward"):
+        got = torch.ops.aten.native_layer_norm_backward(
+            npu(empty), npu(empty), [8], npu(torch.empty(0, 1)), npu(torch.empty(0, 1)),
+            npu(weight), npu(bias), [True, True, True])
+    assert got[0].shape == (0, 8)
+    check(got[1], torch.zeros(8), EXACT)
+    check(got[2], torch.zeros(8), EXACT)
 
 
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])

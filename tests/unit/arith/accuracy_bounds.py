@@ -31,13 +31,13 @@ PREFIX = r"(?:all|every \d+(?:st|nd|rd|th))"
 
 # The inputs column of a §7 row, read by a small strict grammar: each form
 # maps to the npu-ulp sweeps it describes, as a function of its numbers
-# (None: every bit pattern; RANDOM: random pairs or triples). A trailing note in
+# (None: every bit pattern; RANDOM: random pairs, triples or quadruples). A trailing note in
 # parentheses that does not start with a number, "(every 31st)", "(zero at
 # −0.75)", is a comment. "every Nth" is how the row was measured; the gate
 # sweeps every --stride-th input of the same ranges.
 INPUT_FORMS = [
     (r"all 2\^32", lambda: [None]),
-    (r"\d+\^\d+ random (?:pairs|triples)(?:, .*)?", lambda: ["RANDOM"]),
+    (r"\d+\^\d+ random (?:pairs|triples|quadruples)(?:, .*)?", lambda: ["RANDOM"]),
     (rf"all with \|x\| ≤ ({NUMBER})", lambda n: [(f"-{n}", n)]),
     (rf"all with ({NUMBER}) ≤ \|x\| ≤ ({NUMBER})", lambda a, b: [(a, b), (f"-{b}", f"-{a}")]),
     (rf"all with ({NUMBER}) ≤ x ≤ ({NUMBER})", lambda a, b: [(a, b)]),
@@ -70,7 +70,7 @@ def runs_of_row(function_cell, inputs_cell):
             break
     else:
         sys.exit(f"accuracy_bounds: docs/arith.md §7 row '{function_cell} | {inputs_cell}': cannot read "
-                 f"its inputs column '{inputs}' (forms: 'all 2^32', 'N^k random pairs' or 'triples', "
+                 f"its inputs column '{inputs}' (forms: 'all 2^32', 'N^k random pairs', 'triples' or 'quadruples', "
                  "'all with |x| ≤ N', 'all with A ≤ |x| ≤ B', 'all with A ≤ x ≤ B', '|x| > N', "
                  "'all x in [A, B]', 'all x outside (A, B)', 'all x ≤ A or ≥ B', 'all x ≥ A', "
                  "'all x ≤ A'; 'every Nth' for 'all'; a trailing note in parentheses)")

@@ -324,13 +324,27 @@ TEST(IssOps, BackwardOps) {
     rb.dx = twin.floats(m);
     twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
 
+    isa::inst::LayernormBwd lb;
+    lb.rows = dim(rng, 8);
+    lb.cols = dim(rng, 40);
+    lb.use_weight = rng() & 1;
+    lb.write_dweight = rng() & 1;
+    const uint64_t ln = uint64_t(lb.rows) * lb.cols;
+    lb.x = twin.floats(ln, 5);
+    lb.dy = twin.floats(ln, 5);
+    lb.weight = twin.floats(lb.cols);
+    lb.stats = twin.floats(2 * uint64_t(lb.rows));
+    lb.dweight = twin.floats(lb.cols);
+    lb.dx = rng() % 4 == 0 ? lb.dy : twin.floats(ln);
+    twin.runAndCompare(validPacketOf(lb), "layernorm_bwd");
+
     const auto runCase = [&]<class Op>(std::type_identity<Op>, int) {
       Op pb;
       pb.n = dim(rng, 70);
       pb.x = twin.floats(pb.n, 20);
       pb.dy = twin.floats(pb.n, 20);
       pb.dx = twin.floats(pb.n);
-      twin.runAndCompare(validPacketOf(pb), isa::info(Op::kOpcode).mnemonic);
+      twin.runAndCompare(withRandomF32Operands(pb, rng), isa::info(Op::kOpcode).mnemonic);
     };
     NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
   }
