@@ -10,8 +10,7 @@
 namespace npu::sim {
 
 Work work(const isa::inst::SoftmaxBwd &op) {
-  const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n};
+  return {.elements = satMul(op.rows, op.cols)};
 }
 
 void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
@@ -40,8 +39,7 @@ void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
 }
 
 Work work(const isa::inst::RmsnormBwd &op) {
-  const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n};
+  return {.elements = satMul(op.rows, op.cols)};
 }
 
 void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
@@ -80,11 +78,7 @@ void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
 }
 
 Work work(const isa::inst::LayernormBwd &op) {
-  const uint64_t n = satMul(op.rows, op.cols);
-  return {.elements = n,
-          .bytesRead = satMul(
-              satAdd(satAdd(satMul(n, 2), satMul(op.rows, 2)), op.use_weight ? op.cols : 0), 4),
-          .bytesWritten = satMul(satAdd(n, op.write_dweight ? op.cols : 0), 4)};
+  return {.elements = satMul(op.rows, op.cols)};
 }
 
 void execute(ExecContext &ctx, const isa::inst::LayernormBwd &op) {
