@@ -224,7 +224,10 @@ def main() -> int:
             futures = [pool.submit(measure, npu_sim, name, path, config, workdir, i)
                        for i, (name, path, config) in enumerate(jobs)]
             for (name, path, config), future in zip(jobs, futures):
-                packets, mismatches = future.result()
+                try:
+                    packets, mismatches = future.result()
+                except RuntimeError as error:
+                    sys.exit(f"cycle_accuracy: {error}")
                 results.append({"stream": name, "config": config_name(config), "packets": packets,
                                 "byte_mismatches": mismatches})
 

@@ -292,15 +292,16 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
 // block's last compute step the C store (one request of its rows); it loads
 // the next panel pair while the compute side runs the current one, which
 // takes depth x row tiles x column tiles cycles. The two sides are timed
-// as events, block by block and panel by panel; past kExactSteps panels
-// the rest are charged at the last block's average.
+// as events, block by block and panel by panel; the panels of a long
+// reduction past the first kExactPanels repeat the last one's steady
+// state, and the blocks past kExactBlocks the average block.
 // `nextFetch`: the next packet's prefetch, which the command processor
 // issues the first time the memory side waits for the compute side; the
 // memory side's next request waits for it.
 uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   constexpr uint64_t T = isa::hw::kMatrixTile, BR = T * isa::hw::kMatrixBlockTiles, KC = 16;
   constexpr uint64_t kRequest = 3; // decide, batch address, run address
-  constexpr uint64_t kExactSteps = 4096;
+  constexpr uint64_t kExactBlocks = 64, kExactPanels = 32;
   const Work::MatrixOperands &o = work.matrix;
   const uint64_t m = work.m, n = work.n, k = work.k;
   if (!m || !n || !k || !work.batch)
@@ -321,11 +322,10 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
   const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
   uint64_t memory = 1, compute = 0, bufferFree = 0;
-  uint64_t steps = 0, block = 0;
   // The memory side waits until `ready`: the prefetch may take the port.
   const auto waitFor = [&](uint64_t ready) {
     if (ready > memory && nextFetch) {
-      ready = std::max(ready, memory + 1 + nextFetch);
+      ready = std::max(ready, satAdd(memory, 1 + nextFetch));
       nextFetch = 0;
     }
     memory = std::max(memory, ready);
@@ -336,27 +336,48 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   const auto loadPanel = [&](uint64_t b, uint64_t p) {
     const uint64_t bi = b / blocksN % blocksM, bj = b % blocksN, depth = clip(k, p * KC, KC);
     waitFor(bufferFree);
-    memory += 1;
-    memory += o.transA ? runs(false, o.a, p * KC * o.lda + bi * BR, depth, rowsOf(b), o.lda)
-                       : runs(false, o.a, bi * BR * o.lda + p * KC, rowsOf(b), depth, o.lda);
-    memory += o.transB ? runs(false, o.b, bj * BR * o.ldb + p * KC, colsOf(b), depth, o.ldb)
-                       : runs(false, o.b, p * KC * o.ldb + bj * BR, depth, colsOf(b), o.ldb);
+    memory = satAdd(memory, 1);
+    memory = satAdd(memory, o.transA ? runs(false, o.a, p * KC * o.lda + bi * BR, depth, rowsOf(b), o.lda)
+                       : runs(false, o.a, bi * BR * o.lda + p * KC, rowsOf(b), depth, o.lda));
+    memory = satAdd(memory, o.transB ? runs(false, o.b, bj * BR * o.ldb + p * KC, colsOf(b), depth, o.ldb)
+                       : runs(false, o.b, p * KC * o.ldb + bj * BR, depth, colsOf(b), o.ldb));
     return memory;
   };
   std::optional<uint64_t> preloaded; // the block's first panels, loaded during the last block
-  for (; block < blocks && steps < kExactSteps; ++block) {
+  uint64_t block = 0;
+  for (; block < blocks && block < kExactBlocks; ++block) {
     const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
     const uint64_t rows = rowsOf(block), cols = colsOf(block);
     // The accumulators: the old C, or cleared.
-    memory += o.acc ? runs(false, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 1;
+    memory = satAdd(memory, o.acc ? runs(false, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 1);
     const uint64_t accReady = memory;
     uint64_t lastCompute = compute;
-    for (uint64_t p = 0; p < panels; ++p, ++steps) {
+    const auto panel = [&](uint64_t p) {
       const uint64_t loaded = p == 0 && preloaded ? *preloaded : loadPanel(block, p);
-      const uint64_t take = std::max({loaded, compute, accReady}) + 1;
+      const uint64_t take = satAdd(std::max({loaded, compute, accReady}), 1);
       bufferFree = take;
-      compute = take + clip(k, p * KC, KC) * ceilDiv(rows, T) * ceilDiv(cols, T);
+      compute = satAdd(take, clip(k, p * KC, KC) * ceilDiv(rows, T) * ceilDiv(cols, T));
       lastCompute = compute;
+    };
+    if (panels <= kExactPanels) {
+      for (uint64_t p = 0; p < panels; ++p)
+        panel(p);
+    } else {
+      // The panels between the first ones and the last repeat the steady
+      // state of the last simulated one.
+      for (uint64_t p = 0; p + 1 < kExactPanels; ++p)
+        panel(p);
+      const uint64_t before = compute;
+      const Traffic traffic = port.traffic();
+      panel(kExactPanels - 1);
+      const uint64_t repeats = panels - kExactPanels - 1, step = compute - before;
+      const Traffic one = port.traffic() - traffic;
+      port.add({satMul(one.bytesRead, repeats), satMul(one.bytesWritten, repeats)});
+      const uint64_t shift = satMul(step, repeats);
+      memory = satAdd(memory, shift);
+      compute = satAdd(compute, shift);
+      bufferFree = satAdd(bufferFree, shift);
+      panel(panels - 1);
     }
     // While the last panels compute, the next block's first ones load; the
     // store waits for the last step (and for that load).
@@ -364,8 +385,8 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     if (block + 1 < blocks)
       preloaded = loadPanel(block + 1, 0);
     waitFor(lastCompute);
-    memory += 1;
-    memory += runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc);
+    memory = satAdd(memory, 1);
+    memory = satAdd(memory, runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc));
   }
   if (block < blocks) {
     // The rest at the average block so far.
@@ -375,7 +396,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
               satMul(sofar.bytesWritten / block, blocks - block)});
     memory = satAdd(memory, satMul(perBlock, blocks - block));
   }
-  return memory + 1; // finish
+  return satAdd(memory, 1); // finish
 }
 
 } // namespace
