@@ -67,9 +67,13 @@ public:
     bytesRead_ = satAdd(bytesRead_, bytes);
     return transfer(kReadOverhead, 1, beats, beats);
   }
-  uint64_t writeRuns(uint64_t bytes, uint64_t beats) {
+  // The memory takes a burst's address only once the previous burst's last
+  // beat is in (one write burst at a time): at one cycle per beat that
+  // address cycle is a bubble per further burst; slower beats hide it.
+  uint64_t writeRuns(uint64_t bytes, uint64_t beats, uint64_t bursts) {
     bytesWritten_ = satAdd(bytesWritten_, bytes);
-    return transfer(kWriteOverhead + 1, 2, beats, beats ? beats - 1 : 0);
+    const uint64_t bubbles = memory_.beatCycles() == 1 && bursts ? bursts - 1 : 0;
+    return satAdd(transfer(kWriteOverhead + 1, 1 + bursts, beats, beats ? beats - 1 : 0), bubbles);
   }
 
   // The bytes of the requests so far, as the RTL's trace counts them.
@@ -301,7 +305,7 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
 uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   constexpr uint64_t T = isa::hw::kMatrixTile, BR = T * isa::hw::kMatrixBlockTiles, KC = 16;
   constexpr uint64_t kRequest = 3; // decide, batch address, run address
-  constexpr uint64_t kExactBlocks = 64, kExactPanels = 32;
+  constexpr uint64_t kExactBlocks = 4096, kExactPanels = 32;
   const Work::MatrixOperands &o = work.matrix;
   const uint64_t m = work.m, n = work.n, k = work.k;
   if (!m || !n || !k || !work.batch)
@@ -313,11 +317,14 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   // from element `first` of a matrix at `base` (at most BR runs).
   const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
                         uint64_t pitch) {
-    uint64_t beats = 0;
-    for (uint64_t r = 0; r < count; ++r)
-      beats += Port::beats(base + 4 * (first + r * pitch), 4 * words);
+    uint64_t beats = 0, bursts = 0;
+    for (uint64_t r = 0; r < count; ++r) {
+      const uint64_t n = Port::beats(base + 4 * (first + r * pitch), 4 * words);
+      beats += n;
+      bursts += ceilDiv(n, isa::hw::kAxiMaxBurst);
+    }
     const uint64_t bytes = satMul(count, 4 * words);
-    return kRequest + (write ? port.writeRuns(bytes, beats) : port.readRuns(bytes, beats));
+    return kRequest + (write ? port.writeRuns(bytes, beats, bursts) : port.readRuns(bytes, beats));
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
   const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
@@ -389,12 +396,17 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     memory = satAdd(memory, runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc));
   }
   if (block < blocks) {
-    // The rest at the average block so far.
+    // The rest at the average block so far; their bytes exactly: every
+    // block reads its A rows and B columns, K deep, and the old C with acc.
     const uint64_t perBlock = ceilDiv(memory, block);
-    const Traffic sofar = port.traffic();
-    port.add({satMul(sofar.bytesRead / block, blocks - block),
-              satMul(sofar.bytesWritten / block, blocks - block)});
     memory = satAdd(memory, satMul(perBlock, blocks - block));
+    const Traffic sofar = port.traffic();
+    const uint64_t reads = satMul(
+        satAdd(satAdd(satMul(satMul(m, k), blocksN), satMul(satMul(k, n), blocksM)),
+               o.acc ? satMul(m, n) : 0),
+        satMul(work.batch, 4));
+    const uint64_t writes = satMul(satMul(m, n), satMul(work.batch, 4));
+    port.add({reads - std::min(reads, sofar.bytesRead), writes - std::min(writes, sofar.bytesWritten)});
   }
   return satAdd(memory, 1); // finish
 }
