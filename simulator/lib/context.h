@@ -17,8 +17,8 @@ namespace npu::sim {
 // model turns it into cycles without touching memory.
 struct Work {
   uint64_t elements = 0; // vector-lane element operations
-  // The bytes a DMA or matrix packet moves (the vector engine's come from
-  // the recipe it runs, timing.cpp).
+  // The bytes a DMA packet moves (the matrix and the vector engine's
+  // requests are counted by the cycle model as it walks them, timing.cpp).
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
   uint64_t m = 0, k = 0, n = 0, batch = 0; // matrix engine shape

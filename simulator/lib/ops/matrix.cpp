@@ -30,7 +30,9 @@ MatrixLayout layoutOf(uint64_t m, uint64_t k, uint64_t n, uint64_t lda, uint64_t
   return l;
 }
 
-Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch, bool acc,
+// The shape and operands the cycle model walks (it counts the panels' and
+// the C blocks' bytes itself).
+Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch,
                 const Work::MatrixOperands &operands) {
   Work w;
   w.matrix = operands;
@@ -38,11 +40,7 @@ Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch, bool acc,
   w.k = k;
   w.n = n;
   w.batch = batch;
-  const uint64_t cElements = satMul(satMul(m, n), batch);
-  w.elements = satMul(cElements, k);
-  w.bytesRead = satMul(satAdd(satAdd(satMul(m, k), satMul(k, n)), acc ? satMul(m, n) : 0),
-                       satMul(batch, 4));
-  w.bytesWritten = satMul(cElements, 4);
+  w.elements = satMul(satMul(satMul(m, n), batch), k);
   return w;
 }
 
@@ -50,7 +48,7 @@ Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch, bool acc,
 
 Work work(const isa::inst::Matmul &op) {
   const MatrixLayout l = layoutOf(op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb, op.acc);
-  return matrixWork(op.m, op.k, op.n, 1, op.acc,
+  return matrixWork(op.m, op.k, op.n, 1,
                     {op.transa, op.transb, op.acc, op.a, op.b, op.c, l.shape.lda, l.shape.ldb,
                      l.shape.ldc});
 }
@@ -67,7 +65,7 @@ void execute(ExecContext &ctx, const isa::inst::Matmul &op) {
 
 Work work(const isa::inst::Bmm &op) {
   const MatrixLayout l = layoutOf(op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
-  return matrixWork(op.m, op.k, op.n, op.batch, op.acc,
+  return matrixWork(op.m, op.k, op.n, op.batch,
                     {op.transa, op.transb, op.acc, op.a, op.b, op.c, l.shape.lda, l.shape.ldb,
                      l.shape.ldc});
 }
