@@ -32,10 +32,11 @@ import importlib.util
 import json
 import os
 import pathlib
-import platform
 import subprocess
 import sys
 import tempfile
+
+from rtl_roofline import cpu_name
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 # latency (cycles), memory width (bytes per cycle), wait-state percentage:
@@ -123,15 +124,7 @@ def measure(npu_sim, name, path, config, workdir, index):
 
 
 def host_line():
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"host: {cpu}, {os.cpu_count()} cores"
+    return f"host: {cpu_name()}, {os.cpu_count()} cores"
 
 
 def summarise(results):

@@ -17,5 +17,6 @@ inline uint64_t satAdd(uint64_t a, uint64_t b) {
   uint64_t r;
   return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
 }
+inline uint64_t ceilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 } // namespace npu::sim

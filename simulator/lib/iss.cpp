@@ -34,49 +34,52 @@ const char *stopReasonName(StopReason reason) {
 }
 
 namespace {
-std::optional<Work> workOf(std::span<const uint8_t, isa::kPacketBytes> packet) {
+// What the cycle model makes of a packet that decodes.
+struct Analysis {
+  Work work;
+  PacketTiming timing;
+};
+std::optional<Analysis> analyse(std::span<const uint8_t, isa::kPacketBytes> packet,
+                                const MemoryTiming &memory) {
   isa::Instruction decoded;
   if (!isa::decode(packet, decoded, nullptr, nullptr))
     return std::nullopt;
+  Work work;
   switch (decoded.opcode) {
 #define NPU_WORK(NAME, Type, family)                                                               \
-  case isa::Opcode::NAME: return sim::work(isa::inst::Type::fromPacket(packet.data()));
+  case isa::Opcode::NAME: work = sim::work(isa::inst::Type::fromPacket(packet.data())); break;
     NPU_FOR_EACH_INSTRUCTION(NPU_WORK)
 #undef NPU_WORK
   }
-  return std::nullopt;
+  return Analysis{work, packetTiming(decoded, work, memory)};
 }
 } // namespace
 
 std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes> packet,
                                       const MemoryTiming &memory) {
-  const std::optional<Work> work = workOf(packet);
-  if (!work)
+  const std::optional<Analysis> a = analyse(packet, memory);
+  if (!a)
     return std::nullopt;
-  isa::Instruction decoded;
-  isa::decode(packet, decoded, nullptr, nullptr);
-  return packetTiming(decoded, *work, memory).cycles;
+  return a->timing.cycles;
 }
 
 std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> packet,
                                  const MemoryTiming &memory) {
-  const std::optional<Work> work = workOf(packet);
-  if (!work)
+  const std::optional<Analysis> a = analyse(packet, memory);
+  if (!a)
     return std::nullopt;
+  const Work &work = a->work;
   const isa::InstrInfo &info = *isa::findOpcode(isa::detail::load32(packet.data(), 0));
   Roofline r;
-  const auto ceilDiv = [](uint64_t a, uint64_t b) { return a / b + (a % b != 0); };
   if (info.engine == isa::Engine::Matrix) {
-    r.macs = satMul(satMul(satMul(work->m, work->n), work->k), work->batch);
+    r.macs = satMul(satMul(satMul(work.m, work.n), work.k), work.batch);
     r.computeCycles = ceilDiv(r.macs, uint64_t(isa::hw::kMatrixTile) * isa::hw::kMatrixTile);
   } else if (info.engine != isa::Engine::Control) {
-    r.elements = work->elements;
+    r.elements = work.elements;
     r.computeCycles = ceilDiv(r.elements, isa::hw::kVectorLanes);
   }
   // The bytes the engine moves for this packet (the cycle model's requests).
-  isa::Instruction decoded;
-  isa::decode(packet, decoded, nullptr, nullptr);
-  const Traffic traffic = packetTiming(decoded, *work, memory).traffic;
+  const Traffic &traffic = a->timing.traffic;
   const uint64_t busiest = std::max(traffic.bytesRead, traffic.bytesWritten);
   r.memoryCycles = ceilDiv(busiest, std::min<uint64_t>(memory.bytesPerCycle, isa::hw::kAxiDataBytes));
   return r;

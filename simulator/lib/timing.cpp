@@ -14,7 +14,6 @@ Traffic Traffic::operator-(const Traffic &o) const {
 
 namespace {
 
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
 
