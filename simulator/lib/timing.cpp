@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 namespace npu::sim {
 
@@ -75,6 +76,17 @@ public:
     return satAdd(transfer(kWriteOverhead + 1, 1 + bursts, beats, beats ? beats - 1 : 0), bubbles);
   }
 
+  // The cycles a request of these bursts (beat counts, in order) loses to
+  // the port's HW_AXI_OUTSTANDING bursts in flight: a burst's address waits
+  // until the burst that many before it has returned its last read beat or
+  // its write response. Zero while the latency hides within the limit.
+  uint64_t outstandingStall(const std::vector<uint64_t> &bursts, bool write) const {
+    if (bursts.size() <= isa::hw::kAxiOutstanding)
+      return 0;
+    return burstsEnd(bursts, write, isa::hw::kAxiOutstanding) -
+           burstsEnd(bursts, write, bursts.size());
+  }
+
   // The bytes of the requests so far, as the RTL's trace counts them.
   Traffic traffic() const { return {bytesRead_, bytesWritten_}; }
   void add(const Traffic &t) {
@@ -87,6 +99,29 @@ private:
   // its address cycle before the first beat.
   static constexpr uint64_t kReadOverhead = 2;
   static constexpr uint64_t kWriteOverhead = 3;
+
+  // When the last of the bursts completes with at most `limit` in flight: a
+  // read burst's beats follow its address by the latency and the previous
+  // burst's beats; a write burst's address follows the previous burst's
+  // last beat, and its response the last beat by the latency.
+  uint64_t burstsEnd(const std::vector<uint64_t> &bursts, bool write, size_t limit) const {
+    const uint64_t latency = memory_.latency, beat = memory_.beatCycles();
+    std::vector<uint64_t> end(bursts.size());
+    uint64_t address = 0, last = 0;
+    for (size_t i = 0; i < bursts.size(); ++i) {
+      const uint64_t slotFree = i >= limit ? end[i - limit] + (write ? 1 : 0) : 0;
+      if (write) {
+        address = std::max(last + 1, slotFree);
+        last = std::max(address + 1, last + beat) + (bursts[i] - 1) * beat;
+        end[i] = last + latency;
+      } else {
+        address = std::max(i ? address + 1 : 1, slotFree);
+        last = std::max(address + latency, last) + bursts[i] * beat;
+        end[i] = last;
+      }
+    }
+    return end.back();
+  }
 
   // `beats` beats, of which `timed` take their full beat time.
   uint64_t transfer(uint64_t overhead, unsigned handshakes, uint64_t beats, uint64_t timed) const {
@@ -303,7 +338,7 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
 // memory side's next request waits for it.
 uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   constexpr uint64_t T = isa::hw::kMatrixTile, BR = T * isa::hw::kMatrixBlockTiles, KC = 16;
-  constexpr uint64_t kRequest = 3; // decide, batch address, run address
+  constexpr uint64_t kRequest = 2; // batch address, run address
   constexpr uint64_t kExactBlocks = 4096, kExactPanels = 32;
   const Work::MatrixOperands &o = work.matrix;
   const uint64_t m = work.m, n = work.n, k = work.k;
@@ -316,22 +351,27 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   // from element `first` of a matrix at `base` (at most BR runs).
   const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
                         uint64_t pitch) {
-    uint64_t beats = 0, bursts = 0;
+    uint64_t beats = 0;
+    std::vector<uint64_t> bursts;
     for (uint64_t r = 0; r < count; ++r) {
       const uint64_t n = Port::beats(base + 4 * (first + r * pitch), 4 * words);
       beats += n;
-      bursts += ceilDiv(n, isa::hw::kAxiMaxBurst);
+      for (uint64_t left = n; left; left -= std::min<uint64_t>(left, isa::hw::kAxiMaxBurst))
+        bursts.push_back(std::min<uint64_t>(left, isa::hw::kAxiMaxBurst));
     }
     const uint64_t bytes = satMul(count, 4 * words);
-    return kRequest + (write ? port.writeRuns(bytes, beats, bursts) : port.readRuns(bytes, beats));
+    return kRequest + port.outstandingStall(bursts, write) +
+           (write ? port.writeRuns(bytes, beats, bursts.size()) : port.readRuns(bytes, beats));
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
   const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
   uint64_t memory = 1, compute = 0, bufferFree = 0;
-  // The memory side waits until `ready`: the prefetch may take the port.
+  // The memory side's next request waits until `ready`; meanwhile the
+  // prefetch may take the port. The request's decide and address cycles
+  // (1 + kRequest) overlap the fetch: only its transfer waits for the port.
   const auto waitFor = [&](uint64_t ready) {
     if (ready > memory && nextFetch) {
-      ready = std::max(ready, satAdd(memory, 1 + nextFetch));
+      ready = std::max(ready, satAdd(memory, nextFetch) - (1 + kRequest));
       nextFetch = 0;
     }
     memory = std::max(memory, ready);
