@@ -23,11 +23,12 @@ struct Work {
   uint64_t bytesWritten = 0;
   uint64_t m = 0, k = 0, n = 0, batch = 0; // matrix engine shape
   // The matrix engine's operands: transposes, accumulation, first elements
-  // (for their offsets in a beat) and pitches in elements.
+  // (for their offsets in a beat), pitches and batch strides in elements.
   struct MatrixOperands {
     bool transA = false, transB = false, acc = false;
     uint64_t a = 0, b = 0, c = 0;
     uint64_t lda = 0, ldb = 0, ldc = 0;
+    uint64_t strideA = 0, strideB = 0, strideC = 0;
   };
   MatrixOperands matrix = {};
 

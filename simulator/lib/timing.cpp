@@ -376,26 +376,33 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     }
     memory = std::max(memory, ready);
   };
+  // Offsets in elements wrap harmlessly: only their place in a beat counts.
+  const auto batchOf = [&](uint64_t b) { return b / blocksN / blocksM; };
   const auto rowsOf = [&](uint64_t b) { return clip(m, b / blocksN % blocksM * BR, BR); };
   const auto colsOf = [&](uint64_t b) { return clip(n, b % blocksN * BR, BR); };
   // Loads panel `p` of block `b` once the load buffer is free; the time it is loaded.
   const auto loadPanel = [&](uint64_t b, uint64_t p) {
     const uint64_t bi = b / blocksN % blocksM, bj = b % blocksN, depth = clip(k, p * KC, KC);
+    const uint64_t a = batchOf(b) * o.strideA, bb = batchOf(b) * o.strideB;
     waitFor(bufferFree);
     memory = satAdd(memory, 1);
-    memory = satAdd(memory, o.transA ? runs(false, o.a, p * KC * o.lda + bi * BR, depth, rowsOf(b), o.lda)
-                       : runs(false, o.a, bi * BR * o.lda + p * KC, rowsOf(b), depth, o.lda));
-    memory = satAdd(memory, o.transB ? runs(false, o.b, bj * BR * o.ldb + p * KC, colsOf(b), depth, o.ldb)
-                       : runs(false, o.b, p * KC * o.ldb + bj * BR, depth, colsOf(b), o.ldb));
+    memory = satAdd(
+        memory, o.transA ? runs(false, o.a, a + p * KC * o.lda + bi * BR, depth, rowsOf(b), o.lda)
+                         : runs(false, o.a, a + bi * BR * o.lda + p * KC, rowsOf(b), depth, o.lda));
+    memory =
+        satAdd(memory,
+               o.transB ? runs(false, o.b, bb + bj * BR * o.ldb + p * KC, colsOf(b), depth, o.ldb)
+                        : runs(false, o.b, bb + p * KC * o.ldb + bj * BR, depth, colsOf(b), o.ldb));
     return memory;
   };
   std::optional<uint64_t> preloaded; // the block's first panels, loaded during the last block
   uint64_t block = 0;
   for (; block < blocks && block < kExactBlocks; ++block) {
     const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
-    const uint64_t rows = rowsOf(block), cols = colsOf(block);
+    const uint64_t rows = rowsOf(block), cols = colsOf(block), c = batchOf(block) * o.strideC;
     // The accumulators: the old C, or cleared.
-    memory = satAdd(memory, o.acc ? runs(false, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 1);
+    memory = satAdd(memory,
+                    o.acc ? runs(false, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 1);
     const uint64_t accReady = memory;
     uint64_t lastCompute = compute;
     const auto panel = [&](uint64_t p) {
@@ -432,7 +439,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
       preloaded = loadPanel(block + 1, 0);
     waitFor(lastCompute);
     memory = satAdd(memory, 1);
-    memory = satAdd(memory, runs(true, o.c, bi * BR * o.ldc + bj * BR, rows, cols, o.ldc));
+    memory = satAdd(memory, runs(true, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc));
   }
   if (block < blocks) {
     // The rest at the average block so far; their bytes exactly: every

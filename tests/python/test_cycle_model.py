@@ -10,7 +10,7 @@ from conftest import run, tool
 
 STREAM = """
 .text
-    matmul C, A, B, {m}, {k}, {n}, {k}, {n}, {n}
+    {op}
 {tail}
 .data 0x10000
 A:  .fill 64*64, 4, 0
@@ -21,9 +21,9 @@ C:  .fill 64*64, 4, 0
 """
 
 
-def cosim_packet(tmp_path, m, k, n, latency, width, halt):
+def cosim_packet(tmp_path, op, latency, width, halt):
     source = tmp_path / "m.npuasm"
-    source.write_text(STREAM.format(m=m, k=k, n=n, tail="    halt" if halt else ""))
+    source.write_text(STREAM.format(op=op, tail="    halt" if halt else ""))
     stats = tmp_path / "s.json"
     result = run([tool("npu-sim"), "--backend", "cosim", "--quiet", "--mem-latency", latency,
                   "--mem-width", width, "--stats-json", stats, source])
@@ -39,6 +39,16 @@ def cosim_packet(tmp_path, m, k, n, latency, width, halt):
 @pytest.mark.parametrize("m,k,n", [(1, 8, 8), (9, 32, 8), (32, 8, 8), (32, 64, 8), (40, 32, 40)])
 @pytest.mark.parametrize("halt", [False, True])
 def test_matmul_predicted_to_a_cycle(tmp_path, m, k, n, latency, width, halt):
-    record = cosim_packet(tmp_path, m, k, n, latency, width, halt)
+    record = cosim_packet(tmp_path, f"matmul C, A, B, {m}, {k}, {n}, {k}, {n}, {n}", latency, width, halt)
     assert record["op"] == "matmul"
     assert abs(record["predicted_cycles"] - record["cycles"]) <= 1, record
+
+
+# Batch strides that move each batch element's rows to other places in a
+# beat (and overlap the elements of A and B): the beats differ per element.
+@pytest.mark.parametrize("latency,width", [(4, 16), (20, 32)])
+@pytest.mark.parametrize("shape", ["17, 9, 8, 7, 27, 7, 137", "9, 33, 17, 3, 5, 3, 200"])
+def test_bmm_with_unaligned_batch_strides_predicted_exactly(tmp_path, shape, latency, width):
+    record = cosim_packet(tmp_path, f"bmm C, A, B, {shape}", latency, width, True)
+    assert record["op"] == "bmm"
+    assert record["predicted_cycles"] == record["cycles"], record

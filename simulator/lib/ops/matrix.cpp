@@ -67,7 +67,7 @@ Work work(const isa::inst::Bmm &op) {
   const MatrixLayout l = layoutOf(op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
   return matrixWork(op.m, op.k, op.n, op.batch,
                     {op.transa, op.transb, op.acc, op.a, op.b, op.c, l.shape.lda, l.shape.ldb,
-                     l.shape.ldc});
+                     l.shape.ldc, op.stride_a, op.stride_b, op.stride_c});
 }
 
 void execute(ExecContext &ctx, const isa::inst::Bmm &op) {
