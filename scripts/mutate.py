@@ -11,6 +11,14 @@ Mutation operators (one edit per mutant, at a seeded random site):
   condition  if (c) -> if (!(c))
   state      state <= S_A -> state <= S_B (another state of the same machine; RTL only)
 
+An ISS mutant that the regression against the reference model does not
+kill then meets the cycle-model gate: bench/cycle_accuracy.py --check runs
+the examples and --cycle-random generated streams in co-simulation against
+the RTL (values compared bit for bit, each packet's cycles within 5 % of
+the RTL's per op class, its bytes equal), in a second scratch build without
+sanitizers that builds the RTL once. Its performance model (cycles, bytes,
+cycle budgets) has no other check.
+
 Usage:
   scripts/mutate.py --target iss --count 20 --seed 1 --work /tmp/npu-mutants [--seeds 40]
 Writes WORK/mutants-<target>.json (one entry per mutant: file, line, edit,
@@ -42,13 +50,14 @@ TARGETS = {
     # or writes past an array dies at once instead of hiding in the stack
     # layout.
     "iss": {"globs": ["simulator/lib/ops/*.cpp", "simulator/lib/vector_ops.cpp", "simulator/lib/context.cpp",
-                      "simulator/lib/iss.cpp", "simulator/kernels/gemm.cpp",
+                      "simulator/lib/iss.cpp", "simulator/lib/timing.cpp", "simulator/kernels/gemm.cpp",
                       "simulator/arith/lib/host_kernels.cpp"],
             "comment": "//", "backend": "reference",
-            "configure": ["-DNPU_SANITIZE=ON"], "compilers": {"CC": "clang-16", "CXX": "clang++-16"}},
+            "configure": ["-DNPU_SANITIZE=ON"], "compilers": {"CC": "clang-16", "CXX": "clang++-16"},
+            "cycle_gate": True},
     # The RTL's mutants run in co-simulation against the ISS.
     "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//", "backend": "cosim",
-            "configure": [], "compilers": {}},
+            "configure": [], "compilers": {}, "cycle_gate": False},
 }
 
 BINARY_SWAPS = [(" + ", " - "), (" - ", " + "), (" & ", " | "), (" | ", " & "), (" ^ ", " & "),
@@ -171,6 +180,30 @@ def regression(worker, seeds, args, timeout, env=None):
     return None, ""
 
 
+CYCLE_TARGETS = ["npu-sim", "npu-randgen"]
+
+
+def cycle_gate(build, random_streams, timeout, env):
+    """(failed, why) of bench/cycle_accuracy.py --check on the build's npu-sim: co-simulation of the
+    examples and the random streams against the RTL under three memory configurations."""
+    cmd = [sys.executable, str(REPO / "bench" / "cycle_accuracy.py"), "--build-dir", str(build),
+           "--random", str(random_streams), "--check", "--stream-bound", "5"]
+    # Its own process group: a livelocked mutant's npu-sim processes go with the gate on a timeout.
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          start_new_session=True) as proc:
+        try:
+            output, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return True, f"cycle gate: timeout after {timeout:.0f} s"
+    if proc.returncode == 0:
+        return False, ""
+    lines = [line for line in output.splitlines() if line.startswith("cycle_accuracy:")]
+    return True, "cycle gate: " + (lines[0][len("cycle_accuracy:"):].strip() if lines
+                                   else f"exit {proc.returncode}: {output[-200:]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--target", choices=sorted(TARGETS), required=True)
@@ -185,6 +218,8 @@ def main():
                              "tree's, at least 60: a livelocked mutant is killed by it)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the mutants already in WORK's report and continue after them")
+    parser.add_argument("--cycle-random", type=int, default=20,
+                        help="generated streams of the ISS mutants' cycle-model gate (default 20; 0 skips the gate)")
     parser.add_argument("--rerun", type=Path,
                         help="a mutants-*.json of an earlier run: run its survivors again (e.g. with more --seeds)")
     args = parser.parse_args()
@@ -203,6 +238,14 @@ def main():
         if r.returncode:
             sys.exit(f"configure failed: {r.stderr[-2000:]}")
     worker = build / "bin" / "npu-regress-worker"
+    # The cycle gate's build: no sanitizers (co-simulation of the Verilated RTL under ASan would take
+    # minutes per mutant); the RTL is built once, a mutant recompiles one ISS file and relinks npu-sim.
+    cycle_build = args.work / f"build-{args.target}-cycle" if target["cycle_gate"] and args.cycle_random else None
+    if cycle_build and not (cycle_build / "build.ninja").exists():
+        r = run(["cmake", "-S", src, "-B", cycle_build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                 "-DNPU_BUILD_TESTS=OFF", "-DNPU_BUILD_RTL=ON"], env=env)
+        if r.returncode:
+            sys.exit(f"configure of the cycle gate's build failed: {r.stderr[-2000:]}")
 
     rng = random.Random(args.seed)
     files = sorted({p for g in TARGETS[args.target]["globs"] for p in src.glob(g)})
@@ -230,6 +273,16 @@ def main():
     if args.timeout is None:
         args.timeout = max(60.0, 10 * (time.monotonic() - baseline_start))
     print(f"regression budget per mutant: {args.timeout:.0f} s", flush=True)
+    if cycle_build:
+        r = run(["ninja", "-C", cycle_build, *CYCLE_TARGETS], env=env)
+        if r.returncode:
+            sys.exit(f"the unmutated cycle-gate build fails: {r.stdout[-2000:]}")
+        gate_start = time.monotonic()
+        failed, why = cycle_gate(cycle_build, args.cycle_random, 3600, env)
+        if failed:
+            sys.exit(f"the unmutated tree fails the cycle gate ({why}); fix that first")
+        cycle_timeout = max(120.0, 5 * (time.monotonic() - gate_start))
+        print(f"cycle gate budget per mutant: {cycle_timeout:.0f} s", flush=True)
 
     report = args.work / f"mutants-{args.target}{'-rerun' if args.rerun else ''}.json"
     results = json.loads(report.read_text()) if args.resume and report.exists() else []
@@ -253,20 +306,32 @@ def main():
                 killer, why = regression(worker, args.seeds, regress_args, args.timeout, env)
                 entry["status"] = "killed" if killer is not None else "survived"
                 entry["seed"], entry["why"] = killer, why
+                entry["killed_by"] = "regression" if killer is not None else None
+                if killer is None and cycle_build:
+                    c = run(["ninja", "-C", cycle_build, *CYCLE_TARGETS], env=env)
+                    failed, why = (True, f"cycle gate: the build fails: {c.stdout[-300:]}") if c.returncode \
+                        else cycle_gate(cycle_build, args.cycle_random, cycle_timeout, env)
+                    if failed:
+                        entry.update(status="killed", why=why, killed_by="cycle gate")
             entry["seconds"] = round(time.monotonic() - start, 1)
         finally:
             path.write_text(text)
         results.append(entry)
         print(f"[{len(results)}] {entry['status']:9} {entry['file']}:{entry['line']} {what}"
-              + (f" (seed {entry.get('seed')}: {entry.get('why', '')[:80]})" if entry["status"] == "killed" else ""),
+              + (f" ({entry['killed_by']}, seed {entry.get('seed')}: {entry.get('why', '')[:80]})"
+                 if entry["status"] == "killed" else ""),
               flush=True)
         report.write_text(json.dumps(results, indent=2) + "\n")
-    # Leave the scratch build matching the unmutated source.
+    # Leave the scratch builds matching the unmutated source.
     run(["ninja", "-C", build, "npu-regress-worker"], env=env)
+    if cycle_build:
+        run(["ninja", "-C", cycle_build, *CYCLE_TARGETS], env=env)
     live = [r for r in results if r["status"] != "stillborn"]
     killed = sum(r["status"] == "killed" for r in live)
-    print(f"{args.target}: {killed} of {len(live)} mutants killed ({100.0 * killed / max(len(live), 1):.1f} %), "
-          f"{len(results) - len(live)} stillborn; details in {report}")
+    by_gate = sum(r.get("killed_by") == "cycle gate" for r in live)
+    print(f"{args.target}: {killed} of {len(live)} mutants killed ({100.0 * killed / max(len(live), 1):.1f} %"
+          + (f"; {by_gate} of them by the cycle gate" if cycle_build else "")
+          + f"), {len(results) - len(live)} stillborn; details in {report}")
 
 
 if __name__ == "__main__":
