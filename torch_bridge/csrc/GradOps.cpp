@@ -134,6 +134,15 @@ template <GradEmitter emitInto, class FunctionalOp, class OutOp> struct GradKern
   }
 };
 
+// The gradient op computed by the one pointwise backward instruction Inst.
+template <class Inst, class FunctionalOp, class OutOp>
+struct PointwiseGradKernels : GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp> {
+  static void registerIn(torch::Library &m) {
+    GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp>::registerIn(m);
+    recordInstructionOps<Inst, FunctionalOp, OutOp>();
+  }
+};
+
 // The backward instruction of GELU with `approximate` (GELU_ERF_BWD for
 // "none", the exact GELU; GELU_BWD for the tanh approximation), or nullptr
 // for a value ATen rejects: the CPU fallback reports it.
@@ -258,7 +267,8 @@ at::Tensor clampAutograd(const at::Tensor &self, const std::optional<at::Scalar>
 // it, and registers its functional and .grad_input kernels.
 #define NPU_GRAD(name, emitInto)                                                                   \
   GradKernels<emitInto, NPU_ATEN_OP(name), NPU_ATEN_OP2(name, grad_input)>::registerIn(m)
-#define NPU_POINTWISE_GRAD(name, Inst) NPU_GRAD(name, &emitPointwiseGrad<Inst>)
+#define NPU_POINTWISE_GRAD(name, Inst)                                                             \
+  PointwiseGradKernels<Inst, NPU_ATEN_OP(name), NPU_ATEN_OP2(name, grad_input)>::registerIn(m)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_POINTWISE_GRAD(silu_backward, isa::inst::SiluBwd);
