@@ -1,7 +1,8 @@
-"""docs/pytorch.md's table of the ATen ops that one instruction computes,
-derived from the bridge's registration lines (NPU_UNARY, NPU_BINARY...,
-NPU_POINTWISE_GRAD: npu_bridge._C._instruction_ops()). A new registration
-line changes the table; test_native_op_table.py fails while docs/pytorch.md
+"""docs/pytorch.md's tables of the ATen ops registered for the npu, derived
+from the registrations: the ops that one instruction computes, from the
+bridge's registration lines (NPU_UNARY, NPU_BINARY..., NPU_POINTWISE_GRAD:
+npu_bridge._C._instruction_ops()), and every other registered op (the
+dispatcher's PrivateUse1 registrations). A new registration changes them; test_native_op_table.py fails while docs/pytorch.md
 is stale, and
 
     python3 tests/python/torch/native_op_table.py
@@ -24,15 +25,46 @@ def base_name(op: str) -> str:
     return name[:-1] if name.endswith("_") else name
 
 
-def render(instruction_ops: dict[str, str]) -> str:
-    """The table: per ATen op, its registered forms and the instruction."""
+def forms_by_op(ops: list[str]) -> dict[str, list[str]]:
+    """The forms of each op; an op with only in-place forms keeps its `_`."""
+    names = {op.partition(".")[0] for op in ops}
+    grouped: dict[str, list[str]] = {}
+    for op in ops:
+        name = base_name(op)
+        grouped.setdefault(name if name in names else op.partition(".")[0], []).append(op)
+    return {name: sorted(forms) for name, forms in sorted(grouped.items())}
+
+
+def quoted(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def render(instruction_ops: dict[str, str], registered: list[str]) -> str:
+    """Per ATen op that one instruction computes, its registered forms and
+    the instruction; then every other op registered for the npu (a kernel
+    of its own) with its forms."""
     rows: dict[tuple[str, str], list[str]] = {}
     for op, mnemonic in instruction_ops.items():
         rows.setdefault((base_name(op), mnemonic.upper()), []).append(op)
     lines = ["| ATen op | registered forms | instruction |", "|---|---|---|"]
     for (name, instruction), forms in sorted(rows.items()):
-        lines.append(f"| `{name}` | {', '.join(f'`{f}`' for f in sorted(forms))} | {instruction} |")
+        lines.append(f"| `{name}` | {quoted(sorted(forms))} | {instruction} |")
+    others = forms_by_op([op for op in registered if op not in instruction_ops])
+    lines += ["", "Every other op registered for the npu has a kernel of its own:", "",
+              "| ATen op | registered forms |", "|---|---|"]
+    lines += [f"| `{name}` | {quoted(forms)} |" for name, forms in others.items()]
     return "\n".join(lines)
+
+
+def registrations() -> tuple[dict[str, str], list[str]]:
+    """What render() takes, read from the dispatcher and the bridge."""
+    import npu_bridge
+    import torch
+
+    registered = [name.removeprefix("aten::")
+                  for name in torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1")
+                  if name.startswith("aten::")]
+    return npu_bridge._C._instruction_ops(), registered
 
 
 def section(text: str) -> tuple[int, int]:
@@ -54,10 +86,8 @@ def updated(text: str, table: str) -> str:
 
 
 def main() -> int:
-    import npu_bridge
-
     text = DOC.read_text()
-    table = render(npu_bridge._C._instruction_ops())
+    table = render(*registrations())
     if documented(text) == table:
         print(f"{DOC}: up to date")
         return 0
