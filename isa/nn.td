@@ -278,9 +278,9 @@ def LAYERNORM_BWD : Instruction<"layernorm_bwd", 0x75, "backward",
 // dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy), then
 // the f32 operands `extra` in order.
 class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn,
-                   list<Operand> extra = []>
+                   list<Operand> extra = [], string saved = "forward input">
     : Instruction<mnemonic, opcode, "backward",
-        [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, "forward input">,
+        [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, saved>,
          AddrOp<"dy", S_Src1, "gradient of the output">, DimOp<"n", S_P0, "number of elements">,
          DTypeOp] # extra,
         !foldl("$dx, $x, $dy, $n", extra, syntax, o, syntax # ", $" # o.Name),
@@ -297,6 +297,21 @@ class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn,
 def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
 def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;
 def GELU_ERF_BWD : PointwiseBwd<"gelu_erf_bwd", 0x74, MP_gelu_erf_bwd, "GELU_ERF">;
+
+// tanh'(u) = 1 - tanh(u)^2 from the forward's output y = tanh(u), as
+// PyTorch's tanh_backward takes it. 1 - y^2 is one fused multiply-add, so
+// near |y| = 1, where it cancels, it is still rounded once.
+let Reference = "dy * (1.0 - y * y)" in
+def MP_tanh_bwd : MicroProgram<"tanh_bwd", ["y", "dy"],
+    [(fneg:$ny $y),
+     (ffma:$d $ny, $y, 0x3f800000),           // 1 - y^2, one rounding
+     (fmul:$dx $dy, $d)], "dx",
+    "dy * (1 - y^2), y = tanh(u) the forward's output; 1 - y^2 by a fused multiply-add.">;
+def TANH_BWD : PointwiseBwd<"tanh_bwd", 0x77, MP_tanh_bwd, "TANH", [],
+                            "forward output y = tanh(u)"> {
+  let Semantics = "dx[i] = dy[i] * (1 - x[i]^2), x being TANH's output (tanh' = 1 - tanh^2), "
+                  "evaluated by the micro-program 'tanh_bwd' of docs/arith.md.";
+}
 
 // A program of four inputs: the engine's steps take two, and each step
 // loads its inputs canonicalised (a compare's all-ones mask arrives as the

@@ -7,11 +7,12 @@
 // than the bus. Then the faults: decode faults, bad addresses, bad indices
 // and overlaps set ERROR_CODE and the packet index like the ISS, and
 // nothing hangs.
-#include "random_cases.h"
+#include "generated_cases.h"
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/sim/iss.h"
 #include "npu_device.h"
+#include "random_cases.h"
 
 #include <gtest/gtest.h>
 
@@ -111,15 +112,27 @@ public:
 
   // Every buffer of the ISS's memory against the RTL's.
   void compareMemories(const std::string &what) {
-    std::vector<uint8_t> a(next - kArenaBase), b(next - kArenaBase);
-    issMemory.read(kArenaBase, a.data(), a.size());
-    rtlMemory.read(kArenaBase, b.data(), b.size());
+    compareRange(kArenaBase, next - kArenaBase, what);
+  }
+
+  void compareRange(uint64_t begin, uint64_t bytes, const std::string &what) {
+    std::vector<uint8_t> a(bytes), b(bytes);
+    issMemory.read(begin, a.data(), a.size());
+    rtlMemory.read(begin, b.data(), b.size());
     for (size_t i = 0; i < a.size(); i += 4) {
       uint32_t x = 0, y = 0;
       std::memcpy(&x, a.data() + i, std::min<size_t>(4, a.size() - i));
       std::memcpy(&y, b.data() + i, std::min<size_t>(4, b.size() - i));
-      ASSERT_EQ(x, y) << what << ": first difference at 0x" << std::hex << kArenaBase + i
-                      << " (ISS 0x" << x << ", RTL 0x" << y << ")";
+      ASSERT_EQ(x, y) << what << ": first difference at 0x" << std::hex << begin + i << " (ISS 0x"
+                      << x << ", RTL 0x" << y << ")";
+    }
+  }
+
+  // A generated stream's data segments, into both memories.
+  void load(const bin::Object &object) {
+    for (const bin::DataSegment &segment : object.data) {
+      issMemory.write(segment.address, segment.bytes.data(), segment.bytes.size());
+      rtlMemory.write(segment.address, segment.bytes.data(), segment.bytes.size());
     }
   }
 
@@ -338,102 +351,57 @@ TEST(RtlOps, Reductions) {
   }
 }
 
-TEST(RtlOps, SoftmaxAndRmsnorm) {
-  for (int t = 0; t < kTrials; ++t) {
-    Twin twin(800 + t, memoryFor(t));
-    auto &rng = twin.rng;
-    isa::inst::Softmax sm;
-    sm.rows = dim(rng, 6);
-    sm.cols = dim(rng, 100);
-    sm.scale = rng() % 2 ? 1.0f : 0.125f;
-    sm.causal = rng() & 1;
-    sm.offset = static_cast<int32_t>(rng() % 5) - 2;
-    sm.log = rng() & 1;
-    sm.src = twin.floats(uint64_t(sm.rows) * sm.cols, t % 3 ? 0 : 10);
-    sm.dst = rng() % 3 == 0 ? sm.src : twin.floats(uint64_t(sm.rows) * sm.cols);
-    twin.runAndCompare(validPacketOf(sm), "softmax");
-
-    isa::inst::Rmsnorm rn;
-    rn.rows = dim(rng, 6);
-    rn.cols = dim(rng, 100);
-    rn.eps = 1e-6f;
-    rn.use_weight = rng() & 1;
-    rn.write_rstd = rng() & 1;
-    rn.src = twin.floats(uint64_t(rn.rows) * rn.cols, t % 3 ? 0 : 10);
-    rn.weight = twin.floats(rn.cols);
-    rn.rstd = twin.floats(rn.rows);
-    rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
-    twin.runAndCompare(validPacketOf(rn), "rmsnorm");
-
-    isa::inst::Layernorm ln;
-    ln.rows = dim(rng, 6);
-    ln.cols = dim(rng, 100);
-    ln.eps = 1e-5f;
-    ln.use_weight = rng() & 1;
-    ln.use_bias = rng() & 1;
-    ln.write_stats = rng() & 1;
-    ln.src = twin.floats(uint64_t(ln.rows) * ln.cols, t % 3 ? 0 : 10);
-    ln.weight = twin.floats(ln.cols);
-    ln.bias = twin.floats(ln.cols);
-    ln.stats = twin.floats(2 * uint64_t(ln.rows));
-    ln.dst = rng() % 3 == 0 ? ln.src : twin.floats(uint64_t(ln.rows) * ln.cols);
-    twin.runAndCompare(validPacketOf(ln), "layernorm");
-  }
-}
-
-TEST(RtlOps, BackwardOps) {
-  for (int t = 0; t < kTrials; ++t) {
+TEST(RtlOps, PointwiseBackward) {
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
     Twin twin(900 + t, memoryFor(t));
-    auto &rng = twin.rng;
-    isa::inst::SoftmaxBwd sb;
-    sb.rows = dim(rng, 6);
-    sb.cols = dim(rng, 80);
-    sb.log = rng() & 1;
-    const uint64_t n = uint64_t(sb.rows) * sb.cols;
-    sb.y = twin.floats(n, 5);
-    sb.dy = twin.floats(n, 5);
-    sb.dx = rng() % 4 == 0 ? sb.dy : twin.floats(n);
-    twin.runAndCompare(validPacketOf(sb), "softmax_bwd");
-
-    isa::inst::RmsnormBwd rb;
-    rb.rows = dim(rng, 6);
-    rb.cols = dim(rng, 80);
-    rb.use_weight = rng() & 1;
-    rb.write_dweight = rng() & 1;
-    const uint64_t m = uint64_t(rb.rows) * rb.cols;
-    rb.x = twin.floats(m, 5);
-    rb.dy = twin.floats(m, 5);
-    rb.weight = twin.floats(rb.cols);
-    rb.rstd = twin.floats(rb.rows);
-    rb.dweight = twin.floats(rb.cols);
-    rb.dx = rng() % 4 == 0 ? rb.x : twin.floats(m);
-    twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
-
-    isa::inst::LayernormBwd lb;
-    lb.rows = dim(rng, 6);
-    lb.cols = dim(rng, 80);
-    lb.use_weight = rng() & 1;
-    lb.write_dweight = rng() & 1;
-    const uint64_t ln = uint64_t(lb.rows) * lb.cols;
-    lb.x = twin.floats(ln, 5);
-    lb.dy = twin.floats(ln, 5);
-    lb.weight = twin.floats(lb.cols);
-    lb.stats = twin.floats(2 * uint64_t(lb.rows));
-    lb.dweight = twin.floats(lb.cols);
-    lb.dx = rng() % 4 == 0 ? lb.dy : twin.floats(ln);
-    twin.runAndCompare(validPacketOf(lb), "layernorm_bwd");
-
-    const auto runCase = [&]<class Op>(std::type_identity<Op>, int) {
-      Op pb;
-      pb.n = dim(rng, 70);
-      pb.x = twin.floats(pb.n, 20);
-      pb.dy = twin.floats(pb.n, 20);
-      pb.dx = twin.floats(pb.n);
-      twin.runAndCompare(withRandomF32Operands(pb, rng), isa::info(Op::kOpcode).mnemonic);
-    };
+    Op pb;
+    pb.n = dim(twin.rng, 70);
+    pb.x = twin.floats(pb.n, 20);
+    pb.dy = twin.floats(pb.n, 20);
+    pb.dx = twin.floats(pb.n);
+    twin.runAndCompare(withRandomF32Operands(pb, twin.rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials; ++t) {
     NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
   }
 }
+
+// Every instruction on streams generated from its record (generated_cases.h),
+// each packet through the RTL's ring and on the ISS: the same outcome, and
+// every range it may write equal bit for bit. A fused op's shapes, flags and
+// aliasing come from its record; the last stream runs under wait states
+// and a narrow memory (memoryFor).
+class RtlRecordCases : public ::testing::TestWithParam<isa::Opcode> {};
+
+TEST_P(RtlRecordCases, AgreeWithTheIss) {
+  const isa::Opcode opcode = GetParam();
+  constexpr uint32_t kStreams = 8;
+  uint64_t completed = 0;
+  for (uint32_t index = 0; index < kStreams; ++index) {
+    const verify::GeneratorOptions options =
+        cases::streamOptions(opcode, index, /*packets=*/8, /*largePercent=*/0);
+    const verify::Stream stream = verify::generate(options);
+    Twin twin(index, memoryFor(index == kStreams - 1 ? 3 : 0));
+    twin.load(stream.object);
+    for (size_t i = 0; i < stream.object.text.size(); ++i) {
+      const isa::Packet &packet = stream.object.text[i];
+      const std::string what = cases::reproducer(options) + ", packet " + std::to_string(i);
+      const Outcome outcome = twin.run(packet, what);
+      if (::testing::Test::HasFailure())
+        return;
+      // No fault is injected: every packet is meant to complete.
+      ASSERT_FALSE(outcome.fault) << what << ": " << outcome.fault->describe();
+      completed += cases::isOpcode(packet, opcode);
+      for (const verify::Buffer &b : cases::writtenBuffers(packet))
+        ASSERT_NO_FATAL_FAILURE(twin.compareRange(b.begin(), b.bytes, what));
+    }
+  }
+  EXPECT_GT(completed, 0u) << "the generator made no completing packet of "
+                           << isa::info(opcode).mnemonic;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryInstruction, RtlRecordCases,
+                         ::testing::ValuesIn(cases::everyOpcode()), cases::mnemonicOf);
 
 TEST(RtlOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {

@@ -194,6 +194,22 @@ std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats() {
   return result;
 }
 
+namespace {
+// Filled by the op files' static registrations, before any other use.
+std::map<std::string, std::string> &instructionOpTable() {
+  static std::map<std::string, std::string> table;
+  return table;
+}
+} // namespace
+
+void recordInstructionOp(const std::string &op, const char *mnemonic) {
+  instructionOpTable()[op] = mnemonic;
+}
+
+std::map<std::string, std::string> instructionOps() {
+  return instructionOpTable();
+}
+
 std::map<std::string, uint64_t> fallbackStats() {
   std::lock_guard<std::mutex> lock(g_statsMutex);
   return g_fallbacks;

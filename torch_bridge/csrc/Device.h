@@ -94,6 +94,13 @@ bool logOps();
 
 uint64_t packetCount(); // packets submitted through the bridge since start
 std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats(); // op -> (calls, packets)
+
+// The ATen ops that one instruction computes, as their registration lines
+// (NPU_UNARY, NPU_BINARY..., NPU_POINTWISE_GRAD) name them: the registered
+// op ("erf.out") -> the instruction's mnemonic. docs/pytorch.md's table of
+// them is derived from this (tests/python/torch/native_op_table.py).
+void recordInstructionOp(const std::string &op, const char *mnemonic);
+std::map<std::string, std::string> instructionOps();
 std::map<std::string, uint64_t> fallbackStats();
 void countFallback(const std::string &op);
 void resetStats();

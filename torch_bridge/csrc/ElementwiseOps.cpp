@@ -240,6 +240,7 @@ struct BinaryKernels {
     m.impl(operatorName<FunctionalOp>(), functional);
     m.impl(operatorName<InplaceOp>(), inplace);
     m.impl(operatorName<OutOp>(), outForm);
+    recordInstructionOps<Inst, FunctionalOp, InplaceOp, OutOp>();
   }
 };
 
@@ -261,6 +262,7 @@ template <class Inst, class FunctionalOp, class OutOp> struct TensorBinaryKernel
   static void registerIn(torch::Library &m) {
     m.impl(operatorName<FunctionalOp>(), functional);
     m.impl(operatorName<OutOp>(), outForm);
+    recordInstructionOps<Inst, FunctionalOp, OutOp>();
   }
 };
 
@@ -351,6 +353,7 @@ struct UnaryKernels {
     m.impl(operatorName<FunctionalOp>(), functional);
     m.impl(operatorName<InplaceOp>(), inplace);
     m.impl(operatorName<OutOp>(), outForm);
+    recordInstructionOps<Inst, FunctionalOp, InplaceOp, OutOp>();
   }
 };
 

@@ -84,15 +84,6 @@ void emitSigmoidGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tens
   emitBinary<isa::inst::Mul>(dst, oneMinusY, ys);
 }
 
-// tanh_backward(dy, y) = dy * (1 - y*y).
-void emitTanhGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &y) {
-  const at::Tensor ys = denseOperand(y, dst);
-  const at::Tensor factor = emptyNpuLike(dst);
-  emitBinary<isa::inst::Mul>(factor, ys, ys);
-  emitScalar<isa::inst::Rsubs>(addressOf(factor), addressOf(factor), 1.0f, dst.numel());
-  emitBinary<isa::inst::Mul>(dst, factor, dy);
-}
-
 // threshold_backward(dy, x, t) = x <= t ? 0 : dy. With no compare
 // instruction, the step function of d = x - t is built from scalar ops:
 // min(max(d * 2^127, 0), 1) is 1 for every d >= 2^-126 (the least normal
@@ -131,6 +122,15 @@ template <GradEmitter emitInto, class FunctionalOp, class OutOp> struct GradKern
   static void registerIn(torch::Library &m) {
     m.impl(operatorName<FunctionalOp>(), functional);
     m.impl(operatorName<OutOp>(), outForm);
+  }
+};
+
+// The gradient op computed by the one pointwise backward instruction Inst.
+template <class Inst, class FunctionalOp, class OutOp>
+struct PointwiseGradKernels : GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp> {
+  static void registerIn(torch::Library &m) {
+    GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp>::registerIn(m);
+    recordInstructionOps<Inst, FunctionalOp, OutOp>();
   }
 };
 
@@ -258,12 +258,13 @@ at::Tensor clampAutograd(const at::Tensor &self, const std::optional<at::Scalar>
 // it, and registers its functional and .grad_input kernels.
 #define NPU_GRAD(name, emitInto)                                                                   \
   GradKernels<emitInto, NPU_ATEN_OP(name), NPU_ATEN_OP2(name, grad_input)>::registerIn(m)
-#define NPU_POINTWISE_GRAD(name, Inst) NPU_GRAD(name, &emitPointwiseGrad<Inst>)
+#define NPU_POINTWISE_GRAD(name, Inst)                                                             \
+  PointwiseGradKernels<Inst, NPU_ATEN_OP(name), NPU_ATEN_OP2(name, grad_input)>::registerIn(m)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_POINTWISE_GRAD(silu_backward, isa::inst::SiluBwd);
   NPU_GRAD(sigmoid_backward, &emitSigmoidGrad);
-  NPU_GRAD(tanh_backward, &emitTanhGrad);
+  NPU_POINTWISE_GRAD(tanh_backward, isa::inst::TanhBwd);
   m.impl("gelu_backward", geluBackward);
   m.impl("gelu_backward.grad_input", geluBackwardOut);
   m.impl("threshold_backward", thresholdBackward);

@@ -42,6 +42,12 @@ template <class Op> const char *operatorName() {
   return name.c_str();
 }
 
+// Records that the instruction Inst computes the ATen ops AtenOps (for
+// instructionOps()), from a registration line's registerIn.
+template <class Inst, class... AtenOps> void recordInstructionOps() {
+  (recordInstructionOp(operatorName<AtenOps>(), isa::info(Inst::kOpcode).mnemonic), ...);
+}
+
 // Raises PyTorch's device error ("Expected all tensors to be on the same
 // device, but got <argument> is on cpu, different from other tensors on
 // npu:0 (when checking argument in method <op>)") unless t is undefined, on

@@ -93,6 +93,9 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::clamp_": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
     "aten::clamp.out": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
     "aten::sum": lambda: dict(self=randn(*SHAPE)),
+    "aten::view": lambda: dict(self=randn(*SHAPE), size=[6, 4]),
+    "aten::_reshape_alias": lambda: dict(self=randn(*SHAPE), size=[6, 4], stride=[4, 1]),
+    "aten::as_strided": lambda: dict(self=randn(*SHAPE), size=[3, 2], stride=[1, 6], storage_offset=1),
     "aten::lerp.Scalar": lambda: dict(self=randn(*SHAPE), end=randn(*SHAPE), weight=0.3),
 }
 
@@ -106,6 +109,11 @@ for _name in ("aten::_fused_adamw_.tensor_lr", "aten::_fused_adam_.tensor_lr"):
         self=[randn(*SHAPE)], grads=[randn(*SHAPE)], exp_avgs=[randn(*SHAPE)], exp_avg_sqs=[randn(*SHAPE).abs()],
         max_exp_avg_sqs=[], state_steps=[torch.tensor(1.0)], lr=torch.tensor(1e-3), beta1=0.9, beta2=0.999,
         weight_decay=0.01, eps=1e-8, amsgrad=False, maximize=False)
+
+# Tolerances against the CPU of the ops whose result differs from the CPU's
+# by more than a summation order (the sample test of test_ops.py; default
+# npu_testing.SUMS).
+TOLERANCES: dict[str, dict[str, float]] = {}
 
 # Values of required non-tensor arguments by name, for the ops not in SAMPLES.
 NAMED_VALUES: dict[str, Any] = {

@@ -3,9 +3,11 @@
 // of the lane or tile width, K past the GEMM blocking depth) and on data
 // full of special values (±0, ±inf, NaNs with payloads, denormals, huge and
 // tiny numbers).
-#include "random_cases.h"
+#include "generated_cases.h"
 #include "npu/sim/iss.h"
 #include "npu/sim/reference.h"
+#include "npu/verify/runner.h"
+#include "random_cases.h"
 
 #include <gtest/gtest.h>
 
@@ -253,102 +255,49 @@ TEST(IssOps, Reductions) {
   }
 }
 
-TEST(IssOps, SoftmaxAndRmsnorm) {
-  for (int t = 0; t < kTrials; ++t) {
-    Twin twin(800 + t);
-    auto &rng = twin.rng;
-    isa::inst::Softmax sm;
-    sm.rows = dim(rng, 10);
-    sm.cols = dim(rng, 50);
-    sm.scale = rng() % 2 ? 1.0f : 0.125f;
-    sm.causal = rng() & 1;
-    sm.offset = static_cast<int32_t>(rng() % 5) - 2;
-    sm.log = rng() & 1;
-    sm.src = twin.floats(uint64_t(sm.rows) * sm.cols, t % 3 ? 0 : 10);
-    sm.dst = rng() % 3 == 0 ? sm.src : twin.floats(uint64_t(sm.rows) * sm.cols);
-    twin.runAndCompare(validPacketOf(sm), "softmax");
-
-    isa::inst::Rmsnorm rn;
-    rn.rows = dim(rng, 10);
-    rn.cols = dim(rng, 50);
-    rn.eps = 1e-6f;
-    rn.use_weight = rng() & 1;
-    rn.write_rstd = rng() & 1;
-    rn.src = twin.floats(uint64_t(rn.rows) * rn.cols, t % 3 ? 0 : 10);
-    rn.weight = twin.floats(rn.cols);
-    rn.rstd = twin.floats(rn.rows);
-    rn.dst = twin.floats(uint64_t(rn.rows) * rn.cols);
-    twin.runAndCompare(validPacketOf(rn), "rmsnorm");
-
-    isa::inst::Layernorm ln;
-    ln.rows = dim(rng, 10);
-    ln.cols = dim(rng, 50);
-    ln.eps = 1e-5f;
-    ln.use_weight = rng() & 1;
-    ln.use_bias = rng() & 1;
-    ln.write_stats = rng() & 1;
-    ln.src = twin.floats(uint64_t(ln.rows) * ln.cols, t % 3 ? 0 : 10);
-    ln.weight = twin.floats(ln.cols);
-    ln.bias = twin.floats(ln.cols);
-    ln.stats = twin.floats(2 * uint64_t(ln.rows));
-    ln.dst = rng() % 3 == 0 ? ln.src : twin.floats(uint64_t(ln.rows) * ln.cols);
-    twin.runAndCompare(validPacketOf(ln), "layernorm");
-  }
-}
-
-TEST(IssOps, BackwardOps) {
-  for (int t = 0; t < kTrials; ++t) {
+TEST(IssOps, PointwiseBackward) {
+  const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
     Twin twin(900 + t);
-    auto &rng = twin.rng;
-    isa::inst::SoftmaxBwd sb;
-    sb.rows = dim(rng, 8);
-    sb.cols = dim(rng, 40);
-    sb.log = rng() & 1;
-    const uint64_t n = uint64_t(sb.rows) * sb.cols;
-    sb.y = twin.floats(n, 5);
-    sb.dy = twin.floats(n, 5);
-    sb.dx = twin.floats(n);
-    twin.runAndCompare(validPacketOf(sb), "softmax_bwd");
-
-    isa::inst::RmsnormBwd rb;
-    rb.rows = dim(rng, 8);
-    rb.cols = dim(rng, 40);
-    rb.use_weight = rng() & 1;
-    rb.write_dweight = rng() & 1;
-    const uint64_t m = uint64_t(rb.rows) * rb.cols;
-    rb.x = twin.floats(m, 5);
-    rb.dy = twin.floats(m, 5);
-    rb.weight = twin.floats(rb.cols);
-    rb.rstd = twin.floats(rb.rows);
-    rb.dweight = twin.floats(rb.cols);
-    rb.dx = twin.floats(m);
-    twin.runAndCompare(validPacketOf(rb), "rmsnorm_bwd");
-
-    isa::inst::LayernormBwd lb;
-    lb.rows = dim(rng, 8);
-    lb.cols = dim(rng, 40);
-    lb.use_weight = rng() & 1;
-    lb.write_dweight = rng() & 1;
-    const uint64_t ln = uint64_t(lb.rows) * lb.cols;
-    lb.x = twin.floats(ln, 5);
-    lb.dy = twin.floats(ln, 5);
-    lb.weight = twin.floats(lb.cols);
-    lb.stats = twin.floats(2 * uint64_t(lb.rows));
-    lb.dweight = twin.floats(lb.cols);
-    lb.dx = rng() % 4 == 0 ? lb.dy : twin.floats(ln);
-    twin.runAndCompare(validPacketOf(lb), "layernorm_bwd");
-
-    const auto runCase = [&]<class Op>(std::type_identity<Op>, int) {
-      Op pb;
-      pb.n = dim(rng, 70);
-      pb.x = twin.floats(pb.n, 20);
-      pb.dy = twin.floats(pb.n, 20);
-      pb.dx = twin.floats(pb.n);
-      twin.runAndCompare(withRandomF32Operands(pb, rng), isa::info(Op::kOpcode).mnemonic);
-    };
+    Op pb;
+    pb.n = dim(twin.rng, 70);
+    pb.x = twin.floats(pb.n, 20);
+    pb.dy = twin.floats(pb.n, 20);
+    pb.dx = twin.floats(pb.n);
+    twin.runAndCompare(withRandomF32Operands(pb, twin.rng), isa::info(Op::kOpcode).mnemonic);
+  };
+  for (int t = 0; t < kTrials; ++t) {
     NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
   }
 }
+
+// Every instruction on streams generated from its record (generated_cases.h):
+// the ISS against the reference model, every written range compared after
+// each packet (verify::runStream). A fused op's shapes, flags and aliasing
+// come from its record's operands, Memory and Disjoints.
+class IssRecordCases : public ::testing::TestWithParam<isa::Opcode> {};
+
+TEST_P(IssRecordCases, AgreeWithTheReferenceModel) {
+  const isa::Opcode opcode = GetParam();
+  uint64_t completed = 0;
+  for (uint32_t index = 0; index < 16; ++index) {
+    const verify::GeneratorOptions options =
+        cases::streamOptions(opcode, index, /*packets=*/12, /*largePercent=*/3);
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult result =
+        verify::runStream(stream.object, {.backend = "reference"}, &stream.intents);
+    ASSERT_FALSE(result.diverged) << cases::reproducer(options) << ": " << result.diagnostic;
+    for (const std::string &unexpected : result.unexpected)
+      ADD_FAILURE() << cases::reproducer(options) << ": " << unexpected;
+    for (size_t i = 0; i < result.outcomes.size(); ++i)
+      completed += result.outcomes[i] == mem::FaultCode::None &&
+                   cases::isOpcode(stream.object.text[i], opcode);
+  }
+  EXPECT_GT(completed, 0u) << "the generator made no completing packet of "
+                           << isa::info(opcode).mnemonic;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryInstruction, IssRecordCases,
+                         ::testing::ValuesIn(cases::everyOpcode()), cases::mnemonicOf);
 
 TEST(IssOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {
