@@ -183,11 +183,15 @@ def regression(worker, seeds, args, timeout, env=None):
 CYCLE_TARGETS = ["npu-sim", "npu-randgen"]
 
 
-def cycle_gate(build, random_streams, timeout, env):
+def cycle_gate(build, random_streams, timeout, env, measured):
     """(failed, why) of bench/cycle_accuracy.py --check on the build's npu-sim: co-simulation of the
-    examples and the random streams against the RTL under three memory configurations."""
+    examples and the random streams against the RTL under three memory configurations. When it
+    completes, `measured` gets the model's worst per-class and per-stream errors (%), so that a
+    mutant the gate lets through shows how far it moved the model."""
+    report = build / "cycle-gate.json"
+    report.unlink(missing_ok=True)
     cmd = [sys.executable, str(REPO / "bench" / "cycle_accuracy.py"), "--build-dir", str(build),
-           "--random", str(random_streams), "--check", "--stream-bound", "5"]
+           "--random", str(random_streams), "--check", "--stream-bound", "5", "--json", str(report)]
     # Its own process group: a livelocked mutant's npu-sim processes go with the gate on a timeout.
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           start_new_session=True) as proc:
@@ -197,6 +201,11 @@ def cycle_gate(build, random_streams, timeout, env):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             return True, f"cycle gate: timeout after {timeout:.0f} s"
+    if report.is_file():
+        result = json.loads(report.read_text())
+        measured["worst_class_error"] = round(100 * max(c["mean_error"] for op, c in result["classes"].items()
+                                                        if "data-dependent" not in op), 2)
+        measured["worst_stream_error"] = round(100 * max(st["error"] for st in result["streams"]), 2)
     if proc.returncode == 0:
         return False, ""
     lines = [line for line in output.splitlines() if line.startswith("cycle_accuracy:")]
@@ -278,9 +287,12 @@ def main():
         if r.returncode:
             sys.exit(f"the unmutated cycle-gate build fails: {r.stdout[-2000:]}")
         gate_start = time.monotonic()
-        failed, why = cycle_gate(cycle_build, args.cycle_random, 3600, env)
+        unmutated = {}
+        failed, why = cycle_gate(cycle_build, args.cycle_random, 3600, env, unmutated)
         if failed:
             sys.exit(f"the unmutated tree fails the cycle gate ({why}); fix that first")
+        print(f"cycle gate, unmutated: worst class {unmutated['worst_class_error']} %, "
+              f"worst stream {unmutated['worst_stream_error']} %", flush=True)
         cycle_timeout = max(120.0, 5 * (time.monotonic() - gate_start))
         print(f"cycle gate budget per mutant: {cycle_timeout:.0f} s", flush=True)
 
@@ -309,8 +321,10 @@ def main():
                 entry["killed_by"] = "regression" if killer is not None else None
                 if killer is None and cycle_build:
                     c = run(["ninja", "-C", cycle_build, *CYCLE_TARGETS], env=env)
+                    measured = {}
                     failed, why = (True, f"cycle gate: the build fails: {c.stdout[-300:]}") if c.returncode \
-                        else cycle_gate(cycle_build, args.cycle_random, cycle_timeout, env)
+                        else cycle_gate(cycle_build, args.cycle_random, cycle_timeout, env, measured)
+                    entry["cycle_gate"] = measured
                     if failed:
                         entry.update(status="killed", why=why, killed_by="cycle gate")
             entry["seconds"] = round(time.monotonic() - start, 1)
@@ -319,7 +333,10 @@ def main():
         results.append(entry)
         print(f"[{len(results)}] {entry['status']:9} {entry['file']}:{entry['line']} {what}"
               + (f" ({entry['killed_by']}, seed {entry.get('seed')}: {entry.get('why', '')[:80]})"
-                 if entry["status"] == "killed" else ""),
+                 if entry["status"] == "killed" else "")
+              + (f" (cycle model: worst class {entry['cycle_gate']['worst_class_error']} %, worst stream "
+                 f"{entry['cycle_gate']['worst_stream_error']} %)"
+                 if entry["status"] == "survived" and entry.get("cycle_gate") else ""),
               flush=True)
         report.write_text(json.dumps(results, indent=2) + "\n")
     # Leave the scratch builds matching the unmutated source.

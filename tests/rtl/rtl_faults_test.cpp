@@ -208,6 +208,28 @@ TEST(RtlRegionTable, ProgrammedFromTheMapAndKeptByReset) {
   }
 }
 
+// Region entries are 64-bit: a base and a size past 4 GiB keep both words
+// (the address maps of the streams are smaller, so only this test sees them).
+TEST(RtlRegionTable, EntriesPastFourGiBKeepTheirHighWords) {
+  using namespace isa::csr;
+  mem::PhysicalMemory memory(test::faultCaseMap());
+  rtl::Device device(memory, rtl::DeviceOptions{});
+  for (uint32_t e = 0; e < isa::hw::kRegionEntries; ++e) {
+    device.writeCsr(REGION_SELECT, e);
+    device.writeCsr(REGION_BASE_LO, 0x1000 * (e + 1));
+    device.writeCsr(REGION_BASE_HI, 0x10 + e);
+    device.writeCsr(REGION_SIZE_LO, 0x2000 * (e + 1));
+    device.writeCsr(REGION_SIZE_HI, 0x3 + e);
+  }
+  for (uint32_t e = 0; e < isa::hw::kRegionEntries; ++e) {
+    device.writeCsr(REGION_SELECT, e);
+    EXPECT_EQ(device.readCsr(REGION_BASE_LO), 0x1000 * (e + 1)) << e;
+    EXPECT_EQ(device.readCsr(REGION_BASE_HI), 0x10 + e) << e;
+    EXPECT_EQ(device.readCsr(REGION_SIZE_LO), 0x2000 * (e + 1)) << e;
+    EXPECT_EQ(device.readCsr(REGION_SIZE_HI), 0x3 + e) << e;
+  }
+}
+
 // A range that ends exactly at 2^64 is valid: the RTL moves it like the ISS.
 TEST(RtlTopOfMemory, ARangeEndingAt2To64) {
   mem::PhysicalMemory issMemory(test::faultCaseMap()), rtlMemory(test::faultCaseMap());
