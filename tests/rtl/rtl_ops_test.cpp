@@ -586,6 +586,47 @@ TEST(RtlOps, WriteBurstsArePostedOneLatencyPerTileNotPerRow) {
   EXPECT_EQ(axi.bResponses, axi.awHandshakes);
 }
 
+// The vector engine posts a chunk's write and reads the next chunk's inputs
+// while it drains (docs/rtl.md, "Vector engine throughput"), so an ADD
+// chunk costs its two reads' latencies, not three: 2.5 latencies per chunk
+// is out of reach of an engine that waits for each write's response.
+TEST(RtlOps, VectorWritesArePostedUnderTheNextChunksReads) {
+  constexpr unsigned kLatency = 200, kChunks = 16;
+  constexpr uint32_t kElements = kChunks * isa::hw::kVectorLanes * 8;
+  rtl::DeviceOptions options;
+  options.memoryLatency = kLatency;
+  Twin twin(82, options);
+  isa::inst::Add add;
+  add.rows = 1;
+  add.cols = kElements;
+  add.bcast = isa::Broadcast::none;
+  add.a = twin.floats(kElements, 0);
+  add.b = twin.floats(kElements, 0);
+  add.dst = twin.floats(kElements);
+  twin.runAndCompare(validPacketOf(add), "posted chunk writes");
+  EXPECT_LT(twin.device.stats().cycles, uint64_t(kChunks) * kLatency * 5 / 2);
+  const rtl::AxiCounts axi = twin.device.axiCounts();
+  EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
+// A column sum keeps its running sums in memory: each row reads back the
+// chunk the row before wrote, whose write was posted (one chunk per row
+// here); the sums come out as the ISS's at every latency, the read after
+// the write's response or not.
+TEST(RtlOps, VectorAccumulatorRowsReadWhatThePostedWritesStored) {
+  for (const unsigned latency : {1u, 20u, 200u}) {
+    rtl::DeviceOptions options;
+    options.memoryLatency = latency;
+    Twin twin(83, options);
+    isa::inst::ColSum sum;
+    sum.rows = 12;
+    sum.cols = 40;
+    sum.src = twin.floats(uint64_t(sum.rows) * sum.cols, 0);
+    sum.dst = twin.floats(sum.cols);
+    twin.runAndCompare(validPacketOf(sum), "column sum at latency " + std::to_string(latency));
+  }
+}
+
 // The matrix engine reuses every panel word for HW_MATRIX_BLOCK_TILES tiles
 // and loads the next panels while the current ones compute (docs/rtl.md,
 // "Matrix engine throughput"). An 8 x 8 tile with fresh panels needs 64
