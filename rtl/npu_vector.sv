@@ -72,7 +72,7 @@ module npu_vector (
 );
 
   localparam int unsigned L = npu_isa_pkg::HW_VECTOR_LANES;
-  localparam int unsigned G = 8;                 // element groups per chunk
+  localparam int unsigned G = 16;                // element groups per chunk
   localparam int unsigned CH = L * G;            // elements per chunk
   localparam int unsigned LB = $clog2(L);
   localparam int unsigned GB = $clog2(G);
@@ -182,6 +182,22 @@ module npu_vector (
   logic [4:0]  step_s0, step_s1, step_dst;
   assign cur_step = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx);
   assign {step_kind, step_prog, step_s0, step_s1, step_dst} = cur_step;
+
+  // A step is done after its last ROM word, or in its one cycle (Mask,
+  // Reduce). A group's last step also ends the group: the next step of the
+  // table is its end (a pass without steps spends a cycle on the end).
+  logic step_done, group_ends;
+  logic [1:0] following_kind;
+  logic [npu_recipe_pkg::STEP_BITS-3:0] following_rest;
+  assign {following_kind, following_rest} = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx + 4'd1);
+  assign step_done = step_kind == npu_recipe_pkg::STEP_MASK || step_kind == npu_recipe_pkg::STEP_REDUCE ||
+                     (step_kind == npu_recipe_pkg::STEP_RUN && last_word);
+  assign group_ends = state == S_STEP &&
+                      (step_kind == npu_recipe_pkg::STEP_END ||
+                       (step_done && following_kind == npu_recipe_pkg::STEP_END));
+  // Of the following step only its kind matters here.
+  logic unused_following;
+  assign unused_following = ^following_rest;
 
   logic pass_valid;
   logic [3:0] pass_in;
@@ -559,18 +575,21 @@ module npu_vector (
           end
         end
         S_SCALAR, S_STEP: begin
-          // One step: load the inputs, run the ROM words, write back.
-          if (step_kind == npu_recipe_pkg::STEP_END) begin
-            if (state == S_STEP) begin
-              // The group is done.
-              step_idx <= '0;
-              if (!last_group) group <= group + GB'(1);
-              else begin
-                stream <= next_out(pass_out, 3'd4);
-                state <= next_out(pass_out, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
-                if (next_out(pass_out, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
-              end
-            end else if (section == npu_recipe_pkg::SEC_PRE) begin
+          // One step: load the inputs, run the ROM words, write back. The
+          // lanes store the result; a scalar one is lane 0's.
+          if (step_kind == npu_recipe_pkg::STEP_RUN && last_word && step_dst[4])
+            ks[step_dst[3:0]] <= lane_result[0];
+          if (group_ends) begin
+            step_idx <= '0;
+            word_index <= '0;
+            if (!last_group) group <= group + GB'(1);
+            else begin
+              stream <= next_out(pass_out, 3'd4);
+              state <= next_out(pass_out, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
+              if (next_out(pass_out, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
+            end
+          end else if (step_kind == npu_recipe_pkg::STEP_END) begin
+            if (section == npu_recipe_pkg::SEC_PRE) begin
               state <= S_ROW;
             end else begin
               // After pass pass_idx's scalar steps: the next pass or the row's end.
@@ -581,19 +600,11 @@ module npu_vector (
               j0 <= '0;
               if (su_row_store) load_addr <= row_store_addr;
             end
-          end else if (step_kind == npu_recipe_pkg::STEP_MASK) begin
-            step_idx <= step_idx + 4'd1;
-          end else if (step_kind == npu_recipe_pkg::STEP_REDUCE) begin
+          end else if (step_done) begin
+            word_index <= '0;
             step_idx <= step_idx + 4'd1;
           end else begin
-            // The lanes store the result; a scalar one is lane 0's.
-            if (last_word) begin
-              if (step_dst[4]) ks[step_dst[3:0]] <= lane_result[0];
-              word_index <= '0;
-              step_idx <= step_idx + 4'd1;
-            end else begin
-              word_index <= word_index + 1'b1;
-            end
+            word_index <= word_index + 1'b1;
           end
         end
         S_ROW: begin

@@ -129,13 +129,13 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 // (npu/isa/recipes.h, generated from the same records as its ROM): per row,
 // per pass, per chunk of CH elements: each input stream read, every group
 // of L elements through the pass's steps (one cycle per ROM word of a Run,
-// one per Mask or Reduce, one to end the group), each output stream
+// one per Mask or Reduce; the last one ends the group), each output stream
 // written; at a pass's end the reduction tree and the scalar steps. A
 // chunk's write is posted: the engine goes on to the next reads, which wait
 // for it only when they read its bytes; the next steps, the next write, a
 // row store and the packet's end wait for its response.
 constexpr uint64_t kLanes = isa::hw::kVectorLanes;
-constexpr uint64_t kChunk = kLanes * 8;
+constexpr uint64_t kChunk = kLanes * 16; // npu_vector.sv: CH = L * G
 
 const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
   for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
@@ -202,7 +202,8 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
     }
     for (unsigned p = 0; p < r.numPasses; ++p) {
       const isa::recipe::Pass &pass = r.passes[p];
-      const uint64_t groupSteps = stepCycles(pass.firstStep, pass.numSteps) + 1;
+      // The last step ends its group (a pass without steps spends a cycle on the end).
+      const uint64_t groupSteps = std::max<uint64_t>(1, stepCycles(pass.firstStep, pass.numSteps));
       for (uint64_t j0 = 0; j0 < cols; j0 += kChunk) {
         const uint64_t length = std::min(kChunk, cols - j0);
         c += 1;
