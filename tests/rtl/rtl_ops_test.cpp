@@ -586,14 +586,17 @@ TEST(RtlOps, WriteBurstsArePostedOneLatencyPerTileNotPerRow) {
   EXPECT_EQ(axi.bResponses, axi.awHandshakes);
 }
 
+// The vector engine's chunks: 16 L elements (npu_vector.sv's G = 16).
+constexpr uint32_t kVectorChunk = 16 * isa::hw::kVectorLanes;
+
 // The vector engine posts a chunk's write and reads the next chunk's inputs
 // while it drains (docs/rtl.md, "Vector engine throughput"), so an ADD
-// chunk of 16 L elements costs its two reads' latencies. The engine before
-// (chunks of 8 L elements, each waiting for its write's response) paid
-// three latencies per 8 L elements; this bound allows 2.5.
+// chunk costs its two reads' latencies. An engine that waits for each
+// write's response pays three per chunk (the one before, with chunks of
+// half the size, six); this bound allows 2.5.
 TEST(RtlOps, VectorWritesArePostedUnderTheNextChunksReads) {
-  constexpr unsigned kLatency = 200, kChunks = 16; // of 8 L elements
-  constexpr uint32_t kElements = kChunks * isa::hw::kVectorLanes * 8;
+  constexpr unsigned kLatency = 200, kChunks = 32;
+  constexpr uint32_t kElements = kChunks * kVectorChunk;
   rtl::DeviceOptions options;
   options.memoryLatency = kLatency;
   Twin twin(82, options);
@@ -608,6 +611,45 @@ TEST(RtlOps, VectorWritesArePostedUnderTheNextChunksReads) {
   EXPECT_LT(twin.device.stats().cycles, uint64_t(kChunks) * kLatency * 5 / 2);
   const rtl::AxiCounts axi = twin.device.axiCounts();
   EXPECT_EQ(axi.bResponses, axi.awHandshakes);
+}
+
+// A group's last step also ends the group: an ADD group takes its one ROM
+// word's cycle, not a second one to end it. At latency 1 a chunk costs
+// its two reads (3 + 16 beats each), 16 groups and 2 cycles: 56, against
+// 72 with an end cycle per group; the bound allows 64.
+TEST(RtlOps, VectorGroupsTakeOnlyTheirStepsCycles) {
+  constexpr unsigned kChunks = 32;
+  constexpr uint32_t kElements = kChunks * kVectorChunk;
+  rtl::DeviceOptions options;
+  options.memoryLatency = 1;
+  Twin twin(84, options);
+  isa::inst::Add add;
+  add.rows = 1;
+  add.cols = kElements;
+  add.bcast = isa::Broadcast::none;
+  add.a = twin.floats(kElements, 0);
+  add.b = twin.floats(kElements, 0);
+  add.dst = twin.floats(kElements);
+  twin.runAndCompare(validPacketOf(add), "one cycle per group");
+  EXPECT_LT(twin.device.stats().cycles, uint64_t(kChunks) * 64);
+}
+
+// EXP is compute-bound (15 ROM words per element on L lanes): with a
+// latency per 16 L elements and the write posted it runs at 86 % of its
+// compute roof (the ISS's roofline) on the default memory; the engine
+// before, reading each 8 L elements' chunk, computing, then awaiting the
+// write, reached 63 %. The target is 80 %.
+TEST(RtlOps, VectorExpRunsAtFourFifthsOfItsComputeRoof) {
+  constexpr uint32_t kElements = 32 * kVectorChunk;
+  Twin twin(85);
+  isa::inst::Exp exp;
+  exp.n = kElements;
+  exp.src = twin.floats(kElements, 0);
+  exp.dst = twin.floats(kElements);
+  const isa::Packet packet = validPacketOf(exp);
+  twin.runAndCompare(packet, "exp");
+  const uint64_t roof = sim::roofline(packet).value().computeCycles;
+  EXPECT_LT(double(twin.device.stats().cycles), double(roof) / 0.8);
 }
 
 // A column sum keeps its running sums in memory: each row reads back the
