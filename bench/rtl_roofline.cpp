@@ -1,16 +1,20 @@
 // npu-rtl-roofline: how close the Verilated npu_top comes to its roofline.
 // Each workload is one packet on the default memory (isa/hardware.td's
 // latency, the full bus width, no wait states); prints one JSON object per
-// workload with the device cycles and the bound they are measured against:
+// workload with the device cycles and the bound they are measured against,
+// the larger of its compute and its memory cycles:
 //
-// * compute-bound (MATMUL): MACs / (HW_MATRIX_TILE^2 MACs per cycle);
-// * bandwidth-bound (elementwise, unary, COPY): the busier AXI direction,
+// * compute: MATMUL's MACs / (HW_MATRIX_TILE^2 MACs per cycle); a vector
+//   packet's lane cycles at one ROM word per cycle on HW_VECTOR_LANES
+//   elements (the ISS's roofline: EXP's 15 words per element bind it);
+// * memory (elementwise, unary, COPY): the busier AXI direction,
 //   max(bytes read, bytes written) / HW_AXI_DATA_BYTES per cycle (AXI4's
 //   read and write channels are independent, so a machine that overlaps
 //   them moves both in that time);
 // * COPY_STRIDED: the bytes it delivers / HW_AXI_DATA_BYTES per cycle.
 //
 //     npu-rtl-roofline [elements]      (default 1048576; bench/rtl_roofline.py runs it)
+#include "npu/sim/iss.h"
 #include "rtl_stream.h"
 
 #include <cstdio>
@@ -28,25 +32,37 @@ constexpr double kBusBytes = isa::hw::kAxiDataBytes;
 
 struct Workload {
   std::string name;
-  std::string bound; // "compute" or "bandwidth"
   isa::Packet packet;
-  uint64_t dataFloats; // random floats at kData the packet reads
-  double work;         // MACs, or bytes over the bounding path
-  double peak;         // work units per cycle at the bound
+  uint64_t dataFloats;      // random floats at kData the packet reads
+  std::string unit;         // of the work: "MACs" or "B"
+  double work;              // MACs, or bytes over the busier path
+  double peak;              // work units per cycle
+  double computeCycles = 0; // the compute roof, when the work is bytes
 };
 
 void measure(const Workload &w) {
   mem::PhysicalMemory memory;
   bench::fillRandom(memory, kData, w.dataFloats);
   const bench::StreamRun run = bench::runStream(memory, {w.packet});
-  const double boundCycles = w.work / w.peak;
+  const bool macs = w.unit == "MACs";
+  const double computeCycles = macs ? w.work / w.peak : w.computeCycles;
+  const double memoryCycles = macs ? 0 : w.work / w.peak;
+  const bool computeBound = computeCycles >= memoryCycles;
+  const double boundCycles = computeBound ? computeCycles : memoryCycles;
   std::printf("{\"workload\": \"%s\", \"bound\": \"%s\", \"device_cycles\": %llu, "
-              "\"work\": %.0f, \"achieved_per_cycle\": %.3f, \"peak_per_cycle\": %.0f, "
+              "\"unit\": \"%s\", \"work\": %.0f, \"achieved_per_cycle\": %.3f, "
+              "\"peak_per_cycle\": %.0f, \"compute_cycles\": %.0f, \"memory_cycles\": %.0f, "
               "\"bound_cycles\": %.0f, \"percent_of_bound\": %.1f, \"seconds\": %.2f}\n",
-              w.name.c_str(), w.bound.c_str(), static_cast<unsigned long long>(run.deviceCycles),
-              w.work, w.work / double(run.deviceCycles), w.peak, boundCycles,
+              w.name.c_str(), computeBound ? "compute" : "memory",
+              static_cast<unsigned long long>(run.deviceCycles), w.unit.c_str(), w.work,
+              w.work / double(run.deviceCycles), w.peak, computeCycles, memoryCycles, boundCycles,
               100.0 * boundCycles / double(run.deviceCycles), run.seconds);
   std::fflush(stdout);
+}
+
+// A vector packet's compute roof (the ISS's roofline).
+double laneCycles(const isa::Packet &packet) {
+  return double(sim::roofline(packet).value().computeCycles);
 }
 
 Workload matmul(uint32_t m, uint32_t k, uint32_t n) {
@@ -58,9 +74,9 @@ Workload matmul(uint32_t m, uint32_t k, uint32_t n) {
   mm.b = kData + uint64_t(m) * k * 4;
   mm.c = mm.b + uint64_t(k) * n * 4;
   return {"matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n),
-          "compute",
           isa::packetOf(mm),
           uint64_t(m) * k + uint64_t(k) * n,
+          "MACs",
           double(m) * k * n,
           kPeakMacs};
 }
@@ -76,23 +92,25 @@ std::vector<Workload> workloads(uint32_t elements) {
     add.a = kData;
     add.b = kData + 4 * uint64_t(elements);
     add.dst = kData + 8 * uint64_t(elements);
-    list.push_back({"add " + count, "bandwidth", isa::packetOf(add), 2 * uint64_t(elements),
-                    2 * bytes, kBusBytes});
+    const isa::Packet packet = isa::packetOf(add);
+    list.push_back({"add " + count, packet, 2 * uint64_t(elements), "B", 2 * bytes, kBusBytes,
+                    laneCycles(packet)});
   }
   {
     isa::inst::Exp exp;
     exp.n = elements;
     exp.src = kData;
     exp.dst = kData + 4 * uint64_t(elements);
-    list.push_back({"exp " + count, "bandwidth", isa::packetOf(exp), elements, bytes, kBusBytes});
+    const isa::Packet packet = isa::packetOf(exp);
+    list.push_back({"exp " + count, packet, elements, "B", bytes, kBusBytes, laneCycles(packet)});
   }
   {
     isa::inst::Copy copy;
     copy.bytes = 4 * elements;
     copy.src = kData;
     copy.dst = kData + 4 * uint64_t(elements);
-    list.push_back({"copy " + std::to_string(4 * uint64_t(elements)) + " B", "bandwidth",
-                    isa::packetOf(copy), elements, bytes, kBusBytes});
+    list.push_back({"copy " + std::to_string(4 * uint64_t(elements)) + " B", isa::packetOf(copy),
+                    elements, "B", bytes, kBusBytes});
   }
   {
     // Every other 4-byte element of a (rows x 2 * 512) matrix: a non-unit
@@ -112,8 +130,7 @@ std::vector<Workload> workloads(uint32_t elements) {
     gather.dst = kData + 8 * uint64_t(rows) * cols;
     list.push_back(
         {"copy_strided " + std::to_string(rows) + "x" + std::to_string(cols) + " stride 2 (f32)",
-         "bandwidth", isa::packetOf(gather), 2 * uint64_t(rows) * cols, 4.0 * rows * cols,
-         kBusBytes});
+         isa::packetOf(gather), 2 * uint64_t(rows) * cols, "B", 4.0 * rows * cols, kBusBytes});
   }
   return list;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Roofline of the Verilated RTL: MATMUL 128x128x128 and 256x256x64 against
 the peak of the T x T array, an elementwise ADD and a unary EXP on N
-elements and COPY against the bus bandwidth (the busier AXI direction), and
+elements against the larger of their compute roof (L lanes, one ROM word
+per cycle: EXP's micro-program binds it) and the bus bandwidth (the busier
+AXI direction), COPY against the bus bandwidth, and
 a COPY_STRIDED with inner stride 2 against the bus bandwidth of the bytes
 it delivers. One packet each on the default memory (isa/hardware.td's
 latency, full bus width, no wait states). Builds npu-rtl-roofline if
@@ -46,13 +48,16 @@ def main() -> int:
         return result.returncode
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     print(f"CPU: {cpu_name()} ({os.cpu_count()} logical cores)")
-    print("| workload | bound | device cycles | achieved / cycle | bound / cycle | bound cycles | % of bound | wall s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| workload | compute cycles | memory cycles | binds | device cycles | achieved / cycle "
+          "| peak / cycle | % of bound | wall s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
     for r in rows:
-        unit = "MACs" if r["bound"] == "compute" else "B"
-        print(f"| {r['workload']} | {r['bound']} | {r['device_cycles']:,} | "
+        unit = r["unit"]
+        compute = f"{r['compute_cycles']:,.0f}" if r["compute_cycles"] else "–"
+        memory = f"{r['memory_cycles']:,.0f}" if r["memory_cycles"] else "–"
+        print(f"| {r['workload']} | {compute} | {memory} | {r['bound']} | {r['device_cycles']:,} | "
               f"{r['achieved_per_cycle']:.2f} {unit} | {r['peak_per_cycle']:.0f} {unit} | "
-              f"{r['bound_cycles']:,.0f} | {r['percent_of_bound']:.1f} % | {r['seconds']:.1f} |")
+              f"{r['percent_of_bound']:.1f} % | {r['seconds']:.1f} |")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

@@ -7,12 +7,11 @@
 // Reads and writes are independent engines, like AXI4's channels: a read
 // request and a write request can be in progress at the same time (the DMA
 // engine streams a copy through its buffer that way), each ending with its
-// own rd_done or wr_done, when the unit says so (req_concurrent). Otherwise
-// a request waits until both engines are idle: the unit has one request in
-// progress, and either completion is its (the command processor and the
-// matrix and vector engines; the vector engine may raise req_valid in a
-// cycle it then does not wait for the request, which is harmless only when
-// nothing else is in flight).
+// own rd_done or wr_done, when the unit says so (req_concurrent: the vector
+// engine posts a chunk's write and reads the next chunks meanwhile).
+// Otherwise a request waits until both engines are idle: the unit has one
+// request in progress, and either completion is its (the command processor
+// and the matrix engine).
 //
 // Reads are pipelined: the port issues read bursts while earlier ones
 // return, up to OUTSTANDING in flight, so that a request of many short

@@ -122,8 +122,9 @@ module npu_top (
   logic        rd_done, rd_error, wr_done, wr_error, port_idle;
   logic [3:0]  rd_error_code, wr_error_code;
   logic [63:0] rd_error_addr, wr_error_addr;
-  // The command processor and the matrix and vector engines have one request
-  // at a time: either engine's completion is theirs.
+  // The command processor and the matrix engine have one request at a time:
+  // either engine's completion is theirs. (The DMA and the vector engine
+  // tell the read engine's from the write engine's.)
   logic        mem_done, mem_error;
   logic [3:0]  mem_error_code;
   logic [63:0] mem_error_addr;
@@ -134,7 +135,7 @@ module npu_top (
 
   npu_mem_port u_mem_port (
     .clk, .rst_n,
-    .req_valid, .req_ready, .req_write, .req_concurrent(port_owner == npu_pkg::PORT_DMA),
+    .req_valid, .req_ready, .req_write, .req_concurrent(port_owner == npu_pkg::PORT_DMA || port_owner == npu_pkg::PORT_VECTOR),
     .req_addr, .req_bytes, .req_rows, .req_pitch,
     .rd_valid, .rd_ready, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_row,
     .wr_row_start, .wr_accept, .wr_data_valid, .wr_squash, .wr_data,
@@ -271,9 +272,10 @@ module npu_top (
     .mem_rd_addr(rd_addr),
     .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr),
     .mem_wr_data(vector_wr_data),
-    .mem_done(mem_done && port_owner == npu_pkg::PORT_VECTOR && !prefetching), .mem_error,
-    .mem_error_code,
-    .mem_error_addr);
+    .mem_rd_done(rd_done && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
+    .mem_rd_error(rd_error), .mem_rd_error_code(rd_error_code), .mem_rd_error_addr(rd_error_addr),
+    .mem_wr_done(wr_done && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
+    .mem_wr_error(wr_error), .mem_wr_error_code(wr_error_code), .mem_wr_error_addr(wr_error_addr));
 
   assign engine_req_valid = port_owner == npu_pkg::PORT_MATRIX ? matrix_req_valid :
                             port_owner == npu_pkg::PORT_VECTOR ? vector_req_valid : 1'b0;

@@ -15,7 +15,8 @@
 //   * a pass walks the row in chunks of CH elements: it reads the chunk of
 //     each of its input streams into the lanes' buffers, runs its steps on
 //     every group of L elements (element j in lane j mod L), then writes its
-//     output streams. A pass may reduce one value per element into the lane
+//     output streams, posted: the next chunk's reads overlap the writes
+//     (see "memory" below). A pass may reduce one value per element into the lane
 //     accumulators; at its end they combine by the pairwise tree into a
 //     scalar register, and the pass's scalar steps run.
 // A step runs a micro-program of the ROM (inputs loaded canonicalised into
@@ -60,14 +61,18 @@ module npu_vector (
   input  logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_rd_strb,
   input  logic [63:0] mem_wr_addr,
   output logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_wr_data,
-  input  logic        mem_done,
-  input  logic        mem_error,
-  input  logic [3:0]  mem_error_code,
-  input  logic [63:0] mem_error_addr
+  input  logic        mem_rd_done,
+  input  logic        mem_rd_error,
+  input  logic [3:0]  mem_rd_error_code,
+  input  logic [63:0] mem_rd_error_addr,
+  input  logic        mem_wr_done,
+  input  logic        mem_wr_error,
+  input  logic [3:0]  mem_wr_error_code,
+  input  logic [63:0] mem_wr_error_addr
 );
 
   localparam int unsigned L = npu_isa_pkg::HW_VECTOR_LANES;
-  localparam int unsigned G = 8;                 // element groups per chunk
+  localparam int unsigned G = 16;                // element groups per chunk
   localparam int unsigned CH = L * G;            // elements per chunk
   localparam int unsigned LB = $clog2(L);
   localparam int unsigned GB = $clog2(G);
@@ -130,8 +135,8 @@ module npu_vector (
   // ---- state ---------------------------------------------------------------------------------
   typedef enum logic [4:0] {
     S_IDLE, S_SETUP, S_START, S_PRE_LOAD_REQ, S_PRE_LOAD, S_SCALAR, S_ROW, S_ROW_LOAD_REQ, S_ROW_LOAD,
-    S_INDEX_CHECK, S_PASS, S_IN_REQ, S_IN, S_STEP, S_OUT_REQ, S_OUT, S_TREE, S_ROW_STORE_REQ,
-    S_ROW_STORE, S_NEXT_ROW, S_FINISH
+    S_INDEX_CHECK, S_PASS, S_IN_REQ, S_IN, S_WRITE_WAIT, S_STEP, S_OUT_REQ, S_TREE, S_ROW_STORE_REQ,
+    S_ROW_STORE, S_NEXT_ROW, S_DRAIN, S_FINISH
   } state_e;
   state_e state;
   assign dbg_state = state;
@@ -177,6 +182,22 @@ module npu_vector (
   logic [4:0]  step_s0, step_s1, step_dst;
   assign cur_step = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx);
   assign {step_kind, step_prog, step_s0, step_s1, step_dst} = cur_step;
+
+  // A step is done after its last ROM word, or in its one cycle (Mask,
+  // Reduce). A group's last step also ends the group: the next step of the
+  // table is its end (a pass without steps spends a cycle on the end).
+  logic step_done, group_ends;
+  logic [1:0] following_kind;
+  logic [npu_recipe_pkg::STEP_BITS-3:0] following_rest;
+  assign {following_kind, following_rest} = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx + 4'd1);
+  assign step_done = step_kind == npu_recipe_pkg::STEP_MASK || step_kind == npu_recipe_pkg::STEP_REDUCE ||
+                     (step_kind == npu_recipe_pkg::STEP_RUN && last_word);
+  assign group_ends = state == S_STEP &&
+                      (step_kind == npu_recipe_pkg::STEP_END ||
+                       (step_done && following_kind == npu_recipe_pkg::STEP_END));
+  // Of the following step only its kind matters here.
+  logic unused_following;
+  assign unused_following = ^following_rest;
 
   logic pass_valid;
   logic [3:0] pass_in;
@@ -259,9 +280,11 @@ module npu_vector (
                     state == S_TREE;
 
   // ---- the lanes ---------------------------------------------------------------------------------
-  // Memory beats into the input buffers: word w of a beat is element
-  // beat_first + w of the chunk, which lane (beat_first + w) mod L holds.
-  logic [EB-1:0] beat_first;
+  // Memory beats into the input buffers and out of the output buffers:
+  // word w of a beat is element beat_first + w of its chunk, which lane
+  // (beat_first + w) mod L holds. A posted write's beats leave while the
+  // next chunk's reads arrive, so each side has its own.
+  logic [EB-1:0] rd_beat_first, wr_beat_first;
   logic [31:0] lane_acc [L], lane_alu [L], lane_result [L], lane_ob [L];
   logic [GB-1:0] lane_ob_group [L];
   logic pass_start;                      // S_PASS starts the pass's first chunk
@@ -269,16 +292,16 @@ module npu_vector (
   for (genvar l = 0; l < L; l++) begin : g_lane
     logic [LB-1:0] in_word, out_word;
     logic [GB-1:0] in_group;
-    assign in_word = LB'(l) - beat_first[LB-1:0];
-    assign in_group = GB'((beat_first + EB'(in_word)) >> LB);
-    assign out_word = LB'(l) - beat_first[LB-1:0];
-    assign lane_ob_group[l] = GB'((beat_first + EB'(out_word)) >> LB);
+    assign in_word = LB'(l) - rd_beat_first[LB-1:0];
+    assign in_group = GB'((rd_beat_first + EB'(in_word)) >> LB);
+    assign out_word = LB'(l) - wr_beat_first[LB-1:0];
+    assign lane_ob_group[l] = GB'((wr_beat_first + EB'(out_word)) >> LB);
     npu_vector_lane #(.G(G)) u_lane (
       .clk,
       .ib_write(state == S_IN && mem_rd_valid && mem_rd_strb[4 * in_word]),
       .ib_clear(state == S_IN_REQ && zero_first_row[stream] && row == '0),
       .ib_stream(stream[1:0]), .ib_group(in_group), .ib_data(mem_rd_data[32 * in_word +: 32]),
-      .ob_stream(2'(stream - 3'd4)), .ob_group(lane_ob_group[l]), .ob_data(lane_ob[l]),
+      .ob_stream(wr_stream), .ob_group(lane_ob_group[l]), .ob_data(lane_ob[l]),
       .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
       .src1_scalar(is_scalar(step_s1)), .scalar0(scalar_value(step_s0)),
       .scalar1(scalar_value(step_s1)), .dst(step_dst),
@@ -294,43 +317,68 @@ module npu_vector (
   end
 
   // ---- memory ----------------------------------------------------------------------------------
+  // Writes are posted: the engine goes on to the next chunk's reads once
+  // the port took a chunk's write, while its beats leave from the output
+  // buffers. The tracker below follows that write (`wr_busy`) to its
+  // response; the engine computes into the output buffers, issues another
+  // write, reads bytes the write covers, or finishes only after it. A
+  // failed write (`wr_failed`) is the packet's fault: the engine issues
+  // nothing after it, as the ISS stops at the failing store; a read's fault
+  // meanwhile yields to it (the ISS stored before it read).
   logic [63:0] chunk_addr;
   assign chunk_addr = stream_addr[stream] + {30'd0, j0, 2'b00};
 
+  logic        wr_busy, wr_failed;
+  logic [1:0]  wr_stream;                 // output buffer of the posted chunk write
+  logic [63:0] wr_req_addr;               // its bytes
+  logic [31:0] wr_req_bytes;
+  logic [3:0]  wr_fault_code;
+  logic [63:0] wr_fault_addr;
+  logic        wr_busy_next;              // still in progress next cycle
+  assign wr_busy_next = wr_busy && !mem_wr_done;
+
+  logic        req_wanted, read_hazard;
   always_comb begin
-    mem_req_valid = 1'b0;
+    req_wanted = 1'b0;
     mem_req_write = 1'b0;
     mem_req_addr = chunk_addr;
     mem_req_bytes = 32'(chunk_len) << 2;
     unique case (state)
       S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: begin
-        mem_req_valid = 1'b1;
+        req_wanted = 1'b1;
         mem_req_addr = load_addr;
         mem_req_bytes = 32'(load_words) << 2;
       end
-      S_IN_REQ: mem_req_valid = 1'b1;
+      // An accumulator's first value is +0: nothing to read.
+      S_IN_REQ: req_wanted = !(zero_first_row[stream] && row == '0);
       S_OUT_REQ: begin
-        mem_req_valid = 1'b1;
+        req_wanted = 1'b1;
         mem_req_write = 1'b1;
       end
       S_ROW_STORE_REQ: begin
-        mem_req_valid = 1'b1;
+        req_wanted = 1'b1;
         mem_req_write = 1'b1;
         mem_req_addr = load_addr;
         mem_req_bytes = 32'(su_row_store_words) << 2;
       end
       default: ;
     endcase
+    read_hazard = wr_busy && !mem_req_write &&
+                  {1'b0, mem_req_addr} < {1'b0, wr_req_addr} + {33'd0, wr_req_bytes} &&
+                  {1'b0, wr_req_addr} < {1'b0, mem_req_addr} + {33'd0, mem_req_bytes};
   end
+  assign mem_req_valid = req_wanted && !wr_failed && !read_hazard;
+  logic req_taken;
+  assign req_taken = mem_req_valid && mem_req_ready;
 
   // Word w of a beat is element (beat - chunk) / 4 + w of the chunk.
-  assign beat_first = EB'((state == S_OUT ? mem_wr_addr[EB+1:2] : mem_rd_addr[EB+1:2]) -
-                          chunk_addr[EB+1:2]);
+  assign rd_beat_first = EB'(mem_rd_addr[EB+1:2] - chunk_addr[EB+1:2]);
+  assign wr_beat_first = EB'(mem_wr_addr[EB+1:2] - wr_req_addr[EB+1:2]);
   always_comb begin
     mem_wr_data = '0;
     for (int w = 0; w < WORDS; w++) begin
       logic [LB-1:0] e;
-      e = beat_first[LB-1:0] + LB'(w);
+      e = wr_beat_first[LB-1:0] + LB'(w);
       // A row store writes its registers, in the order of their words from
       // load_addr; the strobes pick the words.
       if (state == S_ROW_STORE) mem_wr_data[32*w +: 32] = ks[su_row_store_src + row_store_word[w]];
@@ -398,6 +446,39 @@ module npu_vector (
   // An index row load: the index's row of the base address.
   logic [63:0] index_row_addr;
   assign index_row_addr = su_index_base + {30'd0, staged[0]} * {30'd0, row_bytes};
+
+  // A chunk's steps write the output buffers: after the posted write's beats.
+  state_e compute_state;
+  assign compute_state = wr_busy_next ? S_WRITE_WAIT : S_STEP;
+
+  // The posted write's tracker (a request the engine issues is the only one
+  // of the port's write engine: its done is the tracked write's).
+  always_ff @(posedge clk or negedge rst_n) begin
+    if (!rst_n) begin
+      wr_busy <= 1'b0;
+      wr_failed <= 1'b0;
+      wr_stream <= '0;
+      wr_req_addr <= '0;
+      wr_req_bytes <= '0;
+      wr_fault_code <= npu_isa_pkg::FAULT_NONE;
+      wr_fault_addr <= '0;
+    end else begin
+      if (req_taken && mem_req_write) begin
+        wr_busy <= 1'b1;
+        wr_stream <= 2'(stream - 3'd4);
+        wr_req_addr <= mem_req_addr;
+        wr_req_bytes <= mem_req_bytes;
+      end else if (mem_wr_done) begin
+        wr_busy <= 1'b0;
+      end
+      if (mem_wr_done && mem_wr_error && !wr_failed) begin
+        wr_failed <= 1'b1;
+        wr_fault_code <= mem_wr_error_code;
+        wr_fault_addr <= mem_wr_error_addr;
+      end
+      if (state == S_IDLE && start) wr_failed <= 1'b0;
+    end
+  end
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
@@ -471,17 +552,17 @@ module npu_vector (
             state <= S_SCALAR;
           end
         end
-        S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: if (mem_req_ready) begin
+        S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: if (req_taken) begin
           state <= state == S_PRE_LOAD_REQ ? S_PRE_LOAD : S_ROW_LOAD;
         end
         S_PRE_LOAD: begin
           if (mem_rd_valid) for (int x = 0; x < 8; x++) staged[x] <= staged_next[x];
-          if (mem_done) begin
-            if (mem_error) begin
+          if (mem_rd_done) begin
+            if (mem_rd_error) begin
               fault <= 1'b1;
-              fault_code <= mem_error_code;
-              fault_addr <= mem_error_addr;
-              state <= S_FINISH;
+              fault_code <= mem_rd_error_code;
+              fault_addr <= mem_rd_error_addr;
+              state <= S_DRAIN;
             end else begin
               // The words into K<first>...
               for (int x = 0; x < 8; x++)
@@ -494,18 +575,21 @@ module npu_vector (
           end
         end
         S_SCALAR, S_STEP: begin
-          // One step: load the inputs, run the ROM words, write back.
-          if (step_kind == npu_recipe_pkg::STEP_END) begin
-            if (state == S_STEP) begin
-              // The group is done.
-              step_idx <= '0;
-              if (!last_group) group <= group + GB'(1);
-              else begin
-                stream <= next_out(pass_out, 3'd4);
-                state <= next_out(pass_out, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
-                if (next_out(pass_out, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
-              end
-            end else if (section == npu_recipe_pkg::SEC_PRE) begin
+          // One step: load the inputs, run the ROM words, write back. The
+          // lanes store the result; a scalar one is lane 0's.
+          if (step_kind == npu_recipe_pkg::STEP_RUN && last_word && step_dst[4])
+            ks[step_dst[3:0]] <= lane_result[0];
+          if (group_ends) begin
+            step_idx <= '0;
+            word_index <= '0;
+            if (!last_group) group <= group + GB'(1);
+            else begin
+              stream <= next_out(pass_out, 3'd4);
+              state <= next_out(pass_out, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
+              if (next_out(pass_out, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
+            end
+          end else if (step_kind == npu_recipe_pkg::STEP_END) begin
+            if (section == npu_recipe_pkg::SEC_PRE) begin
               state <= S_ROW;
             end else begin
               // After pass pass_idx's scalar steps: the next pass or the row's end.
@@ -516,19 +600,11 @@ module npu_vector (
               j0 <= '0;
               if (su_row_store) load_addr <= row_store_addr;
             end
-          end else if (step_kind == npu_recipe_pkg::STEP_MASK) begin
-            step_idx <= step_idx + 4'd1;
-          end else if (step_kind == npu_recipe_pkg::STEP_REDUCE) begin
+          end else if (step_done) begin
+            word_index <= '0;
             step_idx <= step_idx + 4'd1;
           end else begin
-            // The lanes store the result; a scalar one is lane 0's.
-            if (last_word) begin
-              if (step_dst[4]) ks[step_dst[3:0]] <= lane_result[0];
-              word_index <= '0;
-              step_idx <= step_idx + 4'd1;
-            end else begin
-              word_index <= word_index + 1'b1;
-            end
+            word_index <= word_index + 1'b1;
           end
         end
         S_ROW: begin
@@ -548,12 +624,12 @@ module npu_vector (
         end
         S_ROW_LOAD: begin
           if (mem_rd_valid) for (int x = 0; x < 8; x++) staged[x] <= staged_next[x];
-          if (mem_done) begin
-            if (mem_error) begin
+          if (mem_rd_done) begin
+            if (mem_rd_error) begin
               fault <= 1'b1;
-              fault_code <= mem_error_code;
-              fault_addr <= mem_error_addr;
-              state <= S_FINISH;
+              fault_code <= mem_rd_error_code;
+              fault_addr <= mem_rd_error_addr;
+              state <= S_DRAIN;
             end else if (su_row_load == npu_recipe_pkg::ROW_LOAD_INDEX) begin
               state <= S_INDEX_CHECK;
             end else begin
@@ -569,7 +645,7 @@ module npu_vector (
             fault <= 1'b1;
             fault_code <= npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE;
             fault_addr <= index_addr;
-            state <= S_FINISH;
+            state <= S_DRAIN;
           end else begin
             row_skipped <= $signed(su_index_skip) >= 0 &&
                            index_value == 64'($signed(su_index_skip));
@@ -598,7 +674,7 @@ module npu_vector (
             // (The lanes clear their accumulators at the pass's first chunk.)
             chunk_len <= {1'b0, cols} - {1'b0, j0} >= 33'(CH) ? (EB+1)'(CH) : (EB+1)'(cols - j0);
             stream <= next_in(pass_in, 3'd0);
-            state <= next_in(pass_in, 3'd0) == 3'd4 ? S_STEP : S_IN_REQ;
+            state <= next_in(pass_in, 3'd0) == 3'd4 ? compute_state : S_IN_REQ;
             group <= '0;
             section <= npu_recipe_pkg::SEC_PASS0 + 3'(pass_idx);
             step_idx <= '0;
@@ -610,35 +686,29 @@ module npu_vector (
             // An accumulator's first value: +0 without reading (the lanes
             // clear the stream's buffer).
             stream <= next_in(pass_in, stream + 3'd1);
-            state <= next_in(pass_in, stream + 3'd1) == 3'd4 ? S_STEP : S_IN_REQ;
-          end else if (mem_req_ready) state <= S_IN;
+            state <= next_in(pass_in, stream + 3'd1) == 3'd4 ? compute_state : S_IN_REQ;
+          end else if (req_taken) state <= S_IN;
         end
         S_IN: begin
           // (The lanes take the beats.)
-          if (mem_done) begin
-            if (mem_error) begin
+          if (mem_rd_done) begin
+            if (mem_rd_error) begin
               fault <= 1'b1;
-              fault_code <= mem_error_code;
-              fault_addr <= mem_error_addr;
-              state <= S_FINISH;
+              fault_code <= mem_rd_error_code;
+              fault_addr <= mem_rd_error_addr;
+              state <= S_DRAIN;
             end else begin
               stream <= next_in(pass_in, stream + 3'd1);
-              state <= next_in(pass_in, stream + 3'd1) == 3'd4 ? S_STEP : S_IN_REQ;
+              state <= next_in(pass_in, stream + 3'd1) == 3'd4 ? compute_state : S_IN_REQ;
             end
           end
         end
-        S_OUT_REQ: if (mem_req_ready) state <= S_OUT;
-        S_OUT: if (mem_done) begin
-          if (mem_error) begin
-            fault <= 1'b1;
-            fault_code <= mem_error_code;
-            fault_addr <= mem_error_addr;
-            state <= S_FINISH;
-          end else begin
-            stream <= next_out(pass_out, stream + 3'd1);
-            state <= next_out(pass_out, stream + 3'd1) == 3'd7 ? S_PASS : S_OUT_REQ;
-            if (next_out(pass_out, stream + 3'd1) == 3'd7) j0 <= j0 + 32'(CH);
-          end
+        S_WRITE_WAIT: if (!wr_busy_next) state <= S_STEP;
+        // The write is posted (the tracker follows it).
+        S_OUT_REQ: if (req_taken) begin
+          stream <= next_out(pass_out, stream + 3'd1);
+          state <= next_out(pass_out, stream + 3'd1) == 3'd7 ? S_PASS : S_OUT_REQ;
+          if (next_out(pass_out, stream + 3'd1) == 3'd7) j0 <= j0 + 32'(CH);
         end
         S_TREE: begin
           // ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), level by level.
@@ -651,23 +721,31 @@ module npu_vector (
             state <= S_SCALAR;
           end
         end
-        S_ROW_STORE_REQ: if (mem_req_ready) state <= S_ROW_STORE;
-        S_ROW_STORE: if (mem_done) begin
-          if (mem_error) begin
-            fault <= 1'b1;
-            fault_code <= mem_error_code;
-            fault_addr <= mem_error_addr;
-            state <= S_FINISH;
-          end else state <= S_NEXT_ROW;
-        end
+        S_ROW_STORE_REQ: if (req_taken) state <= S_ROW_STORE;
+        // (A failed store is the tracker's: S_NEXT_ROW stops.)
+        S_ROW_STORE: if (mem_wr_done) state <= S_NEXT_ROW;
         S_NEXT_ROW: begin
           for (int k = 0; k < 7; k++) stream_addr[k] <= stream_addr[k] + stream_pitch[k];
           row <= row + 32'd1;
-          state <= row + 32'd1 == rows ? S_FINISH : S_ROW;
+          state <= row + 32'd1 == rows ? S_DRAIN : S_ROW;
+        end
+        // The packet ends with its last write's response; a failed write
+        // is its fault, even after a read's or an index's.
+        S_DRAIN: if (!wr_busy) begin
+          if (wr_failed) begin
+            fault <= 1'b1;
+            fault_code <= wr_fault_code;
+            fault_addr <= wr_fault_addr;
+          end
+          state <= S_FINISH;
         end
         S_FINISH: state <= S_IDLE;
         default: state <= S_IDLE;
       endcase
+      // After a failed write the engine requests nothing more.
+      if (wr_failed && (state == S_PRE_LOAD_REQ || state == S_ROW_LOAD_REQ || state == S_IN_REQ ||
+                        state == S_OUT_REQ || state == S_ROW_STORE_REQ || state == S_NEXT_ROW))
+        state <= S_DRAIN;
 
     end
   end

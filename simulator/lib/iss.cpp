@@ -36,6 +36,7 @@ const char *stopReasonName(StopReason reason) {
 namespace {
 // What the cycle model makes of a packet that decodes.
 struct Analysis {
+  isa::Instruction decoded;
   Work work;
   PacketTiming timing;
 };
@@ -51,7 +52,7 @@ std::optional<Analysis> analyse(std::span<const uint8_t, isa::kPacketBytes> pack
     NPU_FOR_EACH_INSTRUCTION(NPU_WORK)
 #undef NPU_WORK
   }
-  return Analysis{work, packetTiming(decoded, work, memory)};
+  return Analysis{decoded, work, packetTiming(decoded, work, memory)};
 }
 } // namespace
 
@@ -77,6 +78,9 @@ std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> pac
   } else if (info.engine != isa::Engine::Control) {
     r.elements = work.elements;
     r.computeCycles = ceilDiv(r.elements, isa::hw::kVectorLanes);
+    // A micro-coded step takes a cycle per ROM word.
+    if (info.engine == isa::Engine::Vector)
+      r.computeCycles = vectorLaneCycles(a->decoded).value_or(r.computeCycles);
   }
   // The bytes the engine moves for this packet (the cycle model's requests).
   const Traffic &traffic = a->timing.traffic;

@@ -164,10 +164,13 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 // (npu/isa/recipes.h, generated from the same records as its ROM): per row,
 // per pass, per chunk of CH elements: each input stream read, every group
 // of L elements through the pass's steps (one cycle per ROM word of a Run,
-// one per Mask or Reduce, one to end the group), each output stream
-// written; at a pass's end the reduction tree and the scalar steps.
+// one per Mask or Reduce; the last one ends the group), each output stream
+// written; at a pass's end the reduction tree and the scalar steps. A
+// chunk's write is posted: the engine goes on to the next reads, which wait
+// for it only when they read its bytes; the next steps, the next write, a
+// row store and the packet's end wait for its response.
 constexpr uint64_t kLanes = isa::hw::kVectorLanes;
-constexpr uint64_t kChunk = kLanes * 8;
+constexpr uint64_t kChunk = kLanes * 16; // npu_vector.sv: CH = L * G
 
 const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
   for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
@@ -209,11 +212,22 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
   }
   cycles += stepCycles(r.firstPre, r.numPre) + 1;
 
+  // The posted chunk write in progress: the cycles from a row's start until
+  // the engine sees its response (`writeLeft` when the row starts), and its
+  // bytes, which a read waits for when it overlaps them.
+  uint64_t writeLeft = 0, writeAddress = 0, writeBytes = 0;
+
   // The cycles of one row: the streams' alignment within a beat repeats
   // every row when a row is a whole number of beats; otherwise rows differ
   // only in their beats, which the first and a typical row bound closely.
+  // Times count from the row's start.
   const auto rowCycles = [&](uint64_t row) {
     uint64_t c = 1;
+    uint64_t writeFree = writeLeft;
+    writeLeft = 0;
+    // The prefetch, from the first steps after a request, holds the port
+    // until `portFree`.
+    uint64_t portFree = 0;
     if (r.rowLoad == isa::recipe::RowLoad::Scalar) {
       c += port.read(0, 4 * r.rowLoadWords);
       requested = true;
@@ -223,48 +237,60 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
     }
     for (unsigned p = 0; p < r.numPasses; ++p) {
       const isa::recipe::Pass &pass = r.passes[p];
-      const uint64_t groupSteps = stepCycles(pass.firstStep, pass.numSteps) + 1;
+      // The last step ends its group (a pass without steps spends a cycle on the end).
+      const uint64_t groupSteps = std::max<uint64_t>(1, stepCycles(pass.firstStep, pass.numSteps));
       for (uint64_t j0 = 0; j0 < cols; j0 += kChunk) {
         const uint64_t length = std::min(kChunk, cols - j0);
-        // An accumulator's first row reads +0 without waiting, but the
-        // engine's request still goes out (npu_vector.sv S_IN_REQ): the
-        // port serves that read, and the next request waits for it.
-        uint64_t unwaited = 0;
-        const auto request = [&](uint64_t cycles) {
-          c += unwaited + cycles;
-          unwaited = 0;
-        };
         c += 1;
         for (unsigned s = 0; s < 7; ++s) {
           if (s == 4) {
-            const uint64_t compute = ceilDiv(length, kLanes) * groupSteps;
+            // The steps write the output buffers once the last write's beats left.
+            c = std::max(c, writeFree);
             if (requested && nextFetch) {
-              unwaited = std::max(unwaited, nextFetch + 1);
+              portFree = c + nextFetch + 1;
               nextFetch = 0;
             }
-            c += compute;
-            unwaited -= std::min(unwaited, compute);
+            c = satAdd(c, ceilDiv(length, kLanes) * groupSteps);
           }
           const unsigned bit = 1u << (s < 4 ? s : s - 4);
           if (!((s < 4 ? pass.inputs : pass.outputs) & bit))
             continue;
           const uint64_t base = decoded.operands[r.streamOperand[s]] +
                                 (r.streamPerRow >> s & 1 ? row * rowBytes : 0) + 4 * j0;
+          const uint64_t bytes = 4 * length;
           if (s < 4 && row == 0 && (r.zeroFirstRow >> s & 1)) {
-            request(1);
-            unwaited = port.read(base, 4 * length) - 1;
+            c += 1; // an accumulator's first value: +0, not read
+            continue;
+          }
+          c = std::max(c, portFree);
+          if (s < 4) {
+            const bool overlaps = writeBytes && base < satAdd(writeAddress, writeBytes) &&
+                                  writeAddress < satAdd(base, bytes);
+            if (overlaps)
+              c = std::max(c, writeFree);
+            c = satAdd(c, port.read(base, bytes));
           } else {
-            request(s < 4 ? port.read(base, 4 * length) : port.write(base, 4 * length));
+            // Posted: the engine goes on the next cycle.
+            c = std::max(c, writeFree);
+            writeFree = satAdd(c, port.write(base, bytes));
+            writeAddress = base;
+            writeBytes = bytes;
+            c += 1;
           }
           requested = true;
         }
-        c += unwaited;
       }
       c += 1 + (pass.reduces ? 3 : 0) + stepCycles(pass.firstAfter, pass.numAfter) + 1;
     }
-    if (r.rowStoreWords)
-      c += port.write(0, 4 * r.rowStoreWords);
-    return c + 1;
+    if (r.rowStoreWords) {
+      // After the posted write; it waits for its own response.
+      c = std::max({c, writeFree, portFree});
+      c = satAdd(c, port.write(0, 4 * r.rowStoreWords));
+      writeBytes = 0;
+    }
+    c += 1;
+    writeLeft = writeFree > c ? writeFree - c : 0;
+    return c;
   };
   if (rows > 0) {
     cycles = satAdd(cycles, rowCycles(0));
@@ -276,7 +302,8 @@ uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &deco
       port.add({satMul(rows - 2, row.bytesRead), satMul(rows - 2, row.bytesWritten)});
     }
   }
-  return cycles + 1; // finish
+  // The last write's response, then finish.
+  return satAdd(cycles, writeLeft + 2);
 }
 
 // The DMA engine (rtl/npu_dma.sv): a gather of source runs (Work::runs)
@@ -458,6 +485,17 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
 }
 
 } // namespace
+
+std::optional<uint64_t> vectorLaneCycles(const isa::Instruction &decoded) {
+  const isa::recipe::Recipe *r = recipeOf(decoded);
+  if (!r)
+    return std::nullopt;
+  const uint64_t rows = r->rows < 0 ? 1 : decoded.operands[r->rows];
+  uint64_t words = 0;
+  for (unsigned p = 0; p < r->numPasses; ++p)
+    words += stepCycles(r->passes[p].firstStep, r->passes[p].numSteps);
+  return ceilDiv(satMul(satMul(rows, decoded.operands[r->cols]), words), kLanes);
+}
 
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
                           const MemoryTiming &memory, Prefetch prefetch) {

@@ -8,6 +8,8 @@
 #include "context.h"
 #include "npu/sim/memory_timing.h"
 
+#include <optional>
+
 namespace npu::sim {
 
 // The bytes an engine requests from the memory port (a multi-row request
@@ -34,5 +36,11 @@ struct Prefetch {
 };
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
                           const MemoryTiming &memory, Prefetch prefetch = {});
+
+// A vector packet's lane cycles at the engine's peak: every element of
+// every pass through the pass's steps (a ROM word or a Mask or Reduce step
+// per cycle), HW_VECTOR_LANES elements at a time; its compute roof.
+// nullopt for a packet no recipe runs.
+std::optional<uint64_t> vectorLaneCycles(const isa::Instruction &decoded);
 
 } // namespace npu::sim

@@ -45,10 +45,11 @@ std::optional<uint64_t> predictCycles(std::span<const uint8_t, isa::kPacketBytes
                                       const MemoryTiming &memory = {});
 
 // The roofline bound of a packet: the larger of its compute cycles at the
-// engine's peak rate (HW_MATRIX_TILE^2 MACs or HW_VECTOR_LANES elements per
-// cycle) and its memory cycles at the bus's rate (the busier AXI direction
-// at the memory's width). No machine of these parameters runs the packet
-// faster.
+// engine's peak rate (HW_MATRIX_TILE^2 MACs, HW_VECTOR_LANES elements per
+// cycle for the DMA engine, and for the vector engine HW_VECTOR_LANES
+// elements per ROM word of their steps) and its memory cycles at the bus's
+// rate (the busier AXI direction at the memory's width). No machine of
+// these parameters runs the packet faster.
 struct Roofline {
   uint64_t macs = 0;     // multiply-accumulates (matrix engine)
   uint64_t elements = 0; // lane element operations (vector and DMA engines)
