@@ -427,9 +427,10 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   for (; block < blocks && block < kExactBlocks; ++block) {
     const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
     const uint64_t rows = rowsOf(block), cols = colsOf(block), c = batchOf(block) * o.strideC;
-    // The accumulators: the old C, or cleared.
-    memory = satAdd(memory,
-                    o.acc ? runs(false, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 1);
+    // The accumulators: a decide cycle, then the old C, or cleared in it.
+    memory = satAdd(
+        memory,
+        1 + (o.acc ? runs(false, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 0));
     const uint64_t accReady = memory;
     uint64_t lastCompute = compute;
     const auto panel = [&](uint64_t p) {
