@@ -191,7 +191,7 @@ def cycle_gate(build, random_streams, timeout, env, measured):
     report = build / "cycle-gate.json"
     report.unlink(missing_ok=True)
     cmd = [sys.executable, str(REPO / "bench" / "cycle_accuracy.py"), "--build-dir", str(build),
-           "--random", str(random_streams), "--check", "--stream-bound", "5", "--json", str(report)]
+           "--random", str(random_streams), "--check", "--json", str(report)]
     # Its own process group: a livelocked mutant's npu-sim processes go with the gate on a timeout.
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           start_new_session=True) as proc:
