@@ -105,7 +105,10 @@ public:
     const Outcome out = run(packet, what);
     ASSERT_FALSE(out.fault) << what << ": " << out.fault->describe();
     if (waits) {
-      EXPECT_GT(device.axiCounts().arWaits, 0u) << what << ": no wait state";
+      // The memory withheld a handshake of some channel (a packet of few
+      // handshakes may see none on one channel by chance).
+      const rtl::AxiCounts &c = device.axiCounts();
+      EXPECT_GT(c.arWaits + c.awWaits + c.wWaits, 0u) << what << ": no wait state";
     }
     compareMemories(what);
   }
