@@ -176,6 +176,20 @@ inline std::vector<FaultCase> faultCases() {
                    "COPY_STRIDED src: invalid operand at packet 2: the range at 0x10 does not fit "
                    "in 64 bits"});
 
+  // Positive strides: the view's far end, a word past its region, decides.
+  isa::inst::CopyStrided pastEnd;
+  pastEnd.dst = 0x1000'0000;
+  pastEnd.src = 0x5000'0004;
+  pastEnd.size0 = pastEnd.size1 = 1;
+  pastEnd.size2 = 2;
+  pastEnd.stride2 = 512;
+  pastEnd.size3 = 512;
+  pastEnd.stride3 = 1;
+  cases.push_back({"a strided view a word past its region", packetOf(pastEnd),
+                   FaultCode::OutOfRegion,
+                   "COPY_STRIDED src: out-of-region read of 4096 bytes at 0x50000004 (region 'rom' "
+                   "0x50000000-0x50000fff, read-only) at packet 2: runs 4 bytes past its end"});
+
   isa::Packet unknown{};
   unknown[0] = 0xee;
   cases.push_back({"an unknown opcode", unknown, FaultCode::UnknownOpcode,
