@@ -560,6 +560,18 @@ TEST(RtlOps, WriteBurstsArePostedOneLatencyPerTileNotPerRow) {
 // The vector engine's chunks: 16 L elements (npu_vector.sv's G = 16).
 constexpr uint32_t kVectorChunk = 16 * isa::hw::kVectorLanes;
 
+// An ADD of one row of `elements` finite elements.
+isa::Packet oneRowAdd(Twin &twin, uint32_t elements) {
+  isa::inst::Add add;
+  add.rows = 1;
+  add.cols = elements;
+  add.bcast = isa::Broadcast::none;
+  add.a = twin.floats(elements, 0);
+  add.b = twin.floats(elements, 0);
+  add.dst = twin.floats(elements);
+  return validPacketOf(add);
+}
+
 // The vector engine posts a chunk's write and reads the next chunk's inputs
 // while it drains (docs/rtl.md, "Vector engine throughput"), so an ADD
 // chunk costs its two reads' latencies. An engine that waits for each
@@ -571,14 +583,7 @@ TEST(RtlOps, VectorWritesArePostedUnderTheNextChunksReads) {
   rtl::DeviceOptions options;
   options.memoryLatency = kLatency;
   Twin twin(82, options);
-  isa::inst::Add add;
-  add.rows = 1;
-  add.cols = kElements;
-  add.bcast = isa::Broadcast::none;
-  add.a = twin.floats(kElements, 0);
-  add.b = twin.floats(kElements, 0);
-  add.dst = twin.floats(kElements);
-  twin.runAndCompare(validPacketOf(add), "posted chunk writes");
+  twin.runAndCompare(oneRowAdd(twin, kElements), "posted chunk writes");
   EXPECT_LT(twin.device.stats().cycles, uint64_t(kChunks) * kLatency * 5 / 2);
   const rtl::AxiCounts axi = twin.device.axiCounts();
   EXPECT_EQ(axi.bResponses, axi.awHandshakes);
@@ -594,14 +599,7 @@ TEST(RtlOps, VectorGroupsTakeOnlyTheirStepsCycles) {
   rtl::DeviceOptions options;
   options.memoryLatency = 1;
   Twin twin(84, options);
-  isa::inst::Add add;
-  add.rows = 1;
-  add.cols = kElements;
-  add.bcast = isa::Broadcast::none;
-  add.a = twin.floats(kElements, 0);
-  add.b = twin.floats(kElements, 0);
-  add.dst = twin.floats(kElements);
-  twin.runAndCompare(validPacketOf(add), "one cycle per group");
+  twin.runAndCompare(oneRowAdd(twin, kElements), "one cycle per group");
   EXPECT_LT(twin.device.stats().cycles, uint64_t(kChunks) * 64);
 }
 
