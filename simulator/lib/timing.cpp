@@ -15,7 +15,6 @@ Traffic Traffic::operator-(const Traffic &o) const {
 
 namespace {
 
-
 constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
 
 // The memory port (rtl/npu_mem_port.sv) as its units see it: the cycles from
@@ -79,10 +78,9 @@ public:
   // The cycles a request of these bursts (beat counts, in order) loses to
   // the port's HW_AXI_OUTSTANDING bursts in flight: a burst's address waits
   // until the burst that many before it has returned its last read beat or
-  // its write response. Zero while the latency hides within the limit.
+  // its write response (for more bursts than that; zero while the latency
+  // hides within the limit).
   uint64_t outstandingStall(const std::vector<uint64_t> &bursts, bool write) const {
-    if (bursts.size() <= isa::hw::kAxiOutstanding)
-      return 0;
     return burstsEnd(bursts, write, isa::hw::kAxiOutstanding) -
            burstsEnd(bursts, write, bursts.size());
   }
@@ -378,17 +376,28 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   // from element `first` of a matrix at `base` (at most BR runs).
   const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
                         uint64_t pitch) {
-    uint64_t beats = 0;
-    std::vector<uint64_t> bursts;
+    const auto runBeats = [&](uint64_t r) {
+      return Port::beats(base + 4 * (first + r * pitch), 4 * words);
+    };
+    uint64_t beats = 0, bursts = 0;
     for (uint64_t r = 0; r < count; ++r) {
-      const uint64_t n = Port::beats(base + 4 * (first + r * pitch), 4 * words);
+      const uint64_t n = runBeats(r);
       beats += n;
-      for (uint64_t left = n; left; left -= std::min<uint64_t>(left, isa::hw::kAxiMaxBurst))
-        bursts.push_back(std::min<uint64_t>(left, isa::hw::kAxiMaxBurst));
+      bursts += ceilDiv(n, isa::hw::kAxiMaxBurst);
+    }
+    // Only a request of more bursts than may be in flight is timed burst by burst.
+    uint64_t stall = 0;
+    if (bursts > isa::hw::kAxiOutstanding) {
+      std::vector<uint64_t> burstBeats;
+      for (uint64_t r = 0; r < count; ++r)
+        for (uint64_t left = runBeats(r); left;
+             left -= std::min<uint64_t>(left, isa::hw::kAxiMaxBurst))
+          burstBeats.push_back(std::min<uint64_t>(left, isa::hw::kAxiMaxBurst));
+      stall = port.outstandingStall(burstBeats, write);
     }
     const uint64_t bytes = satMul(count, 4 * words);
-    return kRequest + port.outstandingStall(bursts, write) +
-           (write ? port.writeRuns(bytes, beats, bursts.size()) : port.readRuns(bytes, beats));
+    return kRequest + stall +
+           (write ? port.writeRuns(bytes, beats, bursts) : port.readRuns(bytes, beats));
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
   const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
