@@ -13,6 +13,13 @@
 // request in progress, and either completion is its (the command processor
 // and the matrix engine).
 //
+// A unit that tracks several requests per direction (req_pipelined: the
+// vector engine reads the next chunk while it computes the current one)
+// may have its next request of a direction taken as soon as the one before
+// has issued all its bursts (a read) or sent all its beats (a write): the
+// memory latency of the next request then runs under the beats of the one
+// before. Each request still ends with its own done, in order.
+//
 // Reads are pipelined: the port issues read bursts while earlier ones
 // return, up to OUTSTANDING in flight, so that a request of many short
 // rows (a matrix panel) costs one memory latency, not one per row. Every
@@ -43,6 +50,7 @@ module npu_mem_port (
   output logic        req_ready,
   input  logic        req_write,
   input  logic        req_concurrent, // see below
+  input  logic        req_pipelined,  // see below
   input  logic [63:0] req_addr,
   input  logic [31:0] req_bytes,      // per row, at least 1
   input  logic [15:0] req_rows,       // at least 1
@@ -55,6 +63,7 @@ module npu_mem_port (
   output logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] rd_strb,
   output logic [15:0] rd_row,
   output logic [63:0] rd_row_start,   // first byte of row rd_row
+  output logic        rd_last,        // the beat is its request's last
 
   output logic [63:0] wr_addr,
   output logic [15:0] wr_row,
@@ -140,15 +149,27 @@ module npu_mem_port (
   assign request_end = {1'b0, req_addr} + {33'd0, req_bytes};
   assign request_wraps = request_end[64] && request_end[63:0] != 64'd0;
 
-  logic r_take, w_take, r_load, w_load;
-  assign r_take = r_state == R_IDLE && !req_write && (req_concurrent || w_state == W_IDLE);
-  assign w_take = w_state == W_IDLE && req_write && (req_concurrent || r_state == R_IDLE);
+  // A pipelined request follows the one in progress; one whose range wraps
+  // waits for the engine to be idle, where it fails at once.
+  logic r_take, w_take, r_load, w_load, r_follow, w_follow;
+  logic r_issuing, w_issuing, r_failed, w_failed;
+  assign r_follow = req_pipelined && r_state == R_BUSY && !r_issuing && !r_failed && !request_wraps &&
+                    r_open != 2'd3;
+  assign w_follow = req_pipelined && w_state == W_RESPONSE && !w_issuing && !w_failed && !request_wraps &&
+                    w_open != 2'd3;
+  assign r_take = !req_write && ((r_state == R_IDLE && (req_concurrent || w_state == W_IDLE)) || r_follow);
+  assign w_take = req_write && ((w_state == W_IDLE && (req_concurrent || r_state == R_IDLE)) || w_follow);
   assign r_load = req_valid && r_take && !request_wraps;
   assign w_load = req_valid && w_take && !request_wraps;
   assign req_ready = r_take || w_take;
 
+  // Requests taken and not yet done (at most three per direction), and the
+  // done of one that another follows (the last one's is the done state).
+  logic [1:0] r_open, w_open;
+  logic       r_done_follow, w_done_follow, r_follow_done, w_follow_done;
+
   // ---- reads ---------------------------------------------------------------------
-  logic        r_issuing, r_last_burst, r_failed;
+  logic        r_last_burst;
   logic [63:0] r_next_beat, r_row_start;
   logic [7:0]  r_burst_beats;
   logic [15:0] r_row;
@@ -166,6 +187,7 @@ module npu_mem_port (
   logic [63:0] q_start [OUTSTANDING];     // its row's bounds
   logic [64:0] q_stop [OUTSTANDING];
   logic [15:0] q_row [OUTSTANDING];
+  logic        q_last [OUTSTANDING];     // the last burst of its request
   logic [QB-1:0] q_head, q_tail;
   logic [QB:0]  q_count, q_count_next;
 
@@ -173,6 +195,7 @@ module npu_mem_port (
   assign r_fire = m_axi_rvalid && m_axi_rready;
   assign r_pop = r_fire && m_axi_rlast;
   assign q_count_next = q_count + (QB+1)'(ar_fire) - (QB+1)'(r_pop);
+  assign r_follow_done = r_pop && q_last[q_head] && (r_open != 2'd1 || r_load);
 
   assign m_axi_araddr = r_next_beat;
   assign m_axi_arlen = r_burst_beats - 8'd1;
@@ -188,7 +211,8 @@ module npu_mem_port (
   assign rd_strb = strobes(q_beat[q_head], q_start[q_head], q_stop[q_head]);
   assign rd_row = q_row[q_head];
   assign rd_row_start = q_start[q_head];
-  assign rd_done = r_state == R_DONE;
+  assign rd_last = m_axi_rlast && q_last[q_head];
+  assign rd_done = r_state == R_DONE || r_done_follow;
   assign idle = r_state == R_IDLE && w_state == W_IDLE;
   assign rd_error = r_failed;
 
@@ -201,19 +225,24 @@ module npu_mem_port (
       q_head <= '0;
       q_tail <= '0;
       q_count <= '0;
+      r_open <= '0;
+      r_done_follow <= 1'b0;
       for (int i = 0; i < OUTSTANDING; i++) begin
         q_beat[i] <= '0;
         q_start[i] <= '0;
         q_stop[i] <= '0;
         q_row[i] <= '0;
+        q_last[i] <= 1'b0;
       end
     end else begin
+      r_done_follow <= 1'b0;
       unique case (r_state)
         R_IDLE: if (req_valid && r_take) begin
           r_failed <= request_wraps;
           rd_error_code <= request_wraps ? npu_isa_pkg::FAULT_UNMAPPED : npu_isa_pkg::FAULT_NONE;
           rd_error_addr <= request_wraps ? req_addr : '0;
           r_state <= request_wraps ? R_DONE : R_BUSY;
+          r_open <= 2'd1;
         end
         R_BUSY: begin
           if (ar_fire) begin
@@ -221,6 +250,7 @@ module npu_mem_port (
             q_start[q_tail] <= r_row_start;
             q_stop[q_tail] <= r_row_end;
             q_row[q_tail] <= r_row;
+            q_last[q_tail] <= r_last_burst;
             q_tail <= q_tail + QB'(1);
           end
           if (r_fire) begin
@@ -233,9 +263,13 @@ module npu_mem_port (
             if (m_axi_rlast) q_head <= q_head + QB'(1);
           end
           q_count <= q_count_next;
-          // Done when nothing is left to issue (or an error stopped it) and
-          // every burst returned.
-          if ((!r_issuing || r_failed || (ar_fire && r_last_burst)) && q_count_next == '0)
+          // A request that another follows is done with its last burst; the
+          // last one when nothing is left to issue (or an error stopped it)
+          // and every burst returned.
+          r_open <= r_open + 2'(r_load) - 2'(r_follow_done);
+          r_done_follow <= r_follow_done;
+          if (r_open == 2'd1 && !r_load &&
+              (!r_issuing || r_failed || (ar_fire && r_last_burst)) && q_count_next == '0)
             r_state <= R_DONE;
         end
         R_DONE: r_state <= R_IDLE;
@@ -245,7 +279,7 @@ module npu_mem_port (
   end
 
   // ---- writes ----------------------------------------------------------------------
-  logic        w_issuing, w_last_burst, w_failed;
+  logic        w_last_burst;
   logic [63:0] w_next_beat, w_next_row_start;
   logic [7:0]  w_burst_beats;
   logic [15:0] w_next_row;
@@ -266,12 +300,14 @@ module npu_mem_port (
   // Bursts sent whose response is pending, oldest first: the first byte of
   // the request in each, where an error response is reported.
   logic [63:0] b_first [OUTSTANDING];
+  logic        b_last [OUTSTANDING];     // the last burst of its request
   logic [QB-1:0] b_head, b_tail;
   logic [QB:0]  b_count, b_count_next;
   assign aw_fire = m_axi_awvalid && m_axi_awready;
   assign w_fire = m_axi_wvalid && m_axi_wready;
   assign b_fire = m_axi_bvalid && m_axi_bready;
   assign b_count_next = b_count + (QB+1)'(aw_fire) - (QB+1)'(b_fire);
+  assign w_follow_done = b_fire && b_last[b_head] && (w_open != 2'd1 || (w_load && w_state != W_IDLE));
   // Another burst may go: bursts remain, no error (nor squash) stops them,
   // and a response slot is free.
   logic next_burst_allowed;
@@ -300,13 +336,13 @@ module npu_mem_port (
   assign wr_accept = w_fire;
   assign wr_row = w_row;
   assign wr_row_start = w_start;
-  assign wr_done = w_state == W_DONE;
+  assign wr_done = w_state == W_DONE || w_done_follow;
   assign wr_error = w_failed;
 
   // Bit 1 of a response is the error bit (SLVERR, DECERR). The write
   // engine ends on its responses, not on its last burst.
   logic unused_resp;
-  assign unused_resp = m_axi_rresp[0] ^ m_axi_bresp[0] ^ w_last_burst;
+  assign unused_resp = m_axi_rresp[0] ^ m_axi_bresp[0];
 
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
@@ -322,14 +358,21 @@ module npu_mem_port (
       b_head <= '0;
       b_tail <= '0;
       b_count <= '0;
-      for (int i = 0; i < OUTSTANDING; i++) b_first[i] <= '0;
+      w_open <= '0;
+      w_done_follow <= 1'b0;
+      for (int i = 0; i < OUTSTANDING; i++) begin
+        b_first[i] <= '0;
+        b_last[i] <= 1'b0;
+      end
     end else begin
+      w_done_follow <= 1'b0;
       unique case (w_state)
         W_IDLE: if (req_valid && w_take) begin
           w_failed <= request_wraps;
           wr_error_code <= request_wraps ? npu_isa_pkg::FAULT_UNMAPPED : npu_isa_pkg::FAULT_NONE;
           wr_error_addr <= request_wraps ? req_addr : '0;
           w_state <= request_wraps ? W_DONE : W_ADDR;
+          w_open <= 2'd1;
         end
         // Responses return in the states below (b_fire); an error response
         // stops further bursts once the one being sent is complete (an
@@ -341,6 +384,7 @@ module npu_mem_port (
           w_row <= w_next_row;
           beats_left <= w_burst_beats;
           b_first[b_tail] <= first_byte(w_next_beat, w_next_row_start);
+          b_last[b_tail] <= w_last_burst;
           b_tail <= b_tail + QB'(1);
           w_state <= W_DATA;
         end
@@ -351,9 +395,10 @@ module npu_mem_port (
           beats_left <= beats_left - 8'd1;
           if (beats_left == 8'd1) w_state <= next_burst_allowed ? W_ADDR : W_RESPONSE;
         end
+        // A request that follows (w_load) starts its bursts.
         W_RESPONSE: begin
-          if (next_burst_allowed) w_state <= W_ADDR;
-          else if (b_count_next == '0) w_state <= W_DONE;
+          if (next_burst_allowed || w_load) w_state <= W_ADDR;
+          else if (b_count_next == '0 && w_open == 2'd1 && !w_follow_done) w_state <= W_DONE;
         end
         W_DONE: w_state <= W_IDLE;
         default: w_state <= W_IDLE;
@@ -367,6 +412,9 @@ module npu_mem_port (
         b_head <= b_head + QB'(1);
       end
       b_count <= b_count_next;
+      // A request that another follows is done with its last response.
+      if (w_state != W_IDLE) w_open <= w_open + 2'(w_load) - 2'(w_follow_done);
+      w_done_follow <= w_follow_done;
     end
   end
 

@@ -113,7 +113,7 @@ module npu_top (
   logic [31:0] req_bytes;
   logic [15:0] req_rows, rd_row;
   logic [63:0] req_pitch, rd_row_start;
-  logic        rd_valid;
+  logic        rd_valid, rd_last;
   logic [63:0] rd_addr, wr_addr, wr_row_start;
   logic [15:0] wr_row;
   logic [BEAT_BITS-1:0] rd_data, wr_data;
@@ -136,8 +136,9 @@ module npu_top (
   npu_mem_port u_mem_port (
     .clk, .rst_n,
     .req_valid, .req_ready, .req_write, .req_concurrent(port_owner == npu_pkg::PORT_DMA || port_owner == npu_pkg::PORT_VECTOR),
+    .req_pipelined(port_owner == npu_pkg::PORT_VECTOR),
     .req_addr, .req_bytes, .req_rows, .req_pitch,
-    .rd_valid, .rd_ready, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .wr_addr, .wr_row,
+    .rd_valid, .rd_ready, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .rd_last, .wr_addr, .wr_row,
     .wr_row_start, .wr_accept, .wr_data_valid, .wr_squash, .wr_data,
     .idle(port_idle), .rd_done, .rd_error, .rd_error_code, .rd_error_addr,
     .wr_done, .wr_error, .wr_error_code, .wr_error_addr,
@@ -154,9 +155,8 @@ module npu_top (
   // The prefetch of the next packet takes the port between two requests of
   // the matrix or the vector engine (the DMA engine streams and keeps it):
   // when the port is idle, the engine is not asking for it and is likely to
-  // compute for a while (the matrix engine says so; the vector engine
-  // computes after each completed request, which the command processor
-  // waits for). While it is in flight (`prefetching`) the engine's request
+  // compute for a while (the matrix engine says so; the vector engine when
+  // its reader has read the whole pass and the steps run). While it is in flight (`prefetching`) the engine's request
   // waits and the beats and the completion are the command processor's.
   logic        prefetch_req_valid, prefetch_grant, prefetching, engine_req_valid;
   logic [63:0] prefetch_req_addr;
@@ -252,7 +252,7 @@ module npu_top (
     .mem_error_code,
     .mem_error_addr);
 
-  logic        vector_req_valid, vector_req_write, vector_done, vector_fault;
+  logic        vector_req_valid, vector_req_write, vector_done, vector_fault, vector_port_quiet;
   logic [63:0] vector_req_addr, vector_fault_addr;
   logic [31:0] vector_req_bytes;
   logic [BEAT_BITS-1:0] vector_wr_data;
@@ -268,9 +268,11 @@ module npu_top (
     .mem_req_valid(vector_req_valid), .mem_req_write(vector_req_write),
     .mem_req_addr(vector_req_addr), .mem_req_bytes(vector_req_bytes),
     .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
+    .port_quiet(vector_port_quiet),
     .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
-    .mem_rd_addr(rd_addr),
+    .mem_rd_addr(rd_addr), .mem_rd_last(rd_last),
     .mem_rd_data(rd_data), .mem_rd_strb(rd_strb), .mem_wr_addr(wr_addr),
+    .mem_wr_accept(wr_accept && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
     .mem_wr_data(vector_wr_data),
     .mem_rd_done(rd_done && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
     .mem_rd_error(rd_error), .mem_rd_error_code(rd_error_code), .mem_rd_error_addr(rd_error_addr),
@@ -281,7 +283,7 @@ module npu_top (
                             port_owner == npu_pkg::PORT_VECTOR ? vector_req_valid : 1'b0;
   assign prefetch_grant = prefetch_req_valid && port_idle && !engine_req_valid &&
                           (port_owner == npu_pkg::PORT_MATRIX ? matrix_port_quiet
-                                                              : port_owner == npu_pkg::PORT_VECTOR);
+                                                              : port_owner == npu_pkg::PORT_VECTOR && vector_port_quiet);
 
   // ---- port and completion multiplexers ---------------------------------------------
   always_comb begin

@@ -15,8 +15,11 @@
 //   * a pass walks the row in chunks of CH elements: it reads the chunk of
 //     each of its input streams into the lanes' buffers, runs its steps on
 //     every group of L elements (element j in lane j mod L), then writes its
-//     output streams, posted: the next chunk's reads overlap the writes
-//     (see "memory" below). A pass may reduce one value per element into the lane
+//     output streams. The reads run ahead (see "memory" below): the next
+//     chunk's are requested while the current one computes, into the other
+//     slot of the input buffers, each request as soon as the port has issued
+//     the one before, so that the memory latency is paid once per pass; the
+//     writes are posted. A pass may reduce one value per element into the lane
 //     accumulators; at its end they combine by the pairwise tree into a
 //     scalar register, and the pass's scalar steps run.
 // A step runs a micro-program of the ROM (inputs loaded canonicalised into
@@ -55,11 +58,14 @@ module npu_vector (
   output logic [63:0] mem_req_addr,
   output logic [31:0] mem_req_bytes,
   input  logic        mem_req_ready,
+  output logic        port_quiet,     // computing, with no request in sight
   input  logic        mem_rd_valid,
   input  logic [63:0] mem_rd_addr,
+  input  logic        mem_rd_last,    // the beat ends its request
   input  logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_rd_data,
   input  logic [npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_rd_strb,
   input  logic [63:0] mem_wr_addr,
+  input  logic        mem_wr_accept,  // the beat at mem_wr_addr is sent
   output logic [8*npu_isa_pkg::HW_AXI_DATA_BYTES-1:0] mem_wr_data,
   input  logic        mem_rd_done,
   input  logic        mem_rd_error,
@@ -130,12 +136,12 @@ module npu_vector (
 
   // The bits of the packet no recipe reads.
   logic unused_packet;
-  assign unused_packet = ^packet;
+  assign unused_packet = ^{packet, su_zero_first_row[6:4]};
 
   // ---- state ---------------------------------------------------------------------------------
   typedef enum logic [4:0] {
     S_IDLE, S_SETUP, S_START, S_PRE_LOAD_REQ, S_PRE_LOAD, S_SCALAR, S_ROW, S_ROW_LOAD_REQ, S_ROW_LOAD,
-    S_INDEX_CHECK, S_PASS, S_IN_REQ, S_IN, S_WRITE_WAIT, S_STEP, S_OUT_REQ, S_TREE, S_ROW_STORE_REQ,
+    S_INDEX_CHECK, S_PASS, S_IN, S_WRITE_WAIT, S_STEP, S_OUT_REQ, S_TREE, S_ROW_STORE_REQ,
     S_ROW_STORE, S_NEXT_ROW, S_DRAIN, S_FINISH
   } state_e;
   state_e state;
@@ -156,7 +162,7 @@ module npu_vector (
   // first row (an accumulator kept in memory).
   logic [63:0] stream_addr [7];
   logic [63:0] stream_pitch [7];
-  logic [6:0]  zero_first_row;
+  logic [3:0]  zero_first_row;            // (only input streams read +0)
 
   logic [31:0] ks [16];                  // scalar registers
 
@@ -289,6 +295,19 @@ module npu_vector (
   logic [GB-1:0] lane_ob_group [L];
   logic pass_start;                      // S_PASS starts the pass's first chunk
   assign pass_start = state == S_PASS && pass_valid && !row_skipped && j0 == '0;
+  // An accumulator's stream reads +0 on the first row (nothing is read).
+  logic [3:0] ib_zero;
+  assign ib_zero = row == '0 ? zero_first_row[3:0] : 4'd0;
+  // The requests of the reader in flight, oldest first: the slot and stream
+  // their beats fill, and the low bits of their chunk's address.
+  localparam int unsigned RQ = 4;
+  logic          rq_slot [RQ];
+  logic [1:0]    rq_stream [RQ];
+  logic [EB+1:0] rq_base [RQ];
+  logic [1:0]    rq_head, rq_tail;      // rq_head: the oldest not done
+  logic [1:0]    rb_head;               // the oldest whose beats are arriving
+  logic [2:0]    rq_count;
+  logic          cslot;                  // the slot of the chunk computing
   for (genvar l = 0; l < L; l++) begin : g_lane
     logic [LB-1:0] in_word, out_word;
     logic [GB-1:0] in_group;
@@ -298,11 +317,11 @@ module npu_vector (
     assign lane_ob_group[l] = GB'((wr_beat_first + EB'(out_word)) >> LB);
     npu_vector_lane #(.G(G)) u_lane (
       .clk,
-      .ib_write(state == S_IN && mem_rd_valid && mem_rd_strb[4 * in_word]),
-      .ib_clear(state == S_IN_REQ && zero_first_row[stream] && row == '0),
-      .ib_stream(stream[1:0]), .ib_group(in_group), .ib_data(mem_rd_data[32 * in_word +: 32]),
+      .ib_write(rq_count != '0 && mem_rd_valid && mem_rd_strb[4 * in_word]),
+      .ib_slot(rq_slot[rb_head]), .ib_stream(rq_stream[rb_head]), .ib_group(in_group),
+      .ib_data(mem_rd_data[32 * in_word +: 32]),
       .ob_stream(wr_stream), .ob_group(lane_ob_group[l]), .ob_data(lane_ob[l]),
-      .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
+      .slot(cslot), .ib_zero, .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
       .src1_scalar(is_scalar(step_s1)), .scalar0(scalar_value(step_s0)),
       .scalar1(scalar_value(step_s1)), .dst(step_dst),
       .mask_write(state == S_STEP && step_kind == npu_recipe_pkg::STEP_MASK), .masked(lane_masked[l]),
@@ -317,63 +336,102 @@ module npu_vector (
   end
 
   // ---- memory ----------------------------------------------------------------------------------
-  // Writes are posted: the engine goes on to the next chunk's reads once
-  // the port took a chunk's write, while its beats leave from the output
-  // buffers. The tracker below follows that write (`wr_busy`) to its
-  // response; the engine computes into the output buffers, issues another
-  // write, reads bytes the write covers, or finishes only after it. A
-  // failed write (`wr_failed`) is the packet's fault: the engine issues
-  // nothing after it, as the ISS stops at the failing store; a read's fault
-  // meanwhile yields to it (the ISS stored before it read).
+  // Reads run ahead of the steps: the reader requests a pass's chunks in
+  // order into the two slots of the input buffers, a slot as soon as the
+  // steps are done with the chunk it held, each request as soon as the port
+  // takes it (the port issues it once the one before has issued its
+  // bursts). The steps of a chunk wait for its slot's reads.
+  //
+  // Writes are posted: the engine goes on once the port took a chunk's
+  // write, while its beats leave from the output buffers; the steps write
+  // those buffers again once the beats have left (`wr_beats`). Writes whose
+  // response is pending are tracked (`wq_*`, up to WQ): no read is requested
+  // of bytes they cover, and the packet ends after them. A failed write
+  // (`wr_failed`) is the packet's fault: the engine issues nothing after it,
+  // as the ISS stops at the failing store; a read's fault meanwhile yields
+  // to it (the ISS stored before it read). A failed read is the fault of the
+  // chunk whose slot it filled, when the steps reach it.
   logic [63:0] chunk_addr;
   assign chunk_addr = stream_addr[stream] + {30'd0, j0, 2'b00};
 
-  logic        wr_busy, wr_failed;
-  logic [1:0]  wr_stream;                 // output buffer of the posted chunk write
-  logic [63:0] wr_req_addr;               // its bytes
-  logic [31:0] wr_req_bytes;
+  // The reader: its chunk, slot and next stream (4: the chunk's requests
+  // are all taken), and per slot whether it holds a chunk (`slot_busy`)
+  // whose requests are all taken (`slot_issued`), how many of them are in
+  // flight, and whether one failed.
+  logic        rd_active;                // reading the pass of the steps
+  logic [31:0] rd_j0;
+  logic        rd_slot;
+  logic [2:0]  rd_stream;
+  logic [3:0]  rd_mask;                  // the pass's streams that are read
+  logic [1:0]  slot_busy, slot_issued, slot_failed;
+  logic [2:0]  slot_pending [2];
+  logic [3:0]  slot_fault_code [2];
+  logic [63:0] slot_fault_addr [2];
+  logic [63:0] rd_chunk_addr;
+  logic [EB:0] rd_chunk_len;
+  logic        rd_wanted;
+  assign rd_chunk_addr = stream_addr[rd_stream] + {30'd0, rd_j0, 2'b00};
+  assign rd_chunk_len = {1'b0, cols} - {1'b0, rd_j0} >= 33'(CH) ? (EB+1)'(CH) : (EB+1)'(cols - rd_j0);
+  assign rd_wanted = rd_active && rd_stream != 3'd4 && state != S_DRAIN && state != S_FINISH;
+  // The steps' chunk may start: its slot's reads are all done.
+  logic slot_ready;
+  assign slot_ready = slot_busy[cslot] && slot_issued[cslot] && slot_pending[cslot] == '0;
+
+  logic        wr_failed;
+  logic [1:0]  wr_stream;                 // output buffer of the write sending its beats
+  logic [EB-1:0] wr_first_word;          // its first word, modulo the chunk
+  logic [5:0]  wr_beats, wr_beats_next;   // its beats still to leave
   logic [3:0]  wr_fault_code;
   logic [63:0] wr_fault_addr;
-  logic        wr_busy_next;              // still in progress next cycle
-  assign wr_busy_next = wr_busy && !mem_wr_done;
+  localparam int unsigned WQ = 4;
+  logic [63:0] wq_addr [WQ];
+  logic [31:0] wq_bytes [WQ];
+  logic [1:0]  wq_head, wq_tail;
+  logic [2:0]  wq_count;
+  assign wr_beats_next = wr_beats - 6'(mem_wr_accept);
 
-  logic        req_wanted, read_hazard;
+  // The steps' requests (scalar loads, the chunk's writes, a row store)
+  // come first: the reader's wait.
+  logic        req_wanted, own_req, read_hazard;
   always_comb begin
-    req_wanted = 1'b0;
+    own_req = 1'b1;
     mem_req_write = 1'b0;
     mem_req_addr = chunk_addr;
     mem_req_bytes = 32'(chunk_len) << 2;
     unique case (state)
       S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: begin
-        req_wanted = 1'b1;
         mem_req_addr = load_addr;
         mem_req_bytes = 32'(load_words) << 2;
       end
-      // An accumulator's first value is +0: nothing to read.
-      S_IN_REQ: req_wanted = !(zero_first_row[stream] && row == '0);
-      S_OUT_REQ: begin
-        req_wanted = 1'b1;
-        mem_req_write = 1'b1;
-      end
+      S_OUT_REQ: mem_req_write = 1'b1;
       S_ROW_STORE_REQ: begin
-        req_wanted = 1'b1;
         mem_req_write = 1'b1;
         mem_req_addr = load_addr;
         mem_req_bytes = 32'(su_row_store_words) << 2;
       end
-      default: ;
+      default: begin
+        own_req = 1'b0;
+        mem_req_addr = rd_chunk_addr;
+        mem_req_bytes = 32'(rd_chunk_len) << 2;
+      end
     endcase
-    read_hazard = wr_busy && !mem_req_write &&
-                  {1'b0, mem_req_addr} < {1'b0, wr_req_addr} + {33'd0, wr_req_bytes} &&
-                  {1'b0, wr_req_addr} < {1'b0, mem_req_addr} + {33'd0, mem_req_bytes};
+    req_wanted = own_req || rd_wanted;
+    read_hazard = 1'b0;
+    for (int q = 0; q < WQ; q++)
+      if (3'(q) < wq_count && !mem_req_write &&
+          {1'b0, mem_req_addr} < {1'b0, wq_addr[2'(wq_head + 2'(q))]} + {33'd0, wq_bytes[2'(wq_head + 2'(q))]} &&
+          {1'b0, wq_addr[2'(wq_head + 2'(q))]} < {1'b0, mem_req_addr} + {33'd0, mem_req_bytes})
+        read_hazard = 1'b1;
   end
-  assign mem_req_valid = req_wanted && !wr_failed && !read_hazard;
-  logic req_taken;
+  assign mem_req_valid = req_wanted && !wr_failed && !read_hazard && !(mem_req_write && wq_count == 3'(WQ));
+  logic req_taken, rd_req_taken;
   assign req_taken = mem_req_valid && mem_req_ready;
+  assign rd_req_taken = req_taken && !own_req;
+  assign port_quiet = state == S_STEP && !rd_active && rq_count == '0;
 
   // Word w of a beat is element (beat - chunk) / 4 + w of the chunk.
-  assign rd_beat_first = EB'(mem_rd_addr[EB+1:2] - chunk_addr[EB+1:2]);
-  assign wr_beat_first = EB'(mem_wr_addr[EB+1:2] - wr_req_addr[EB+1:2]);
+  assign rd_beat_first = EB'(mem_rd_addr[EB+1:2] - rq_base[rb_head][EB+1:2]);
+  assign wr_beat_first = mem_wr_addr[EB+1:2] - wr_first_word;
   always_comb begin
     mem_wr_data = '0;
     for (int w = 0; w < WORDS; w++) begin
@@ -449,28 +507,135 @@ module npu_vector (
 
   // A chunk's steps write the output buffers: after the posted write's beats.
   state_e compute_state;
-  assign compute_state = wr_busy_next ? S_WRITE_WAIT : S_STEP;
+  assign compute_state = wr_beats_next != '0 ? S_WRITE_WAIT : S_STEP;
 
-  // The posted write's tracker (a request the engine issues is the only one
-  // of the port's write engine: its done is the tracked write's).
+  // The reader and the write tracker. (A pass with nothing to read, or a
+  // skipped row, starts no reader.)
+  logic [3:0] pass_read;
+  assign pass_read = pass_in & ~ib_zero;
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
-      wr_busy <= 1'b0;
+      rd_active <= 1'b0;
+      rd_j0 <= '0;
+      rd_slot <= 1'b0;
+      rd_stream <= 3'd4;
+      rd_mask <= '0;
+      slot_busy <= '0;
+      slot_issued <= '0;
+      slot_failed <= '0;
+      for (int k = 0; k < 2; k++) begin
+        slot_pending[k] <= '0;
+        slot_fault_code[k] <= npu_isa_pkg::FAULT_NONE;
+        slot_fault_addr[k] <= '0;
+      end
+      rq_head <= '0;
+      rb_head <= '0;
+      rq_tail <= '0;
+      rq_count <= '0;
+      for (int q = 0; q < RQ; q++) begin
+        rq_slot[q] <= 1'b0;
+        rq_stream[q] <= '0;
+        rq_base[q] <= '0;
+      end
+      cslot <= 1'b0;
       wr_failed <= 1'b0;
       wr_stream <= '0;
-      wr_req_addr <= '0;
-      wr_req_bytes <= '0;
+      wr_first_word <= '0;
+      wr_beats <= '0;
       wr_fault_code <= npu_isa_pkg::FAULT_NONE;
       wr_fault_addr <= '0;
-    end else begin
-      if (req_taken && mem_req_write) begin
-        wr_busy <= 1'b1;
-        wr_stream <= 2'(stream - 3'd4);
-        wr_req_addr <= mem_req_addr;
-        wr_req_bytes <= mem_req_bytes;
-      end else if (mem_wr_done) begin
-        wr_busy <= 1'b0;
+      wq_head <= '0;
+      wq_tail <= '0;
+      wq_count <= '0;
+      for (int q = 0; q < WQ; q++) begin
+        wq_addr[q] <= '0;
+        wq_bytes[q] <= '0;
       end
+    end else if (soft_reset) begin
+      rd_active <= 1'b0;
+      slot_busy <= '0;
+      rq_count <= '0;
+      rq_head <= '0;
+      rb_head <= '0;
+      rq_tail <= '0;
+      wq_count <= '0;
+      wq_head <= '0;
+      wq_tail <= '0;
+      wr_beats <= '0;
+    end else begin
+      // ---- reader
+      if (pass_start) begin
+        // The pass's first chunk goes to slot 0 (both are free between passes).
+        rd_active <= pass_read != '0;
+        rd_mask <= pass_read;
+        rd_j0 <= '0;
+        rd_slot <= 1'b0;
+        rd_stream <= next_in(pass_read, 3'd0);
+        slot_busy <= {1'b0, pass_read != '0};
+        slot_issued <= '0;
+        slot_failed <= '0;
+        cslot <= 1'b0;
+      end else begin
+        if (rd_req_taken) begin
+          rq_slot[rq_tail] <= rd_slot;
+          rq_stream[rq_tail] <= rd_stream[1:0];
+          rq_base[rq_tail] <= rd_chunk_addr[EB+1:0];
+          rq_tail <= rq_tail + 2'd1;
+        end
+        if (rd_req_taken || (rd_active && rd_stream == 3'd4)) begin
+          if (rd_req_taken && next_in(rd_mask, rd_stream + 3'd1) != 3'd4) begin
+            rd_stream <= next_in(rd_mask, rd_stream + 3'd1);
+          end else if (rd_req_taken) begin
+            // The chunk's requests are taken: on to the next chunk, into the
+            // other slot once the steps are done with it.
+            slot_issued[rd_slot] <= 1'b1;
+            rd_slot <= !rd_slot;
+            rd_j0 <= rd_j0 + 32'(CH);
+            rd_active <= {1'b0, rd_j0} + 33'(CH) < {1'b0, cols};
+            rd_stream <= 3'd4;
+          end else if (!slot_busy[rd_slot]) begin
+            slot_busy[rd_slot] <= 1'b1;
+            slot_issued[rd_slot] <= 1'b0;
+            slot_failed[rd_slot] <= 1'b0;
+            rd_stream <= next_in(rd_mask, 3'd0);
+          end
+        end
+        // The steps are done with their chunk: its slot is free.
+        if (state == S_STEP && group_ends && last_group && rd_mask != '0) begin
+          slot_busy[cslot] <= 1'b0;
+          cslot <= !cslot;
+        end
+      end
+      // A request's beats end with its last; its done follows a cycle later.
+      // (A failed request may end without its last beat: with nothing in
+      // flight the heads agree again.)
+      if (mem_rd_valid && mem_rd_last && rq_count != '0) rb_head <= rb_head + 2'd1;
+      else if (rq_count == '0) rb_head <= rq_head;
+      if (mem_rd_done && rq_count != '0) begin
+        rq_head <= rq_head + 2'd1;
+        if (mem_rd_error && !slot_failed[rq_slot[rq_head]]) begin
+          slot_failed[rq_slot[rq_head]] <= 1'b1;
+          slot_fault_code[rq_slot[rq_head]] <= mem_rd_error_code;
+          slot_fault_addr[rq_slot[rq_head]] <= mem_rd_error_addr;
+        end
+      end
+      rq_count <= rq_count + 3'(rd_req_taken) - 3'(mem_rd_done && rq_count != '0);
+      for (int k = 0; k < 2; k++)
+        slot_pending[k] <= slot_pending[k] + 3'(rd_req_taken && rd_slot == 1'(k)) -
+                           3'(mem_rd_done && rq_count != '0 && rq_slot[rq_head] == 1'(k));
+      // ---- writes
+      wr_beats <= wr_beats_next;
+      if (req_taken && mem_req_write) begin
+        wr_stream <= 2'(stream - 3'd4);
+        wr_first_word <= mem_req_addr[EB+1:2];
+        wr_beats <= 6'((({27'd0, mem_req_addr[4:0]} + mem_req_bytes + 32'(npu_isa_pkg::HW_AXI_DATA_BYTES - 1))
+                        >> $clog2(npu_isa_pkg::HW_AXI_DATA_BYTES)));
+        wq_addr[wq_tail] <= mem_req_addr;
+        wq_bytes[wq_tail] <= mem_req_bytes;
+        wq_tail <= wq_tail + 2'd1;
+      end
+      if (mem_wr_done) wq_head <= wq_head + 2'd1;
+      wq_count <= wq_count + 3'(req_taken && mem_req_write) - 3'(mem_wr_done);
       if (mem_wr_done && mem_wr_error && !wr_failed) begin
         wr_failed <= 1'b1;
         wr_fault_code <= mem_wr_error_code;
@@ -530,7 +695,7 @@ module npu_vector (
             stream_addr[k] <= su_stream_base[k];
             stream_pitch[k] <= su_stream_per_row[k] ? {30'd0, su_cols, 2'b00} : 64'd0;
           end
-          zero_first_row <= su_zero_first_row;
+          zero_first_row <= su_zero_first_row[3:0];
           row <= '0;
           pass_idx <= '0;
           rows <= su_rows;
@@ -673,37 +838,25 @@ module npu_vector (
           end else begin
             // (The lanes clear their accumulators at the pass's first chunk.)
             chunk_len <= {1'b0, cols} - {1'b0, j0} >= 33'(CH) ? (EB+1)'(CH) : (EB+1)'(cols - j0);
-            stream <= next_in(pass_in, 3'd0);
-            state <= next_in(pass_in, 3'd0) == 3'd4 ? compute_state : S_IN_REQ;
+            state <= pass_read == '0 ? compute_state : S_IN;
             group <= '0;
             section <= npu_recipe_pkg::SEC_PASS0 + 3'(pass_idx);
             step_idx <= '0;
             word_index <= '0;
           end
         end
-        S_IN_REQ: begin
-          if (zero_first_row[stream] && row == '0) begin
-            // An accumulator's first value: +0 without reading (the lanes
-            // clear the stream's buffer).
-            stream <= next_in(pass_in, stream + 3'd1);
-            state <= next_in(pass_in, stream + 3'd1) == 3'd4 ? compute_state : S_IN_REQ;
-          end else if (req_taken) state <= S_IN;
-        end
-        S_IN: begin
-          // (The lanes take the beats.)
-          if (mem_rd_done) begin
-            if (mem_rd_error) begin
-              fault <= 1'b1;
-              fault_code <= mem_rd_error_code;
-              fault_addr <= mem_rd_error_addr;
-              state <= S_DRAIN;
-            end else begin
-              stream <= next_in(pass_in, stream + 3'd1);
-              state <= next_in(pass_in, stream + 3'd1) == 3'd4 ? compute_state : S_IN_REQ;
-            end
+        // The chunk's reads (the reader's).
+        S_IN: if (slot_ready) begin
+          if (slot_failed[cslot]) begin
+            fault <= 1'b1;
+            fault_code <= slot_fault_code[cslot];
+            fault_addr <= slot_fault_addr[cslot];
+            state <= S_DRAIN;
+          end else begin
+            state <= compute_state;
           end
         end
-        S_WRITE_WAIT: if (!wr_busy_next) state <= S_STEP;
+        S_WRITE_WAIT: if (wr_beats_next == '0) state <= S_STEP;
         // The write is posted (the tracker follows it).
         S_OUT_REQ: if (req_taken) begin
           stream <= next_out(pass_out, stream + 3'd1);
@@ -722,16 +875,17 @@ module npu_vector (
           end
         end
         S_ROW_STORE_REQ: if (req_taken) state <= S_ROW_STORE;
-        // (A failed store is the tracker's: S_NEXT_ROW stops.)
-        S_ROW_STORE: if (mem_wr_done) state <= S_NEXT_ROW;
+        // Once its beats have left the registers may change. (A failed
+        // store is the tracker's: S_NEXT_ROW stops.)
+        S_ROW_STORE: if (wr_beats_next == '0) state <= S_NEXT_ROW;
         S_NEXT_ROW: begin
           for (int k = 0; k < 7; k++) stream_addr[k] <= stream_addr[k] + stream_pitch[k];
           row <= row + 32'd1;
           state <= row + 32'd1 == rows ? S_DRAIN : S_ROW;
         end
-        // The packet ends with its last write's response; a failed write
-        // is its fault, even after a read's or an index's.
-        S_DRAIN: if (!wr_busy) begin
+        // The packet ends with its last write's response and its last
+        // read; a failed write is its fault, even after a read's or an index's.
+        S_DRAIN: if (wq_count == '0 && rq_count == '0) begin
           if (wr_failed) begin
             fault <= 1'b1;
             fault_code <= wr_fault_code;
@@ -743,7 +897,7 @@ module npu_vector (
         default: state <= S_IDLE;
       endcase
       // After a failed write the engine requests nothing more.
-      if (wr_failed && (state == S_PRE_LOAD_REQ || state == S_ROW_LOAD_REQ || state == S_IN_REQ ||
+      if (wr_failed && (state == S_PRE_LOAD_REQ || state == S_ROW_LOAD_REQ || state == S_IN ||
                         state == S_OUT_REQ || state == S_ROW_STORE_REQ || state == S_NEXT_ROW))
         state <= S_DRAIN;
 

@@ -1,5 +1,6 @@
 // One lane of the vector engine: its slice of the chunk buffers (element
-// g * L + lane of every stream), the 16-register file of the micro-code ROM,
+// g * L + lane of every stream; two slots of the input buffers, so that the
+// next chunk is read while the current one computes), the 16-register file of the micro-code ROM,
 // four temporaries, the reduction accumulator and the primitive unit. The
 // engine (npu_vector) broadcasts the step and the ROM word to every lane;
 // the lane picks its operands and stores the results.
@@ -18,8 +19,8 @@ module npu_vector_lane #(
   input  logic        clk,
 
   // chunk buffers
-  input  logic        ib_write,       // a memory word for input stream ib_stream
-  input  logic        ib_clear,       // input stream ib_stream reads +0 (accumulator, row 0)
+  input  logic        ib_write,       // a memory word for input stream ib_stream of slot ib_slot
+  input  logic        ib_slot,
   input  logic [1:0]  ib_stream,
   input  logic [$clog2(G)-1:0] ib_group,
   input  logic [31:0] ib_data,
@@ -28,6 +29,8 @@ module npu_vector_lane #(
   output logic [31:0] ob_data,
 
   // the step
+  input  logic        slot,           // of the chunk computing
+  input  logic [3:0]  ib_zero,        // input streams that read +0 (an accumulator's first row)
   input  logic [$clog2(G)-1:0] group,
   input  logic [4:0]  src0,
   input  logic [4:0]  src1,
@@ -68,13 +71,13 @@ module npu_vector_lane #(
   localparam int unsigned RB = npu_microcode_pkg::MC_REG_BITS;
   localparam int unsigned SB = npu_microcode_pkg::MC_SRC_BITS;
 
-  logic [31:0] ib [4][G];
+  logic [31:0] ib [2][4][G];
   logic [31:0] ob [3][G];
   logic [31:0] rf [npu_microcode_pkg::MC_NUM_REGISTERS];
   logic [31:0] tmp [4];
 
   function automatic logic [31:0] element(input logic [4:0] sel);
-    if (sel <= 5'd3) element = ib[sel[1:0]][group];
+    if (sel <= 5'd3) element = ib_zero[sel[1:0]] ? 32'd0 : ib[slot][sel[1:0]][group];
     else if (sel <= 5'd6) element = ob[2'(sel - 5'd4)][group];
     else element = tmp[sel[1:0]];
   endfunction
@@ -114,8 +117,7 @@ module npu_vector_lane #(
   assign step_result = word_dst == result_reg ? alu_result : reg_value(result_reg);
 
   always_ff @(posedge clk) begin
-    if (ib_clear) for (int x = 0; x < G; x++) ib[ib_stream][x] <= 32'd0;
-    else if (ib_write) ib[ib_stream][ib_group] <= ib_data;
+    if (ib_write) ib[ib_slot][ib_stream][ib_group] <= ib_data;
     if (mask_write) tmp[dst[1:0]] <= masked ? 32'hff80_0000 : val0;
     if (acc_init) acc <= acc_init_value;
     if (alu_enable) begin
