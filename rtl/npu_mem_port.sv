@@ -48,6 +48,7 @@ module npu_mem_port (
 
   input  logic        req_valid,
   output logic        req_ready,
+  output logic        read_ready,     // a read request would be taken (whatever req_write says)
   input  logic        req_write,
   input  logic        req_concurrent, // see below
   input  logic        req_pipelined,  // see below
@@ -162,6 +163,9 @@ module npu_mem_port (
   assign r_load = req_valid && r_take && !request_wraps;
   assign w_load = req_valid && w_take && !request_wraps;
   assign req_ready = r_take || w_take;
+  // (Without the wrap check: it depends on the request, which may depend on this.)
+  assign read_ready = (r_state == R_IDLE && (req_concurrent || w_state == W_IDLE)) ||
+                      (req_pipelined && r_state == R_BUSY && !r_issuing && !r_failed && r_open != 2'd3);
 
   // Requests taken and not yet done (at most three per direction), and the
   // done of one that another follows (the last one's is the done state).

@@ -108,7 +108,7 @@ module npu_top (
     .cycles, .region_base, .region_size, .region_access);
 
   // ---- shared memory port ---------------------------------------------------------
-  logic        req_valid, req_ready, req_write;
+  logic        req_valid, req_ready, req_write, read_ready;
   logic [63:0] req_addr;
   logic [31:0] req_bytes;
   logic [15:0] req_rows, rd_row;
@@ -135,7 +135,7 @@ module npu_top (
 
   npu_mem_port u_mem_port (
     .clk, .rst_n,
-    .req_valid, .req_ready, .req_write, .req_concurrent(port_owner == npu_pkg::PORT_DMA || port_owner == npu_pkg::PORT_VECTOR),
+    .req_valid, .req_ready, .read_ready, .req_write, .req_concurrent(port_owner == npu_pkg::PORT_DMA || port_owner == npu_pkg::PORT_VECTOR),
     .req_pipelined(port_owner == npu_pkg::PORT_VECTOR),
     .req_addr, .req_bytes, .req_rows, .req_pitch,
     .rd_valid, .rd_ready, .rd_addr, .rd_data, .rd_strb, .rd_row, .rd_row_start, .rd_last, .wr_addr, .wr_row,
@@ -268,6 +268,7 @@ module npu_top (
     .mem_req_valid(vector_req_valid), .mem_req_write(vector_req_write),
     .mem_req_addr(vector_req_addr), .mem_req_bytes(vector_req_bytes),
     .mem_req_ready(req_ready && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
+    .mem_read_ready(read_ready && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
     .port_quiet(vector_port_quiet),
     .mem_rd_valid(rd_valid && port_owner == npu_pkg::PORT_VECTOR && !prefetching),
     .mem_rd_addr(rd_addr), .mem_rd_last(rd_last),

@@ -58,6 +58,7 @@ module npu_vector (
   output logic [63:0] mem_req_addr,
   output logic [31:0] mem_req_bytes,
   input  logic        mem_req_ready,
+  input  logic        mem_read_ready, // the port would take a read request now
   output logic        port_quiet,     // computing, with no request in sight
   input  logic        mem_rd_valid,
   input  logic [63:0] mem_rd_addr,
@@ -390,11 +391,21 @@ module npu_vector (
   logic [2:0]  wq_count;
   assign wr_beats_next = wr_beats - 6'(mem_wr_accept);
 
-  // The steps' requests (scalar loads, the chunk's writes, a row store)
-  // come first: the reader's wait.
-  logic        req_wanted, own_req, read_hazard;
+  // The reader's request goes when the port's read engine can take it; the
+  // steps' write otherwise (the reader asks at most two chunks ahead). The
+  // steps' other requests (scalar loads, a row store) come while the reader
+  // is idle. No read is requested of bytes a tracked write covers.
+  function automatic logic overlaps_write(input logic [63:0] addr, input logic [31:0] bytes);
+    overlaps_write = 1'b0;
+    for (int q = 0; q < WQ; q++)
+      if (3'(q) < wq_count &&
+          {1'b0, addr} < {1'b0, wq_addr[2'(wq_head + 2'(q))]} + {33'd0, wq_bytes[2'(wq_head + 2'(q))]} &&
+          {1'b0, wq_addr[2'(wq_head + 2'(q))]} < {1'b0, addr} + {33'd0, bytes})
+        overlaps_write = 1'b1;
+  endfunction
+  logic        own_wanted, rd_go, req_wanted, own_req;
   always_comb begin
-    own_req = 1'b1;
+    own_wanted = 1'b1;
     mem_req_write = 1'b0;
     mem_req_addr = chunk_addr;
     mem_req_bytes = 32'(chunk_len) << 2;
@@ -402,31 +413,34 @@ module npu_vector (
       S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: begin
         mem_req_addr = load_addr;
         mem_req_bytes = 32'(load_words) << 2;
+        own_wanted = !overlaps_write(load_addr, 32'(load_words) << 2);
       end
-      S_OUT_REQ: mem_req_write = 1'b1;
+      S_OUT_REQ: begin
+        mem_req_write = 1'b1;
+        own_wanted = wq_count != 3'(WQ);
+      end
       S_ROW_STORE_REQ: begin
         mem_req_write = 1'b1;
         mem_req_addr = load_addr;
         mem_req_bytes = 32'(su_row_store_words) << 2;
+        own_wanted = wq_count != 3'(WQ);
       end
-      default: begin
-        own_req = 1'b0;
-        mem_req_addr = rd_chunk_addr;
-        mem_req_bytes = 32'(rd_chunk_len) << 2;
-      end
+      default: own_wanted = 1'b0;
     endcase
-    req_wanted = own_req || rd_wanted;
-    read_hazard = 1'b0;
-    for (int q = 0; q < WQ; q++)
-      if (3'(q) < wq_count && !mem_req_write &&
-          {1'b0, mem_req_addr} < {1'b0, wq_addr[2'(wq_head + 2'(q))]} + {33'd0, wq_bytes[2'(wq_head + 2'(q))]} &&
-          {1'b0, wq_addr[2'(wq_head + 2'(q))]} < {1'b0, mem_req_addr} + {33'd0, mem_req_bytes})
-        read_hazard = 1'b1;
+    rd_go = rd_wanted && mem_read_ready && !overlaps_write(rd_chunk_addr, 32'(rd_chunk_len) << 2);
+    own_req = !rd_go;
+    if (rd_go) begin
+      mem_req_write = 1'b0;
+      mem_req_addr = rd_chunk_addr;
+      mem_req_bytes = 32'(rd_chunk_len) << 2;
+    end
+    req_wanted = rd_go || own_wanted;
   end
-  assign mem_req_valid = req_wanted && !wr_failed && !read_hazard && !(mem_req_write && wq_count == 3'(WQ));
-  logic req_taken, rd_req_taken;
+  assign mem_req_valid = req_wanted && !wr_failed;
+  logic req_taken, rd_req_taken, own_taken;
   assign req_taken = mem_req_valid && mem_req_ready;
   assign rd_req_taken = req_taken && !own_req;
+  assign own_taken = req_taken && own_req;
   assign port_quiet = state == S_STEP && !rd_active && rq_count == '0;
 
   // Word w of a beat is element (beat - chunk) / 4 + w of the chunk.
@@ -717,7 +731,7 @@ module npu_vector (
             state <= S_SCALAR;
           end
         end
-        S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: if (req_taken) begin
+        S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: if (own_taken) begin
           state <= state == S_PRE_LOAD_REQ ? S_PRE_LOAD : S_ROW_LOAD;
         end
         S_PRE_LOAD: begin
@@ -858,7 +872,7 @@ module npu_vector (
         end
         S_WRITE_WAIT: if (wr_beats_next == '0) state <= S_STEP;
         // The write is posted (the tracker follows it).
-        S_OUT_REQ: if (req_taken) begin
+        S_OUT_REQ: if (own_taken) begin
           stream <= next_out(pass_out, stream + 3'd1);
           state <= next_out(pass_out, stream + 3'd1) == 3'd7 ? S_PASS : S_OUT_REQ;
           if (next_out(pass_out, stream + 3'd1) == 3'd7) j0 <= j0 + 32'(CH);
@@ -874,7 +888,7 @@ module npu_vector (
             state <= S_SCALAR;
           end
         end
-        S_ROW_STORE_REQ: if (req_taken) state <= S_ROW_STORE;
+        S_ROW_STORE_REQ: if (own_taken) state <= S_ROW_STORE;
         // Once its beats have left the registers may change. (A failed
         // store is the tracker's: S_NEXT_ROW stops.)
         S_ROW_STORE: if (wr_beats_next == '0) state <= S_NEXT_ROW;
