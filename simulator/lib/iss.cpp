@@ -135,7 +135,7 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   const bool prefetching =
       nextQueued && (info.engine == isa::Engine::Matrix || info.engine == isa::Engine::Vector);
   const PacketTiming timing = packetTiming(decoded, work, timing_, {prefetched, prefetching});
-  prefetched_ = prefetching;
+  prefetched_ = timing.nextPrefetched;
   const uint64_t cycles = mode_ == Mode::Func ? 0 : timing.cycles;
   const PacketRecord record{.index = index,
                             .opcode = info.opcode,

@@ -4,6 +4,9 @@
 #include "npu/isa/recipes.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -160,13 +163,21 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 
 // The vector engine (rtl/npu_vector.sv) running the packet's recipe
 // (npu/isa/recipes.h, generated from the same records as its ROM): per row,
-// per pass, per chunk of CH elements: each input stream read, every group
-// of L elements through the pass's steps (one cycle per ROM word of a Run,
-// one per Mask or Reduce; the last one ends the group), each output stream
-// written; at a pass's end the reduction tree and the scalar steps. A
-// chunk's write is posted: the engine goes on to the next reads, which wait
-// for it only when they read its bytes; the next steps, the next write, a
-// row store and the packet's end wait for its response.
+// per pass, per chunk of CH elements, every group of L elements through the
+// pass's steps (one cycle per ROM word of a Run, one per Mask or Reduce; the
+// last one ends the group), then each output stream written; at a pass's
+// end the reduction tree and the scalar steps.
+//
+// Two actors share the memory port, as in the RTL: the reader requests the
+// pass's chunks ahead of the steps into two buffer slots (a chunk's slot
+// once the steps are done with the chunk two before), each request as soon
+// as the port's read engine takes it (once the request before has issued
+// its bursts, at most three open); the steps wait for their chunk's reads,
+// then for the last write's beats to leave the output buffers, and post
+// their writes (the port takes one once the write before has sent its
+// beats, at most three open and four tracked). A read of bytes a tracked
+// write covers waits for its response. Times are cycles from the packet's
+// start, with each handshake and beat charged its expected wait states.
 constexpr uint64_t kLanes = isa::hw::kVectorLanes;
 constexpr uint64_t kChunk = kLanes * 16; // npu_vector.sv: CH = L * G
 
@@ -194,114 +205,245 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
   return cycles;
 }
 
-// `nextFetch`: the cycles of the next packet's prefetch, which the command
-// processor issues in the first compute step after the engine's first
-// completed request; the engine's next request waits for it.
-uint64_t vectorCycles(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port,
-                      uint64_t nextFetch) {
-  const uint64_t rows = r.rows < 0 ? 1 : decoded.operands[r.rows];
-  const uint64_t cols = decoded.operands[r.cols];
-  const uint64_t rowBytes = satMul(cols, 4);
-  uint64_t cycles = 3; // idle, setup, start
-  bool requested = false; // a request of the packet completed
-  if (r.preLoadWords) {
-    cycles += port.read(0, 4 * r.preLoadWords);
-    requested = true;
+// The bursts of one range (npu_mem_bursts.sv): at most HW_AXI_MAX_BURST
+// beats, never across a 4 KiB page; `f(beats)` for each.
+template <class F> void forEachBurst(uint64_t address, uint64_t bytes, F f) {
+  uint64_t beat = address / kBeat * kBeat;
+  const uint64_t end = satAdd(address, bytes);
+  while (beat < end) {
+    const uint64_t n = std::min({uint64_t(isa::hw::kAxiMaxBurst), ceilDiv(end - beat, kBeat),
+                                 (4096 - beat % 4096) / kBeat});
+    f(n);
+    beat += n * kBeat;
   }
-  cycles += stepCycles(r.firstPre, r.numPre) + 1;
+}
 
-  // The posted chunk write in progress: the cycles from a row's start until
-  // the engine sees its response (`writeLeft` when the row starts), and its
-  // bytes, which a read waits for when it overlaps them.
-  uint64_t writeLeft = 0, writeAddress = 0, writeBytes = 0;
+class VectorEngine {
+public:
+  VectorEngine(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port,
+               const MemoryTiming &memory, uint64_t nextFetch)
+      : r_(r), decoded_(decoded), port_(port), latency_(memory.latency),
+        wait_(memory.stallPercent ? double(memory.stallPercent) / double(100 - memory.stallPercent)
+                                  : 0.0),
+        beat_(memory.beatCycles() + wait_), nextFetch_(double(nextFetch)) {}
 
-  // The cycles of one row: the streams' alignment within a beat repeats
-  // every row when a row is a whole number of beats; otherwise rows differ
-  // only in their beats, which the first and a typical row bound closely.
-  // Times count from the row's start.
-  const auto rowCycles = [&](uint64_t row) {
-    uint64_t c = 1;
-    uint64_t writeFree = writeLeft;
-    writeLeft = 0;
-    // The prefetch, from the first steps after a request, holds the port
-    // until `portFree`.
-    uint64_t portFree = 0;
-    if (r.rowLoad == isa::recipe::RowLoad::Scalar) {
-      c += port.read(0, 4 * r.rowLoadWords);
-      requested = true;
-    } else if (r.rowLoad == isa::recipe::RowLoad::Index) {
-      c += port.read(0, decoded.operands[r.indexType] ? 8 : 4) + 1;
-      requested = true;
-    }
-    for (unsigned p = 0; p < r.numPasses; ++p) {
-      const isa::recipe::Pass &pass = r.passes[p];
-      // The last step ends its group (a pass without steps spends a cycle on the end).
-      const uint64_t groupSteps = std::max<uint64_t>(1, stepCycles(pass.firstStep, pass.numSteps));
-      for (uint64_t j0 = 0; j0 < cols; j0 += kChunk) {
-        const uint64_t length = std::min(kChunk, cols - j0);
-        c += 1;
-        for (unsigned s = 0; s < 7; ++s) {
-          if (s == 4) {
-            // The steps write the output buffers once the last write's beats left.
-            c = std::max(c, writeFree);
-            if (requested && nextFetch) {
-              portFree = c + nextFetch + 1;
-              nextFetch = 0;
-            }
-            c = satAdd(c, ceilDiv(length, kLanes) * groupSteps);
-          }
-          const unsigned bit = 1u << (s < 4 ? s : s - 4);
-          if (!((s < 4 ? pass.inputs : pass.outputs) & bit))
-            continue;
-          const uint64_t base = decoded.operands[r.streamOperand[s]] +
-                                (r.streamPerRow >> s & 1 ? row * rowBytes : 0) + 4 * j0;
-          const uint64_t bytes = 4 * length;
-          if (s < 4 && row == 0 && (r.zeroFirstRow >> s & 1)) {
-            c += 1; // an accumulator's first value: +0, not read
-            continue;
-          }
-          c = std::max(c, portFree);
-          if (s < 4) {
-            const bool overlaps = writeBytes && base < satAdd(writeAddress, writeBytes) &&
-                                  writeAddress < satAdd(base, bytes);
-            if (overlaps)
-              c = std::max(c, writeFree);
-            c = satAdd(c, port.read(base, bytes));
-          } else {
-            // Posted: the engine goes on the next cycle.
-            c = std::max(c, writeFree);
-            writeFree = satAdd(c, port.write(base, bytes));
-            writeAddress = base;
-            writeBytes = bytes;
-            c += 1;
-          }
-          requested = true;
-        }
-      }
-      c += 1 + (pass.reduces ? 3 : 0) + stepCycles(pass.firstAfter, pass.numAfter) + 1;
-    }
-    if (r.rowStoreWords) {
-      // After the posted write; it waits for its own response.
-      c = std::max({c, writeFree, portFree});
-      c = satAdd(c, port.write(0, 4 * r.rowStoreWords));
-      writeBytes = 0;
-    }
-    c += 1;
-    writeLeft = writeFree > c ? writeFree - c : 0;
-    return c;
+  // The packet's cycles; whether the next packet was fetched meanwhile.
+  uint64_t run(bool &prefetched);
+
+private:
+  struct Write {
+    uint64_t address, bytes;
+    double lastBeat, done;
   };
-  if (rows > 0) {
-    cycles = satAdd(cycles, rowCycles(0));
-    if (rows > 1) {
-      // The second row's requests stand for every later row's.
-      const Traffic before = port.traffic();
-      cycles = satAdd(cycles, satMul(rows - 1, rowCycles(1)));
-      const Traffic row = port.traffic() - before;
-      port.add({satMul(rows - 2, row.bytesRead), satMul(rows - 2, row.bytesWritten)});
-    }
+
+  // A read the engine raises at `t`; the cycle its done pulses.
+  double read(double t, uint64_t address, uint64_t bytes, bool follows);
+  // A write the steps raise at `t`; the cycle the port takes it. A row
+  // store's bytes are not placed (`placed`): no chunk read waits for them.
+  double write(double t, uint64_t address, uint64_t bytes, bool placed = true);
+  double afterPrefetch(double t) const { return t >= grant_ && t < portFree_ ? portFree_ : t; }
+  // The pass's chunks from `c` (its first S_PASS); the cycle after it.
+  double pass(const isa::recipe::Pass &pass, uint64_t row, double c);
+  double row(uint64_t row, double c);
+  uint64_t streamAddress(unsigned s, uint64_t row, uint64_t j0) const {
+    const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
+    return decoded_.operands[r_.streamOperand[s]] + (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) +
+           4 * j0;
   }
-  // The last write's response, then finish.
-  return satAdd(cycles, writeLeft + 2);
+
+  const isa::recipe::Recipe &r_;
+  const isa::Instruction &decoded_;
+  Port &port_;
+  const double latency_, wait_, beat_;
+  double nextFetch_;
+  // The read engine: a request may follow the newest from `readFollow`
+  // (its bursts issued), while it is open; `readData`, the cycle after the
+  // last beat so far; the done cycles of the newest three.
+  double readFollow_ = 0, readData_ = 0;
+  std::array<double, 3> readDone_{-1e300, -1e300, -1e300};
+  std::vector<double> readAccepts_; // of the chunks the steps have not passed
+  std::vector<Write> writes_;       // the newest four
+  double firstDone_ = 1e300;        // the engine's first completed request
+  double grant_ = 1e300, portFree_ = 1e300;
+};
+
+double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follows) {
+  port_.add({bytes, 0});
+  // (Only the reader's chunks are placed: a scalar load's address is the data's.)
+  for (const Write &w : writes_)
+    if (follows && w.bytes && address < satAdd(w.address, w.bytes) && w.address < satAdd(address, bytes))
+      t = std::max(t, w.done + 1);
+  t = afterPrefetch(t);
+  const double newestDone = readDone_[0];
+  const double followAt = std::max({t, readFollow_, readDone_[2]});
+  if (follows && followAt <= newestDone - 1)
+    t = followAt;
+  else
+    t = std::max(t, newestDone + 1);
+  if (follows)
+    readAccepts_.push_back(t);
+  double address_cycle = t;
+  forEachBurst(address, bytes, [&](uint64_t n) {
+    address_cycle += 1 + wait_;
+    readData_ = std::max(address_cycle + latency_, readData_) + double(n) * beat_;
+  });
+  readFollow_ = address_cycle + 1;
+  readDone_ = {readData_, readDone_[0], readDone_[1]};
+  firstDone_ = std::min(firstDone_, readData_);
+  return readData_;
+}
+
+double VectorEngine::write(double t, uint64_t address, uint64_t bytes, bool placed) {
+  port_.add({0, bytes});
+  for (;;) {
+    double at = afterPrefetch(t);
+    if (!writes_.empty()) {
+      const Write &newest = writes_.back();
+      double followAt = std::max(at, newest.lastBeat + 1);
+      if (writes_.size() >= 3)
+        followAt = std::max(followAt, writes_[writes_.size() - 3].done);
+      if (writes_.size() >= 4)
+        followAt = std::max(followAt, writes_[writes_.size() - 4].done + 1);
+      at = followAt <= newest.done - 1 ? followAt : std::max(followAt, newest.done + 1);
+    }
+    // The reader's request goes first in its cycle.
+    const bool clashes = std::any_of(readAccepts_.begin(), readAccepts_.end(),
+                                     [&](double a) { return std::abs(a - at) < 0.5; });
+    if (!clashes) {
+      t = at;
+      break;
+    }
+    t = at + 1;
+  }
+  double beat = t + 1 + wait_, last = 0, response = 0;
+  bool first = true;
+  forEachBurst(address, bytes, [&](uint64_t n) {
+    // A burst's address goes after the last beat of the one before.
+    const double start = first ? beat + 1 : std::max(last + 2 + wait_, last + beat_);
+    last = start + double(n - 1) * beat_;
+    response = last + latency_ + wait_;
+    first = false;
+  });
+  if (writes_.size() == 4)
+    writes_.erase(writes_.begin());
+  writes_.push_back({address, placed ? bytes : 0, last, response + 1});
+  firstDone_ = std::min(firstDone_, response + 1);
+  return t;
+}
+
+double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
+  const uint64_t cols = decoded_.operands[r_.cols];
+  const uint64_t zero = row == 0 ? r_.zeroFirstRow : 0;
+  const unsigned reads = p.inputs & ~zero & 0xf;
+  // The last step ends its group (a pass without steps spends a cycle on the end).
+  const double groupSteps = double(std::max<uint64_t>(1, stepCycles(p.firstStep, p.numSteps)));
+  const uint64_t chunks = ceilDiv(cols, kChunk);
+  // The reader: the done of each chunk's last read, the cycle after its last request.
+  std::vector<double> readsDone(std::min<uint64_t>(chunks, 2));
+  double readerFree = c + 1;
+  const auto readChunk = [&](uint64_t k, double claim) {
+    double t = claim;
+    double done = 0;
+    for (unsigned s = 0; s < 4; ++s) {
+      if (!(reads >> s & 1))
+        continue;
+      const uint64_t j0 = k * kChunk;
+      done = read(t, streamAddress(s, row, j0), 4 * std::min(kChunk, cols - j0), true);
+      t = readAccepts_.back() + 1;
+    }
+    readerFree = t; // rd_stream is 4 the cycle after the last request
+    return done;
+  };
+  std::array<double, 2> slotDone{};
+  if (reads && chunks) {
+    slotDone[0] = readChunk(0, c + 1);
+    if (chunks > 1)
+      slotDone[1] = readChunk(1, readerFree + 1);
+  }
+  for (uint64_t k = 0; k < chunks; ++k) {
+    const uint64_t j0 = k * kChunk, length = std::min(kChunk, cols - j0);
+    // S_PASS at c; S_IN until the slot's reads are done; the last write's beats.
+    const double in = reads ? std::max(c + 1, slotDone[k % 2] + 1) : c;
+    const double lastBeat = writes_.empty() ? 0 : writes_.back().lastBeat;
+    const double steps = std::max(in, lastBeat) + 1;
+    const double stepsEnd = steps + double(ceilDiv(length, kLanes)) * groupSteps;
+    if (k + 2 >= chunks && nextFetch_ && grant_ > 1e299) {
+      // The prefetch, once the port is idle while the steps compute and the
+      // reader has read the whole pass (its last chunk, or the one before).
+      const double writeIdle = writes_.empty() ? 0 : writes_.back().done + 1;
+      const double readerIdle = reads ? std::max(readerFree, readDone_[0] + 1) : 0;
+      const double at = std::max({steps, firstDone_ + 1, readDone_[0] + 1, readerIdle, writeIdle});
+      if (at <= stepsEnd - 1) {
+        grant_ = at;
+        portFree_ = at + nextFetch_;
+      }
+    }
+    if (reads && k + 2 < chunks)
+      slotDone[k % 2] = readChunk(k + 2, std::max(readerFree, stepsEnd) + 1);
+    c = stepsEnd;
+    std::erase_if(readAccepts_, [&](double a) { return a < stepsEnd - 0.5; });
+    for (unsigned s = 0; s < 3; ++s)
+      if (p.outputs >> s & 1)
+        c = write(c, streamAddress(4 + s, row, j0), 4 * length) + 1;
+  }
+  readAccepts_.clear();
+  return c + 1 + (p.reduces ? 3 : 0) + double(stepCycles(p.firstAfter, p.numAfter)) + 1;
+}
+
+double VectorEngine::row(uint64_t row, double c) {
+  c += 1; // S_ROW
+  if (r_.rowLoad == isa::recipe::RowLoad::Scalar)
+    c = read(c, 0, 4 * r_.rowLoadWords, false) + 1;
+  else if (r_.rowLoad == isa::recipe::RowLoad::Index)
+    c = read(c, 0, decoded_.operands[r_.indexType] ? 8 : 4, false) + 2;
+  for (unsigned p = 0; p < r_.numPasses; ++p)
+    c = pass(r_.passes[p], row, c);
+  if (r_.rowStoreWords) {
+    // S_ROW_STORE until its beat has left.
+    const double taken = write(c, 0, 4 * r_.rowStoreWords, false);
+    c = std::max(taken + 1, writes_.back().lastBeat) + 1;
+  }
+  return c + 1; // S_NEXT_ROW
+}
+
+uint64_t VectorEngine::run(bool &prefetched) {
+  const uint64_t rows = r_.rows < 0 ? 1 : decoded_.operands[r_.rows];
+  double c = 3; // idle, setup, start
+  if (r_.preLoadWords)
+    c = read(c, 0, 4 * r_.preLoadWords, false) + 1;
+  c += double(stepCycles(r_.firstPre, r_.numPre)) + 1;
+  // Rows repeat once the first has set the port's pace, except for where
+  // their streams start within a beat, which repeats every `period` rows:
+  // the rows after the first are simulated up to a whole number of periods
+  // before the last, whose cycles and bytes stand for the rest.
+  const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
+  const uint64_t period = kBeat / std::gcd(rowBytes % kBeat ? rowBytes % kBeat : kBeat, kBeat);
+  const uint64_t simulated =
+      rows <= 1 + 2 * period ? rows : 1 + period + (rows - 1 - period) % period;
+  double periodStart = c;
+  Traffic periodTraffic = port_.traffic();
+  for (uint64_t row = 0; row < simulated; ++row) {
+    if (row + period == simulated) {
+      periodStart = c;
+      periodTraffic = port_.traffic();
+    }
+    c = this->row(row, c);
+  }
+  double extra = 0;
+  if (rows > simulated) {
+    const uint64_t periods = (rows - simulated) / period;
+    const Traffic perPeriod = port_.traffic() - periodTraffic;
+    extra = double(periods) * (c - periodStart);
+    port_.add({satMul(periods, perPeriod.bytesRead), satMul(periods, perPeriod.bytesWritten)});
+  }
+  // S_DRAIN until the last write's response and the last read, then finish.
+  double drain = c;
+  if (!writes_.empty())
+    drain = std::max(drain, writes_.back().done + 1);
+  drain = std::max(drain, readDone_[0] + 1) + extra;
+  prefetched = grant_ < 1e299;
+  const double cycles = drain + 2;
+  return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles + 0.5);
 }
 
 // The DMA engine (rtl/npu_dma.sv): a gather of source runs (Work::runs)
@@ -522,15 +664,16 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
   case isa::Engine::Matrix: cycles = satAdd(cycles, matrixCycles(work, engine, nextFetch)); break;
   case isa::Engine::Vector:
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
-      cycles = satAdd(cycles, vectorCycles(*recipe, decoded, engine, nextFetch));
+      bool prefetched = false;
+      cycles = satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch).run(prefetched));
       Traffic traffic = engine.traffic();
       traffic.upperBound = recipe->indexSkip >= 0 &&
                            int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;
-      return {cycles, traffic};
+      return {cycles, traffic, prefetched};
     }
     break;
   }
-  return {cycles, engine.traffic()};
+  return {cycles, engine.traffic(), info.engine == isa::Engine::Matrix && prefetch.prefetching};
 }
 
 } // namespace npu::sim

@@ -25,6 +25,10 @@ struct Traffic {
 struct PacketTiming {
   uint64_t cycles = 0;
   Traffic traffic; // the engine's requests (not the packet's fetch)
+  // The command processor fetched the next packet while this one ran (the
+  // vector engine lets it only while the port is idle, which a long
+  // stream of chunks may never leave it).
+  bool nextPrefetched = false;
 };
 
 // The command processor's prefetch (npu_cmd.sv): `prefetched`, it fetched
