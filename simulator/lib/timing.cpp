@@ -315,11 +315,14 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes, bool plac
     }
     t = at + 1;
   }
-  double beat = t + 1 + wait_, last = 0, response = 0;
+  // The memory takes a beat once the one before has passed its data path;
+  // a burst's address after the last beat of the one before.
+  const double address_cycle = t + 1 + wait_;
+  double last = writes_.empty() ? -1e300 : writes_.back().lastBeat, response = 0;
   bool first = true;
   forEachBurst(address, bytes, [&](uint64_t n) {
-    // A burst's address goes after the last beat of the one before.
-    const double start = first ? beat + 1 : std::max(last + 2 + wait_, last + beat_);
+    const double start =
+        std::max(first ? address_cycle + 1 : last + 2 + wait_, last + beat_);
     last = start + double(n - 1) * beat_;
     response = last + latency_ + wait_;
     first = false;
