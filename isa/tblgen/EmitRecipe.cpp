@@ -342,6 +342,9 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  int8_t indexType;        // Index: the operand of the index type (0: i32, 1: i64)\n"
         "  int8_t indexSkip;        // Index: the operand whose value (>= 0) skips a row, or -1\n"
         "  uint8_t rowStoreWords;   // 0: none\n"
+        "  // The address operands of the pre-load, the row load (row i's at i times\n"
+        "  // its words, or its index's size) and the row store (-1: none).\n"
+        "  int8_t preLoadOperand, rowLoadOperand, rowStoreOperand;\n"
         "  uint8_t numPasses;\n  Pass passes[3];\n};\n\n";
   std::vector<std::string> steps;
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
@@ -382,8 +385,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
                          std::to_string(r.preLoad < 0 ? 0 : r.preLoadWords) + ", " +
                          addSteps(r.pre) + ", " + rowLoads[static_cast<int>(r.rowLoad)] + ", " +
                          std::to_string(r.rowLoadWords) + ", " + std::to_string(r.indexType) +
-                         ", " + std::to_string(r.indexSkip) + ", " + std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " +
-                         std::to_string(r.passes.size()) + ", {";
+                         ", " + std::to_string(r.indexSkip) + ", " +
+                         std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " +
+                         std::to_string(r.preLoad) + ", " + std::to_string(r.rowLoadOperand) + ", " +
+                         std::to_string(r.rowStore) + ", " + std::to_string(r.passes.size()) + ", {";
       for (const RecipePass &p : r.passes) {
         const std::string elementSteps = addSteps(p.steps);
         text += "{" + std::to_string(p.inputs) + ", " + std::to_string(p.outputs) + ", " +

@@ -238,9 +238,8 @@ private:
 
   // A read the engine raises at `t`; the cycle its done pulses.
   double read(double t, uint64_t address, uint64_t bytes, bool follows);
-  // A write the steps raise at `t`; the cycle the port takes it. A row
-  // store's bytes are not placed (`placed`): no chunk read waits for them.
-  double write(double t, uint64_t address, uint64_t bytes, bool placed = true);
+  // A write the steps raise at `t`; the cycle the port takes it.
+  double write(double t, uint64_t address, uint64_t bytes);
   double afterPrefetch(double t) const { return t >= grant_ && t < portFree_ ? portFree_ : t; }
   // The pass's chunks from `c` (its first S_PASS); the cycle after it.
   double pass(const isa::recipe::Pass &pass, uint64_t row, double c);
@@ -269,9 +268,8 @@ private:
 
 double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follows) {
   port_.add({bytes, 0});
-  // (Only the reader's chunks are placed: a scalar load's address is the data's.)
   for (const Write &w : writes_)
-    if (follows && w.bytes && address < satAdd(w.address, w.bytes) && w.address < satAdd(address, bytes))
+    if (address < satAdd(w.address, w.bytes) && w.address < satAdd(address, bytes))
       t = std::max(t, w.done + 1);
   t = afterPrefetch(t);
   const double newestDone = readDone_[0];
@@ -293,7 +291,7 @@ double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follo
   return readData_;
 }
 
-double VectorEngine::write(double t, uint64_t address, uint64_t bytes, bool placed) {
+double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
   port_.add({0, bytes});
   for (;;) {
     double at = afterPrefetch(t);
@@ -329,7 +327,7 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes, bool plac
   });
   if (writes_.size() == 4)
     writes_.erase(writes_.begin());
-  writes_.push_back({address, placed ? bytes : 0, last, response + 1});
+  writes_.push_back({address, bytes, last, response + 1});
   firstDone_ = std::min(firstDone_, response + 1);
   return t;
 }
@@ -395,15 +393,19 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
 
 double VectorEngine::row(uint64_t row, double c) {
   c += 1; // S_ROW
-  if (r_.rowLoad == isa::recipe::RowLoad::Scalar)
-    c = read(c, 0, 4 * r_.rowLoadWords, false) + 1;
-  else if (r_.rowLoad == isa::recipe::RowLoad::Index)
-    c = read(c, 0, decoded_.operands[r_.indexType] ? 8 : 4, false) + 2;
+  if (r_.rowLoad != isa::recipe::RowLoad::None) {
+    const uint64_t bytes = r_.rowLoad == isa::recipe::RowLoad::Scalar
+                               ? 4 * r_.rowLoadWords
+                               : (decoded_.operands[r_.indexType] ? 8 : 4);
+    c = read(c, decoded_.operands[r_.rowLoadOperand] + row * bytes, bytes, false) + 1 +
+        (r_.rowLoad == isa::recipe::RowLoad::Index ? 1 : 0);
+  }
   for (unsigned p = 0; p < r_.numPasses; ++p)
     c = pass(r_.passes[p], row, c);
   if (r_.rowStoreWords) {
     // S_ROW_STORE until its beat has left.
-    const double taken = write(c, 0, 4 * r_.rowStoreWords, false);
+    const uint64_t bytes = 4 * r_.rowStoreWords;
+    const double taken = write(c, decoded_.operands[r_.rowStoreOperand] + row * bytes, bytes);
     c = std::max(taken + 1, writes_.back().lastBeat) + 1;
   }
   return c + 1; // S_NEXT_ROW
@@ -413,7 +415,7 @@ uint64_t VectorEngine::run(bool &prefetched) {
   const uint64_t rows = r_.rows < 0 ? 1 : decoded_.operands[r_.rows];
   double c = 3; // idle, setup, start
   if (r_.preLoadWords)
-    c = read(c, 0, 4 * r_.preLoadWords, false) + 1;
+    c = read(c, decoded_.operands[r_.preLoadOperand], 4 * r_.preLoadWords, false) + 1;
   c += double(stepCycles(r_.firstPre, r_.numPre)) + 1;
   // Rows repeat once the first has set the port's pace, except for where
   // their streams start within a beat, which repeats every `period` rows:
