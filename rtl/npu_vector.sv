@@ -16,8 +16,8 @@
 //     each of its input streams into the lanes' buffers, runs its steps on
 //     every group of L elements (element j in lane j mod L), then writes its
 //     output streams. The reads run ahead (see "memory" below): the next
-//     chunk's are requested while the current one computes, into the other
-//     slot of the input buffers, each request as soon as the port has issued
+//     chunks' are requested while the current one computes, into the other
+//     slots of the input buffers, each request as soon as the port has issued
 //     the one before, so that the memory latency is paid once per pass; the
 //     writes are posted. A pass may reduce one value per element into the lane
 //     accumulators; at its end they combine by the pairwise tree into a
@@ -84,6 +84,11 @@ module npu_vector (
   localparam int unsigned LB = $clog2(L);
   localparam int unsigned GB = $clog2(G);
   localparam int unsigned EB = $clog2(CH);
+  // Input buffer slots: the chunk computing and two read ahead, so that
+  // the reads of the chunk after next are requested a chunk's steps before
+  // their beats are due.
+  localparam int unsigned NS = 3;
+  localparam int unsigned SB = $clog2(NS);
   localparam int unsigned WORDS = npu_isa_pkg::HW_AXI_DATA_BYTES / 4;
   localparam int unsigned RB = npu_microcode_pkg::MC_REG_BITS;
   localparam int unsigned PB = npu_microcode_pkg::MC_PROG_BITS;
@@ -302,13 +307,14 @@ module npu_vector (
   // The requests of the reader in flight, oldest first: the slot and stream
   // their beats fill, and the low bits of their chunk's address.
   localparam int unsigned RQ = 4;
-  logic          rq_slot [RQ];
+  logic [SB-1:0] rq_slot [RQ];
   logic [1:0]    rq_stream [RQ];
   logic [EB+1:0] rq_base [RQ];
   logic [1:0]    rq_head, rq_tail;      // rq_head: the oldest not done
   logic [1:0]    rb_head;               // the oldest whose beats are arriving
   logic [2:0]    rq_count;
-  logic          cslot;                  // the slot of the chunk computing
+  logic [SB-1:0] cslot;                  // the input slot of the chunk computing
+  logic          oslot;                  // its output slot (the next chunk's after its writes)
   for (genvar l = 0; l < L; l++) begin : g_lane
     logic [LB-1:0] in_word, out_word;
     logic [GB-1:0] in_group;
@@ -316,13 +322,13 @@ module npu_vector (
     assign in_group = GB'((rd_beat_first + EB'(in_word)) >> LB);
     assign out_word = LB'(l) - wr_beat_first[LB-1:0];
     assign lane_ob_group[l] = GB'((wr_beat_first + EB'(out_word)) >> LB);
-    npu_vector_lane #(.G(G)) u_lane (
+    npu_vector_lane #(.G(G), .NS(NS)) u_lane (
       .clk,
       .ib_write(rq_count != '0 && mem_rd_valid && mem_rd_strb[4 * in_word]),
       .ib_slot(rq_slot[rb_head]), .ib_stream(rq_stream[rb_head]), .ib_group(in_group),
       .ib_data(mem_rd_data[32 * in_word +: 32]),
-      .ob_stream(wr_stream), .ob_group(lane_ob_group[l]), .ob_data(lane_ob[l]),
-      .slot(cslot), .ib_zero, .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
+      .ob_slot(wr_slot), .ob_stream(wr_stream), .ob_group(lane_ob_group[l]), .ob_data(lane_ob[l]),
+      .slot(cslot), .oslot, .ib_zero, .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
       .src1_scalar(is_scalar(step_s1)), .scalar0(scalar_value(step_s0)),
       .scalar1(scalar_value(step_s1)), .dst(step_dst),
       .mask_write(state == S_STEP && step_kind == npu_recipe_pkg::STEP_MASK), .masked(lane_masked[l]),
@@ -338,7 +344,7 @@ module npu_vector (
 
   // ---- memory ----------------------------------------------------------------------------------
   // Reads run ahead of the steps: the reader requests a pass's chunks in
-  // order into the two slots of the input buffers, a slot as soon as the
+  // order into the NS slots of the input buffers, a slot as soon as the
   // steps are done with the chunk it held, each request as soon as the port
   // takes it (the port issues it once the one before has issued its
   // bursts). The steps of a chunk wait for its slot's reads.
@@ -361,13 +367,16 @@ module npu_vector (
   // flight, and whether one failed.
   logic        rd_active;                // reading the pass of the steps
   logic [31:0] rd_j0;
-  logic        rd_slot;
+  logic [SB-1:0] rd_slot;
   logic [2:0]  rd_stream;
   logic [3:0]  rd_mask;                  // the pass's streams that are read
-  logic [1:0]  slot_busy, slot_issued, slot_failed;
-  logic [2:0]  slot_pending [2];
-  logic [3:0]  slot_fault_code [2];
-  logic [63:0] slot_fault_addr [2];
+  logic [NS-1:0] slot_busy, slot_issued, slot_failed;
+  logic [2:0]  slot_pending [NS];
+  logic [3:0]  slot_fault_code [NS];
+  logic [63:0] slot_fault_addr [NS];
+  function automatic logic [SB-1:0] next_slot(input logic [SB-1:0] s);
+    next_slot = s == SB'(NS - 1) ? '0 : s + SB'(1);
+  endfunction
   logic [63:0] rd_chunk_addr;
   logic [EB:0] rd_chunk_len;
   logic        rd_wanted;
@@ -379,7 +388,8 @@ module npu_vector (
   assign slot_ready = slot_busy[cslot] && slot_issued[cslot] && slot_pending[cslot] == '0;
 
   logic        wr_failed;
-  logic [1:0]  wr_stream;                 // output buffer of the write sending its beats
+  logic        wr_slot;                   // output buffer of the write sending its beats
+  logic [1:0]  wr_stream;
   logic [EB-1:0] wr_first_word;          // its first word, modulo the chunk
   logic [5:0]  wr_beats, wr_beats_next;   // its beats still to leave
   logic [3:0]  wr_fault_code;
@@ -519,9 +529,12 @@ module npu_vector (
   logic [63:0] index_row_addr;
   assign index_row_addr = su_index_base + {30'd0, staged[0]} * {30'd0, row_bytes};
 
-  // A chunk's steps write the output buffers: after the posted write's beats.
+  // A chunk's steps write their output slot once the write sending its
+  // beats from that slot is done with them.
+  logic   ob_busy;
   state_e compute_state;
-  assign compute_state = wr_beats_next != '0 ? S_WRITE_WAIT : S_STEP;
+  assign ob_busy = wr_beats_next != '0 && wr_slot == oslot;
+  assign compute_state = ob_busy ? S_WRITE_WAIT : S_STEP;
 
   // The reader and the write tracker. (A pass with nothing to read, or a
   // skipped row, starts no reader.)
@@ -531,13 +544,13 @@ module npu_vector (
     if (!rst_n) begin
       rd_active <= 1'b0;
       rd_j0 <= '0;
-      rd_slot <= 1'b0;
+      rd_slot <= '0;
       rd_stream <= 3'd4;
       rd_mask <= '0;
       slot_busy <= '0;
       slot_issued <= '0;
       slot_failed <= '0;
-      for (int k = 0; k < 2; k++) begin
+      for (int k = 0; k < NS; k++) begin
         slot_pending[k] <= '0;
         slot_fault_code[k] <= npu_isa_pkg::FAULT_NONE;
         slot_fault_addr[k] <= '0;
@@ -547,12 +560,13 @@ module npu_vector (
       rq_tail <= '0;
       rq_count <= '0;
       for (int q = 0; q < RQ; q++) begin
-        rq_slot[q] <= 1'b0;
+        rq_slot[q] <= '0;
         rq_stream[q] <= '0;
         rq_base[q] <= '0;
       end
-      cslot <= 1'b0;
+      cslot <= '0;
       wr_failed <= 1'b0;
+      wr_slot <= 1'b0;
       wr_stream <= '0;
       wr_first_word <= '0;
       wr_beats <= '0;
@@ -579,16 +593,16 @@ module npu_vector (
     end else begin
       // ---- reader
       if (pass_start) begin
-        // The pass's first chunk goes to slot 0 (both are free between passes).
+        // The pass's first chunk goes to slot 0 (all are free between passes).
         rd_active <= pass_read != '0;
         rd_mask <= pass_read;
         rd_j0 <= '0;
-        rd_slot <= 1'b0;
+        rd_slot <= '0;
         rd_stream <= next_in(pass_read, 3'd0);
-        slot_busy <= {1'b0, pass_read != '0};
+        slot_busy <= NS'(pass_read != '0);
         slot_issued <= '0;
         slot_failed <= '0;
-        cslot <= 1'b0;
+        cslot <= '0;
       end else begin
         if (rd_req_taken) begin
           rq_slot[rq_tail] <= rd_slot;
@@ -601,9 +615,9 @@ module npu_vector (
             rd_stream <= next_in(rd_mask, rd_stream + 3'd1);
           end else if (rd_req_taken) begin
             // The chunk's requests are taken: on to the next chunk, into the
-            // other slot once the steps are done with it.
+            // next slot once the steps are done with it.
             slot_issued[rd_slot] <= 1'b1;
-            rd_slot <= !rd_slot;
+            rd_slot <= next_slot(rd_slot);
             rd_j0 <= rd_j0 + 32'(CH);
             rd_active <= {1'b0, rd_j0} + 33'(CH) < {1'b0, cols};
             rd_stream <= 3'd4;
@@ -617,7 +631,7 @@ module npu_vector (
         // The steps are done with their chunk: its slot is free.
         if (state == S_STEP && group_ends && last_group && rd_mask != '0) begin
           slot_busy[cslot] <= 1'b0;
-          cslot <= !cslot;
+          cslot <= next_slot(cslot);
         end
       end
       // A request's beats end with its last; its done follows a cycle later.
@@ -634,12 +648,13 @@ module npu_vector (
         end
       end
       rq_count <= rq_count + 3'(rd_req_taken) - 3'(mem_rd_done && rq_count != '0);
-      for (int k = 0; k < 2; k++)
-        slot_pending[k] <= slot_pending[k] + 3'(rd_req_taken && rd_slot == 1'(k)) -
-                           3'(mem_rd_done && rq_count != '0 && rq_slot[rq_head] == 1'(k));
+      for (int k = 0; k < NS; k++)
+        slot_pending[k] <= slot_pending[k] + 3'(rd_req_taken && rd_slot == SB'(k)) -
+                           3'(mem_rd_done && rq_count != '0 && rq_slot[rq_head] == SB'(k));
       // ---- writes
       wr_beats <= wr_beats_next;
       if (req_taken && mem_req_write) begin
+        wr_slot <= oslot;
         wr_stream <= 2'(stream - 3'd4);
         wr_first_word <= mem_req_addr[EB+1:2];
         wr_beats <= 6'((({27'd0, mem_req_addr[4:0]} + mem_req_bytes + 32'(npu_isa_pkg::HW_AXI_DATA_BYTES - 1))
@@ -665,6 +680,7 @@ module npu_vector (
       fault <= 1'b0;
       fault_code <= npu_isa_pkg::FAULT_NONE;
       fault_addr <= '0;
+      oslot <= 1'b0;
       recipe_q <= npu_recipe_pkg::R_ILLEGAL;
       rows <= '0;
       cols <= '0;
@@ -870,12 +886,15 @@ module npu_vector (
             state <= compute_state;
           end
         end
-        S_WRITE_WAIT: if (wr_beats_next == '0) state <= S_STEP;
+        S_WRITE_WAIT: if (!ob_busy) state <= S_STEP;
         // The write is posted (the tracker follows it).
         S_OUT_REQ: if (own_taken) begin
           stream <= next_out(pass_out, stream + 3'd1);
           state <= next_out(pass_out, stream + 3'd1) == 3'd7 ? S_PASS : S_OUT_REQ;
-          if (next_out(pass_out, stream + 3'd1) == 3'd7) j0 <= j0 + 32'(CH);
+          if (next_out(pass_out, stream + 3'd1) == 3'd7) begin
+            j0 <= j0 + 32'(CH);
+            oslot <= !oslot;
+          end
         end
         S_TREE: begin
           // ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), level by level.

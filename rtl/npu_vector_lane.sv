@@ -1,6 +1,8 @@
 // One lane of the vector engine: its slice of the chunk buffers (element
-// g * L + lane of every stream; two slots of the input buffers, so that the
-// next chunk is read while the current one computes), the 16-register file of the micro-code ROM,
+// g * L + lane of every stream; NS slots of the input buffers, so that the
+// next chunks are read while the current one computes, and two of the output
+// buffers, so that it computes while the chunk before is written), the
+// 16-register file of the micro-code ROM,
 // four temporaries, the reduction accumulator and the primitive unit. The
 // engine (npu_vector) broadcasts the step and the ROM word to every lane;
 // the lane picks its operands and stores the results.
@@ -14,22 +16,25 @@
 // destination), an accumulation (accumulator ⊕ source 0), a level of the
 // reduction tree (two accumulators from the engine).
 module npu_vector_lane #(
-  parameter int unsigned G = 8        // element groups per chunk
+  parameter int unsigned G = 8,       // element groups per chunk
+  parameter int unsigned NS = 3       // input buffer slots
 ) (
   input  logic        clk,
 
   // chunk buffers
   input  logic        ib_write,       // a memory word for input stream ib_stream of slot ib_slot
-  input  logic        ib_slot,
+  input  logic [$clog2(NS)-1:0] ib_slot,
   input  logic [1:0]  ib_stream,
   input  logic [$clog2(G)-1:0] ib_group,
   input  logic [31:0] ib_data,
-  input  logic [1:0]  ob_stream,      // an output word for memory
+  input  logic        ob_slot,        // an output word for memory
+  input  logic [1:0]  ob_stream,
   input  logic [$clog2(G)-1:0] ob_group,
   output logic [31:0] ob_data,
 
   // the step
-  input  logic        slot,           // of the chunk computing
+  input  logic [$clog2(NS)-1:0] slot, // of the chunk computing: its inputs
+  input  logic        oslot,          // and its outputs
   input  logic [3:0]  ib_zero,        // input streams that read +0 (an accumulator's first row)
   input  logic [$clog2(G)-1:0] group,
   input  logic [4:0]  src0,
@@ -71,21 +76,21 @@ module npu_vector_lane #(
   localparam int unsigned RB = npu_microcode_pkg::MC_REG_BITS;
   localparam int unsigned SB = npu_microcode_pkg::MC_SRC_BITS;
 
-  logic [31:0] ib [2][4][G];
-  logic [31:0] ob [3][G];
+  logic [31:0] ib [NS][4][G];
+  logic [31:0] ob [2][3][G];
   logic [31:0] rf [npu_microcode_pkg::MC_NUM_REGISTERS];
   logic [31:0] tmp [4];
 
   function automatic logic [31:0] element(input logic [4:0] sel);
     if (sel <= 5'd3) element = ib_zero[sel[1:0]] ? 32'd0 : ib[slot][sel[1:0]][group];
-    else if (sel <= 5'd6) element = ob[2'(sel - 5'd4)][group];
+    else if (sel <= 5'd6) element = ob[oslot][2'(sel - 5'd4)][group];
     else element = tmp[sel[1:0]];
   endfunction
 
   logic [31:0] val0, val1;
   assign val0 = src0_scalar ? scalar0 : element(src0);
   assign val1 = src1_scalar ? scalar1 : element(src1);
-  assign ob_data = ob[ob_stream][ob_group];
+  assign ob_data = ob[ob_slot][ob_stream][ob_group];
 
   // Register r as the running word sees it: the canonicalised inputs during
   // the first word.
@@ -134,7 +139,7 @@ module npu_vector_lane #(
           rf[word_dst] <= alu_result;
           if (last_word && !dst[4]) begin
             if (dst[3]) tmp[dst[1:0]] <= step_result;
-            else ob[2'(dst - 5'd4)][group] <= step_result;
+            else ob[oslot][2'(dst - 5'd4)][group] <= step_result;
           end
         end
       endcase

@@ -169,8 +169,8 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 // end the reduction tree and the scalar steps.
 //
 // Two actors share the memory port, as in the RTL: the reader requests the
-// pass's chunks ahead of the steps into two buffer slots (a chunk's slot
-// once the steps are done with the chunk two before), each request as soon
+// pass's chunks ahead of the steps into kSlots buffer slots (a chunk's slot
+// once the steps are done with the chunk kSlots before), each request as soon
 // as the port's read engine takes it (once the request before has issued
 // its bursts, at most three open); the steps wait for their chunk's reads,
 // then for the last write's beats to leave the output buffers, and post
@@ -180,6 +180,7 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 // start, with each handshake and beat charged its expected wait states.
 constexpr uint64_t kLanes = isa::hw::kVectorLanes;
 constexpr uint64_t kChunk = kLanes * 16; // npu_vector.sv: CH = L * G
+constexpr unsigned kSlots = 3;           // npu_vector.sv: NS, input buffer slots
 
 const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
   for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
@@ -234,6 +235,7 @@ private:
   struct Write {
     uint64_t address, bytes;
     double lastBeat, done;
+    unsigned slot; // of the output buffers its beats leave
   };
 
   // A read the engine raises at `t`; the cycle its done pulses.
@@ -264,6 +266,7 @@ private:
   std::vector<Write> writes_;       // the newest four
   double firstDone_ = 1e300;        // the engine's first completed request
   double grant_ = 1e300, portFree_ = 1e300;
+  unsigned outputSlot_ = 0; // the steps' output buffers: the other after a chunk's writes
 };
 
 double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follows) {
@@ -327,7 +330,7 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
   });
   if (writes_.size() == 4)
     writes_.erase(writes_.begin());
-  writes_.push_back({address, bytes, last, response + 1});
+  writes_.push_back({address, bytes, last, response + 1, outputSlot_});
   firstDone_ = std::min(firstDone_, response + 1);
   return t;
 }
@@ -340,7 +343,6 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
   const double groupSteps = double(std::max<uint64_t>(1, stepCycles(p.firstStep, p.numSteps)));
   const uint64_t chunks = ceilDiv(cols, kChunk);
   // The reader: the done of each chunk's last read, the cycle after its last request.
-  std::vector<double> readsDone(std::min<uint64_t>(chunks, 2));
   double readerFree = c + 1;
   const auto readChunk = [&](uint64_t k, double claim) {
     double t = claim;
@@ -355,22 +357,22 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
     readerFree = t; // rd_stream is 4 the cycle after the last request
     return done;
   };
-  std::array<double, 2> slotDone{};
-  if (reads && chunks) {
-    slotDone[0] = readChunk(0, c + 1);
-    if (chunks > 1)
-      slotDone[1] = readChunk(1, readerFree + 1);
-  }
+  // The done of each slot's last read: chunk k's slot is k mod kSlots.
+  std::array<double, kSlots> slotDone{};
+  for (uint64_t k = 0; reads && k < std::min<uint64_t>(chunks, kSlots); ++k)
+    slotDone[k] = readChunk(k, k ? readerFree + 1 : c + 1);
   for (uint64_t k = 0; k < chunks; ++k) {
     const uint64_t j0 = k * kChunk, length = std::min(kChunk, cols - j0);
-    // S_PASS at c; S_IN until the slot's reads are done; the last write's beats.
-    const double in = reads ? std::max(c + 1, slotDone[k % 2] + 1) : c;
-    const double lastBeat = writes_.empty() ? 0 : writes_.back().lastBeat;
+    // S_PASS at c; S_IN until the slot's reads are done; the beats of a
+    // write from the output slot the steps write.
+    const double in = reads ? std::max(c + 1, slotDone[k % kSlots] + 1) : c;
+    const double lastBeat =
+        !writes_.empty() && writes_.back().slot == outputSlot_ ? writes_.back().lastBeat : 0;
     const double steps = std::max(in, lastBeat) + 1;
     const double stepsEnd = steps + double(ceilDiv(length, kLanes)) * groupSteps;
-    if (k + 2 >= chunks && nextFetch_ && grant_ > 1e299) {
+    if (k + kSlots >= chunks && nextFetch_ && grant_ > 1e299) {
       // The prefetch, once the port is idle while the steps compute and the
-      // reader has read the whole pass (its last chunk, or the one before).
+      // reader has read the whole pass (its last chunks).
       const double writeIdle = writes_.empty() ? 0 : writes_.back().done + 1;
       const double readerIdle = reads ? std::max(readerFree, readDone_[0] + 1) : 0;
       const double at = std::max({steps, firstDone_ + 1, readDone_[0] + 1, readerIdle, writeIdle});
@@ -379,13 +381,15 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
         portFree_ = at + nextFetch_;
       }
     }
-    if (reads && k + 2 < chunks)
-      slotDone[k % 2] = readChunk(k + 2, std::max(readerFree, stepsEnd) + 1);
+    if (reads && k + kSlots < chunks)
+      slotDone[k % kSlots] = readChunk(k + kSlots, std::max(readerFree, stepsEnd) + 1);
     c = stepsEnd;
     std::erase_if(readAccepts_, [&](double a) { return a < stepsEnd - 0.5; });
     for (unsigned s = 0; s < 3; ++s)
       if (p.outputs >> s & 1)
         c = write(c, streamAddress(4 + s, row, j0), 4 * length) + 1;
+    if (p.outputs)
+      outputSlot_ ^= 1;
   }
   readAccepts_.clear();
   return c + 1 + (p.reduces ? 3 : 0) + double(stepCycles(p.firstAfter, p.numAfter)) + 1;
