@@ -97,6 +97,14 @@ std::vector<Workload> workloads(uint32_t elements) {
                     laneCycles(packet)});
   }
   {
+    isa::inst::Neg neg; // one stream each way, one ROM word: bound by either direction
+    neg.n = elements;
+    neg.src = kData;
+    neg.dst = kData + 4 * uint64_t(elements);
+    const isa::Packet packet = isa::packetOf(neg);
+    list.push_back({"neg " + count, packet, elements, "B", bytes, kBusBytes, laneCycles(packet)});
+  }
+  {
     isa::inst::Exp exp;
     exp.n = elements;
     exp.src = kData;
