@@ -52,15 +52,15 @@ public:
   }
 
   // A pitched read of one-beat bursts, one per element: the port issues an
-  // address per cycle and keeps HW_AXI_OUTSTANDING bursts in flight, so an
-  // element takes a beat, an address handshake, or latency / outstanding,
-  // whichever is slowest.
+  // address per cycle while fewer than HW_AXI_OUTSTANDING bursts are in
+  // flight, the beats follow their addresses by the latency (burstsEnd);
+  // each address handshake and beat waits its expected wait states.
   uint64_t pitchedRead(uint64_t elements, uint64_t elementBytes) {
     bytesRead_ = satAdd(bytesRead_, satMul(elements, elementBytes));
-    const double perElement =
-        std::max({double(memory_.beatCycles()) + wait_, 1.0 + wait_,
-                  double(memory_.latency + 2) / double(isa::hw::kAxiOutstanding)});
-    const double cycles = double(kReadOverhead + memory_.latency) + wait_ + double(elements) * perElement + 0.5;
+    if (!elements)
+      return transfer(kReadOverhead, 1, 0, 0);
+    const uint64_t end = burstsEnd(std::vector<uint64_t>(elements, 1), false, isa::hw::kAxiOutstanding);
+    const double cycles = double(end + 1) + wait_ * double(2 * elements) + 0.5;
     return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
   }
 
