@@ -335,12 +335,27 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   // The write side requests the destination stream as it lands.
   port.add({0, work.bytesWritten});
   if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
-    // One range: its later requests each add a latency to the stream.
+    // One range, read and written in requests of at most kRequest bytes: a
+    // further read request costs a cycle to issue, and the beats of each
+    // are counted from its own address. At one cycle per beat the write
+    // side trails the reads by the address cycle of each further burst of
+    // a write request (the memory takes one write burst at a time).
     const uint64_t bytes = runs.elements << runs.elementLog2;
-    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(bytes, kRequest));
-    const uint64_t read = satAdd(port.read(runs.address, bytes),
-                                 satMul(requests - 1, memory.latency + 2));
-    return satAdd(satAdd(3, read), memory.latency + 3);
+    uint64_t read = 0, bubbles = 0, last = 0;
+    for (uint64_t at = 0; at < bytes; at += last) {
+      last = std::min(kRequest, bytes - at);
+      read = satAdd(read, port.read(runs.address + at, last) + (at ? 1 : 0));
+      uint64_t writeBursts = 0;
+      forEachBurst(work.writeAddress + at, Port::beats(work.writeAddress + at, last),
+                   [&](uint64_t) { ++writeBursts; });
+      bubbles += memory.beatCycles() == 1 ? writeBursts - 1 : 0;
+    }
+    // Once the last source beat has landed, the write side sends the
+    // destination beats its bytes fall in, one beat time each.
+    const uint64_t landing = std::min(last, (runs.address + bytes - 1) % kBeat + 1);
+    const uint64_t tail = Port::beats(work.writeAddress + bytes - landing, landing);
+    return satAdd(satAdd(3, read),
+                  memory.latency + 3 + (tail - 1) * memory.beatCycles() + bubbles);
   }
   const uint64_t element = uint64_t(1) << runs.elementLog2;
   const Traffic before = port.traffic();

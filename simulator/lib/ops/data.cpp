@@ -8,7 +8,7 @@
 namespace npu::sim {
 
 Work work(const isa::inst::Copy &op) {
-  Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes};
+  Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes, .writeAddress = op.dst};
   w.runs = {.count = 1, .elements = op.bytes, .address = op.src};
   return w;
 }
