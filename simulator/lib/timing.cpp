@@ -354,8 +354,7 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
     // destination beats its bytes fall in, one beat time each.
     const uint64_t landing = std::min(last, (runs.address + bytes - 1) % kBeat + 1);
     const uint64_t tail = Port::beats(work.writeAddress + bytes - landing, landing);
-    return satAdd(satAdd(3, read),
-                  memory.latency + 3 + (tail - 1) * memory.beatCycles() + bubbles);
+    return satAdd(satAdd(3, read), memory.latency + 3 + (tail - 1) * memory.beatCycles() + bubbles);
   }
   const uint64_t element = uint64_t(1) << runs.elementLog2;
   const Traffic before = port.traffic();
@@ -532,7 +531,8 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
                     o.acc ? satMul(m, n) : 0),
              satMul(work.batch, 4));
   const uint64_t writes = satMul(satMul(m, n), satMul(work.batch, 4));
-  port.add({reads - std::min(reads, sofar.bytesRead), writes - std::min(writes, sofar.bytesWritten)});
+  port.add(
+      {reads - std::min(reads, sofar.bytesRead), writes - std::min(writes, sofar.bytesWritten)});
   return satAdd(memory, 1); // finish
 }
 
