@@ -340,15 +340,24 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
     // are counted from its own address. At one cycle per beat the write
     // side trails the reads by the address cycle of each further burst of
     // a write request (the memory takes one write burst at a time).
-    const uint64_t bytes = runs.elements << runs.elementLog2;
-    uint64_t read = 0, bubbles = 0, last = 0;
+    const uint64_t bytes = runs.elements << runs.elementLog2, beat = memory.beatCycles();
+    uint64_t read = 0, bubbles = 0, last = 0, readBeats = 0, writeBeats = 0;
     for (uint64_t at = 0; at < bytes; at += last) {
+      // A further request is issued a cycle after the one before has ended
+      // on its slower side: its reads (their beats, the done cycle and a
+      // beat) or its writes (their beats and 3 cycles), so a destination
+      // of more beats than its source delays it.
+      if (at) {
+        const uint64_t readEnd = readBeats * beat + 1 + beat, writeEnd = writeBeats * beat + 3;
+        read = satAdd(read, 1 + (writeEnd > readEnd ? writeEnd - readEnd : 0));
+      }
       last = std::min(kRequest, bytes - at);
-      read = satAdd(read, port.read(runs.address + at, last) + (at ? 1 : 0));
+      readBeats = Port::beats(runs.address + at, last);
+      writeBeats = Port::beats(work.writeAddress + at, last);
+      read = satAdd(read, port.read(runs.address + at, last));
       uint64_t writeBursts = 0;
-      forEachBurst(work.writeAddress + at, Port::beats(work.writeAddress + at, last),
-                   [&](uint64_t) { ++writeBursts; });
-      bubbles += memory.beatCycles() == 1 ? writeBursts - 1 : 0;
+      forEachBurst(work.writeAddress + at, writeBeats, [&](uint64_t) { ++writeBursts; });
+      bubbles += beat == 1 ? writeBursts - 1 : 0;
     }
     // Once the last source beat has landed, the write side sends the
     // destination beats its bytes fall in, one beat time each.
