@@ -16,16 +16,28 @@ against RTL cycles per packet (log-log, one colour per op class) and the
 per-class error bars. With --check it exits 1 when a bound is exceeded
 (the CTest gate).
 
+It also prints, per memory configuration without wait states (where the
+model is not an expected value) and per class, the packets, how many were
+predicted to the cycle and the largest |error| in cycles (the JSON's
+"exactness"). With --exact it exits 1 when a packet of a class in
+EXACT_TOLERANCE is predicted further than that many cycles from the RTL
+(0: to the cycle) under such a configuration, or when a packet's requested
+bytes differ from the model's (the exact gate); --exact-tolerance
+CLASS=CYCLES adds or overrides a class.
+
 The corpus: the example kernels (examples/*.npuasm, examples/kernels/),
 the captured PyTorch traces given with --trace (tiny Qwen2 forward, a LoRA
 step), and --random constrained-random streams of npu-randgen (no faults)
-covering every opcode and shape class.
+covering every opcode and shape class; with --directed, the directed
+streams of bench/cycle_directed/ (matrix products past the model's
+simulated panels and blocks, every DMA run kind, EMBEDDING_BWD with and
+without a padding index).
 
     bench/cycle_accuracy.py [--build-dir build] [--random 200] [--opcodes a,b]
-                            [--trace f.npubin]... [--capture-torch]
+                            [--trace f.npubin]... [--capture-torch] [--directed] [--no-examples]
                             [--config LATENCY:WIDTH:STALL]... [--json out.json]
                             [--plot out.png] [--check] [--class-bound 5] [--stream-bound 2]
-                            [--corpus-bound 1]
+                            [--corpus-bound 1] [--exact] [--exact-tolerance CLASS=CYCLES]...
 """
 import argparse
 import concurrent.futures
@@ -43,6 +55,31 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 # latency (cycles), memory width (bytes per cycle), wait-state percentage:
 # the harness's default, a narrow far memory, a near memory with wait states.
 DEFAULT_CONFIGS = ["20:32:0", "37:8:0", "4:16:10"]
+DIRECTED = REPO / "bench" / "cycle_directed"
+
+# --exact: the classes the model predicts to the cycle at zero wait states
+# (docs/simulator.md, "Exactness at zero wait states"), with the largest
+# |predicted - RTL| in cycles each may show. A class not listed is measured
+# and printed, not gated.
+EXACT_TOLERANCE = {
+    "nop": 0, "fence": 0, "halt": 0,
+    "fill": 0, "copy": 0,
+    "matmul": 0,
+    # Past 4,096 blocks the model repeats the last block's steady state,
+    # which blocks at other offsets in a page (batch strides) do not keep.
+    "bmm": 4,
+}
+
+
+def parse_tolerance(text):
+    op, _, cycles = text.rpartition("=")
+    try:
+        value = int(cycles)
+    except ValueError:
+        value = -1
+    if not op or value < 0:
+        raise argparse.ArgumentTypeError(f"--exact-tolerance '{text}': expected CLASS=CYCLES, e.g. copy=2")
+    return op, value
 
 
 def parse_config(text):
@@ -74,7 +111,10 @@ def capture_torch(build_dir, workdir):
 
 def corpus(args, workdir):
     """[(name, path)] of every stream to measure."""
-    streams = sorted((REPO / "examples").glob("*.npuasm")) + sorted((REPO / "examples" / "kernels").glob("*.npuasm"))
+    streams = [] if args.no_examples else (sorted((REPO / "examples").glob("*.npuasm")) +
+                                           sorted((REPO / "examples" / "kernels").glob("*.npuasm")))
+    if args.directed:
+        streams += sorted(DIRECTED.glob("*.npuasm"))
     entries = [(str(p.relative_to(REPO)), p) for p in streams]
     for trace in args.trace:
         path = pathlib.Path(trace)
@@ -152,6 +192,27 @@ def summarise(results):
     return classes, streams
 
 
+def exactness(results, configs, tolerances):
+    """Per zero-wait configuration and class: packets, exact, max |error| (cycles), tolerance; and
+    the packets past their class's tolerance."""
+    table, excess = {}, []
+    for config in (c for c in configs if c["stall"] == 0):
+        name = config_name(config)
+        rows = table.setdefault(name, {})
+        for r in (r for r in results if r["config"] == name):
+            for op, p, m, index in r["packets"]:
+                row = rows.setdefault(op, {"packets": 0, "exact": 0, "max_error": 0,
+                                           "tolerance": tolerances.get(op)})
+                error = abs(p - m)
+                row["packets"] += 1
+                row["exact"] += error == 0
+                row["max_error"] = max(row["max_error"], error)
+                if row["tolerance"] is not None and error > row["tolerance"]:
+                    excess.append(f"{r['stream']} ({name}): packet {index} ({op}) predicted {p} cycles, "
+                                  f"the RTL took {m}: |error| {error} > {row['tolerance']}")
+    return table, excess
+
+
 def plot(results, classes, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -200,6 +261,9 @@ def main() -> int:
                              "(examples/torch/*.py --capture) and measure them; exit 77 (skipped) when "
                              "the npu_bridge package is not installed")
     parser.add_argument("--opcodes", help="restrict the random streams to these mnemonics")
+    parser.add_argument("--directed", action="store_true",
+                        help="add the directed streams of bench/cycle_directed/ to the corpus")
+    parser.add_argument("--no-examples", action="store_true", help="leave the example kernels out of the corpus")
     parser.add_argument("--trace", action="append", default=[], help="a captured .npubin to add")
     parser.add_argument("--config", action="append", type=parse_config,
                         help=f"memory LATENCY:WIDTH:STALL (default {' '.join(DEFAULT_CONFIGS)})")
@@ -214,6 +278,12 @@ def main() -> int:
     parser.add_argument("--corpus-bound", type=float, default=1.0,
                         help="bound of the error of the corpus's total cycles per memory configuration, "
                              "%% (default 1)")
+    parser.add_argument("--exact", action="store_true",
+                        help="exit 1 when a packet of a class of EXACT_TOLERANCE is predicted further "
+                             "from the RTL than its tolerance (in cycles) under a memory configuration "
+                             "without wait states, or requested other bytes than the model counts")
+    parser.add_argument("--exact-tolerance", action="append", type=parse_tolerance, default=[],
+                        metavar="CLASS=CYCLES", help="add or override a class's tolerance of --exact")
     args = parser.parse_args()
     configs = args.config or [parse_config(c) for c in DEFAULT_CONFIGS]
     npu_sim = args.build_dir / "bin" / "npu-sim"
@@ -267,22 +337,36 @@ def main() -> int:
     print(f"\nbytes requested per packet: the model's equal the RTL's for "
           f"{sum(c['packets'] for c in classes.values()) - len(mismatched)} packets, differ for "
           f"{len(mismatched)}" + (f" ({', '.join(f'{op} {n}' for op, n in sorted(by_op.items()))})" if by_op else ""))
+    tolerances = dict(EXACT_TOLERANCE, **dict(args.exact_tolerance))
+    exact_table, exact_excess = exactness(results, configs, tolerances)
+    for name, rows in exact_table.items():
+        print(f"\nexactness, {name}:\n\n| op class | packets | exact | max abs error (cycles) | tolerance |")
+        print("|---|---:|---:|---:|---:|")
+        for op in sorted(rows):
+            row = rows[op]
+            print(f"| {op} | {row['packets']} | {row['exact']} | {row['max_error']} | "
+                  f"{'—' if row['tolerance'] is None else row['tolerance']} |")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({"classes": classes, "streams": streams, "results": results}))
+        pathlib.Path(args.json).write_text(json.dumps({"classes": classes, "streams": streams, "results": results,
+                                                       "exactness": exact_table}))
     if args.plot:
         plot(results, classes, args.plot)
         print(f"\nplot written to {args.plot}")
-    if not args.check:
-        return 0
-    failures = [f"{op}: mean per-packet error {100 * c['mean_error']:.2f} % > {args.class_bound} %"
-                for op, c in sorted(classes.items())
-                if 100 * c["mean_error"] > args.class_bound and not op.endswith("(data-dependent)")]
-    failures += [f"{stream} ({config}): packet {index} ({op}) requested (read, written) = {rtl} bytes, "
-                 f"the model {model}" for stream, config, (index, op, model, rtl) in mismatched]
-    failures += [f"{s['stream']} ({s['config']}): whole-stream error {100 * s['error']:.2f} % > {args.stream_bound} %"
-                 for s in streams if 100 * s["error"] > args.stream_bound]
-    failures += [f"the corpus ({config}): error {100 * error:.2f} % > {args.corpus_bound} %"
-                 for config, error in corpus_errors.items() if 100 * error > args.corpus_bound]
+    failures = []
+    if args.check:
+        failures += [f"{op}: mean per-packet error {100 * c['mean_error']:.2f} % > {args.class_bound} %"
+                     for op, c in sorted(classes.items())
+                     if 100 * c["mean_error"] > args.class_bound and not op.endswith("(data-dependent)")]
+    if args.check or args.exact:
+        failures += [f"{stream} ({config}): packet {index} ({op}) requested (read, written) = {rtl} bytes, "
+                     f"the model {model}" for stream, config, (index, op, model, rtl) in mismatched]
+    if args.check:
+        failures += [f"{s['stream']} ({s['config']}): whole-stream error {100 * s['error']:.2f} % > "
+                     f"{args.stream_bound} %" for s in streams if 100 * s["error"] > args.stream_bound]
+        failures += [f"the corpus ({config}): error {100 * error:.2f} % > {args.corpus_bound} %"
+                     for config, error in corpus_errors.items() if 100 * error > args.corpus_bound]
+    if args.exact:
+        failures += [f"exact: {excess}" for excess in exact_excess]
     for failure in failures:
         print(f"cycle_accuracy: bound exceeded: {failure}", file=sys.stderr)
     return 1 if failures else 0

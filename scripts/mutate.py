@@ -12,12 +12,17 @@ Mutation operators (one edit per mutant, at a seeded random site):
   state      state <= S_A -> state <= S_B (another state of the same machine; RTL only)
 
 An ISS mutant that the regression against the reference model does not
-kill then meets the cycle-model gate: bench/cycle_accuracy.py --check runs
-the examples and --cycle-random generated streams in co-simulation against
-the RTL (values compared bit for bit, each packet's cycles within 5 % of
-the RTL's per op class, its bytes equal), in a second scratch build without
-sanitizers that builds the RTL once. Its performance model (cycles, bytes,
-cycle budgets) has no other check.
+kill then meets the cycle-model gates, in a second scratch build without
+sanitizers that builds the RTL once: first the exact gate
+(bench/cycle_accuracy.py --exact: the examples, --cycle-random generated
+streams and the directed streams of bench/cycle_directed/ at zero wait
+states, every packet of the classes the model times to the cycle within
+its class's tolerance, every packet's bytes equal), then the accuracy gate
+(--check: the examples and the generated streams under three memory
+configurations, each op class within 5 % of the RTL, each stream within
+2 %). Both run in co-simulation against the RTL (values compared bit for
+bit). Its performance model (cycles, bytes, cycle budgets) has no other
+check.
 
 Usage:
   scripts/mutate.py --target iss --count 20 --seed 1 --work /tmp/npu-mutants [--seeds 40]
@@ -183,15 +188,8 @@ def regression(worker, seeds, args, timeout, env=None):
 CYCLE_TARGETS = ["npu-sim", "npu-randgen"]
 
 
-def cycle_gate(build, random_streams, timeout, env, measured):
-    """(failed, why) of bench/cycle_accuracy.py --check on the build's npu-sim: co-simulation of the
-    examples and the random streams against the RTL under three memory configurations. When it
-    completes, `measured` gets the model's worst per-class and per-stream errors (%), so that a
-    mutant the gate lets through shows how far it moved the model."""
-    report = build / "cycle-gate.json"
-    report.unlink(missing_ok=True)
-    cmd = [sys.executable, str(REPO / "bench" / "cycle_accuracy.py"), "--build-dir", str(build),
-           "--random", str(random_streams), "--check", "--json", str(report)]
+def gate_run(cmd, timeout, env):
+    """(exit code or None on a timeout, output) of one bench/cycle_accuracy.py run."""
     # Its own process group: a livelocked mutant's npu-sim processes go with the gate on a timeout.
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           start_new_session=True) as proc:
@@ -200,17 +198,44 @@ def cycle_gate(build, random_streams, timeout, env, measured):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-            return True, f"cycle gate: timeout after {timeout:.0f} s"
-    if report.is_file():
-        result = json.loads(report.read_text())
-        measured["worst_class_error"] = round(100 * max(c["mean_error"] for op, c in result["classes"].items()
-                                                        if "data-dependent" not in op), 2)
-        measured["worst_stream_error"] = round(100 * max(st["error"] for st in result["streams"]), 2)
-    if proc.returncode == 0:
-        return False, ""
-    lines = [line for line in output.splitlines() if line.startswith("cycle_accuracy:")]
-    return True, "cycle gate: " + (lines[0][len("cycle_accuracy:"):].strip() if lines
-                                   else f"exit {proc.returncode}: {output[-200:]}")
+            return None, ""
+    return proc.returncode, output
+
+
+def cycle_gate(build, random_streams, timeout, env, measured):
+    """(failed, why) of the cycle-model gates on the build's npu-sim, in co-simulation against the
+    RTL: the exact gate (bench/cycle_accuracy.py --exact: examples, random and directed streams at
+    zero wait states), then the accuracy gate (--check: examples and random streams under three
+    memory configurations). `measured` gets what the runs that complete measured: the largest
+    |error| in cycles of a class the exact gate holds, and the worst per-class and per-stream errors
+    (%), so that a mutant the gates let through shows how far it moved the model."""
+    bench = [sys.executable, str(REPO / "bench" / "cycle_accuracy.py"), "--build-dir", str(build),
+             "--random", str(random_streams)]
+    gates = [("exact gate", ["--directed", "--config", "20:32:0", "--config", "37:8:0", "--exact"]),
+             ("cycle gate", ["--check"])]
+    deadline = time.monotonic() + timeout
+    for name, options in gates:
+        report = build / "cycle-gate.json"
+        report.unlink(missing_ok=True)
+        code, output = gate_run([*bench, *options, "--json", str(report)],
+                                max(deadline - time.monotonic(), 1), env)
+        if code is None:
+            return True, f"{name}: timeout after {timeout:.0f} s"
+        if report.is_file():
+            result = json.loads(report.read_text())
+            if "--exact" in options:
+                measured["worst_exact_error_cycles"] = max(
+                    (row["max_error"] for rows in result["exactness"].values() for row in rows.values()
+                     if row["tolerance"] is not None), default=0)
+            else:
+                measured["worst_class_error"] = round(100 * max(
+                    c["mean_error"] for op, c in result["classes"].items() if "data-dependent" not in op), 2)
+                measured["worst_stream_error"] = round(100 * max(st["error"] for st in result["streams"]), 2)
+        if code != 0:
+            lines = [line for line in output.splitlines() if line.startswith("cycle_accuracy:")]
+            return True, f"{name}: " + (lines[0][len("cycle_accuracy:"):].strip() if lines
+                                        else f"exit {code}: {output[-200:]}")
+    return False, ""
 
 
 def main():
@@ -291,8 +316,9 @@ def main():
         failed, why = cycle_gate(cycle_build, args.cycle_random, 3600, env, unmutated)
         if failed:
             sys.exit(f"the unmutated tree fails the cycle gate ({why}); fix that first")
-        print(f"cycle gate, unmutated: worst class {unmutated['worst_class_error']} %, "
-              f"worst stream {unmutated['worst_stream_error']} %", flush=True)
+        print(f"cycle gates, unmutated: exact classes within {unmutated['worst_exact_error_cycles']} cycles, "
+              f"worst class {unmutated['worst_class_error']} %, worst stream {unmutated['worst_stream_error']} %",
+              flush=True)
         cycle_timeout = max(120.0, 5 * (time.monotonic() - gate_start))
         print(f"cycle gate budget per mutant: {cycle_timeout:.0f} s", flush=True)
 
@@ -326,7 +352,7 @@ def main():
                         else cycle_gate(cycle_build, args.cycle_random, cycle_timeout, env, measured)
                     entry["cycle_gate"] = measured
                     if failed:
-                        entry.update(status="killed", why=why, killed_by="cycle gate")
+                        entry.update(status="killed", why=why, killed_by=why.split(":")[0])
             entry["seconds"] = round(time.monotonic() - start, 1)
         finally:
             path.write_text(text)
@@ -334,7 +360,8 @@ def main():
         print(f"[{len(results)}] {entry['status']:9} {entry['file']}:{entry['line']} {what}"
               + (f" ({entry['killed_by']}, seed {entry.get('seed')}: {entry.get('why', '')[:80]})"
                  if entry["status"] == "killed" else "")
-              + (f" (cycle model: worst class {entry['cycle_gate']['worst_class_error']} %, worst stream "
+              + (f" (cycle model: exact classes within {entry['cycle_gate']['worst_exact_error_cycles']} cycles, "
+                 f"worst class {entry['cycle_gate']['worst_class_error']} %, worst stream "
                  f"{entry['cycle_gate']['worst_stream_error']} %)"
                  if entry["status"] == "survived" and entry.get("cycle_gate") else ""),
               flush=True)
@@ -345,9 +372,9 @@ def main():
         run(["ninja", "-C", cycle_build, *CYCLE_TARGETS], env=env)
     live = [r for r in results if r["status"] != "stillborn"]
     killed = sum(r["status"] == "killed" for r in live)
-    by_gate = sum(r.get("killed_by") == "cycle gate" for r in live)
+    by_gate = sum(r.get("killed_by") in ("exact gate", "cycle gate") for r in live)
     print(f"{args.target}: {killed} of {len(live)} mutants killed ({100.0 * killed / max(len(live), 1):.1f} %"
-          + (f"; {by_gate} of them by the cycle gate" if cycle_build else "")
+          + (f"; {by_gate} of them by the cycle gates" if cycle_build else "")
           + f"), {len(results) - len(live)} stillborn; details in {report}")
 
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace npu::sim::kernels {
@@ -113,13 +115,41 @@ void gemmScalar(const GemmShape &s, const float *a, const float *b, float *c) {
     }
 }
 
-} // namespace
-
-void gemmReference(const GemmShape &s, const float *a, const float *b, float *c) {
-  gemmScalar(s, a, b, c);
+// Throws unless `held` elements cover `rows` rows of `cols` elements,
+// `pitch` apart, as stored (the transpose already applied).
+void requireCovers(const char *operand, size_t held, size_t rows, size_t cols, size_t pitch) {
+  size_t reach = 0;
+  const bool fits = rows == 0 || cols == 0 ||
+                    (!__builtin_mul_overflow(rows - 1, pitch, &reach) &&
+                     !__builtin_add_overflow(reach, cols, &reach));
+  if (fits && reach <= held)
+    return;
+  throw std::logic_error(
+      std::string("GEMM operand ") + operand + ": its span holds " + std::to_string(held) +
+      " elements, but " + std::to_string(rows) + " rows of " + std::to_string(cols) + " elements " +
+      std::to_string(pitch) + " apart reach " +
+      (fits ? std::to_string(reach) : std::string("past 2^64")) + " from its first");
 }
 
-void gemm(const GemmShape &s, const float *a, const float *b, float *c) {
+void requireSpans(const GemmShape &s, size_t a, size_t b, size_t c) {
+  requireCovers("A", a, s.transA ? s.k : s.m, s.transA ? s.m : s.k, s.lda);
+  requireCovers("B", b, s.transB ? s.n : s.k, s.transB ? s.k : s.n, s.ldb);
+  requireCovers("C", c, s.m, s.n, s.ldc);
+}
+
+} // namespace
+
+void gemmReference(const GemmShape &s, std::span<const float> a, std::span<const float> b,
+                   std::span<float> c) {
+  requireSpans(s, a.size(), b.size(), c.size());
+  gemmScalar(s, a.data(), b.data(), c.data());
+}
+
+void gemm(const GemmShape &s, std::span<const float> aSpan, std::span<const float> bSpan,
+          std::span<float> cSpan) {
+  requireSpans(s, aSpan.size(), bSpan.size(), cSpan.size());
+  const float *a = aSpan.data(), *b = bSpan.data();
+  float *c = cSpan.data();
   if (s.m == 0 || s.n == 0)
     return;
   if (!hostHasAvx2Fma() || s.k == 0) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace npu::sim::kernels {
 
@@ -20,9 +21,15 @@ struct GemmShape {
 
 // Requires the caller to run under FTZ/DAZ round-to-nearest (see
 // FloatEnvGuard); NaN results are canonicalised to 0x7fc00000.
-void gemm(const GemmShape &shape, const float *a, const float *b, float *c);
+// Each span must hold every element the shape reaches through it (a matrix
+// of R rows of C elements, P apart, reaches (R - 1) * P + C): the kernels
+// index the spans' data, so a short span would silently read or write the
+// memory after it. A short span is a bug of the caller: std::logic_error.
+void gemm(const GemmShape &shape, std::span<const float> a, std::span<const float> b,
+          std::span<float> c);
 
-// The obviously-correct loop nest, for tests.
-void gemmReference(const GemmShape &shape, const float *a, const float *b, float *c);
+// The obviously-correct loop nest, for tests; the same span checks.
+void gemmReference(const GemmShape &shape, std::span<const float> a, std::span<const float> b,
+                   std::span<float> c);
 
 } // namespace npu::sim::kernels

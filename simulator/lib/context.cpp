@@ -1,5 +1,7 @@
 #include "context.h"
 
+#include "npu/mem/hex.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -26,9 +28,8 @@ uint8_t *ExecContext::span(uint64_t address, uint64_t count, uint64_t elementSiz
                                  bytes <= r.bytes - (address - r.address);
                         });
   if (!admitted)
-    throw std::logic_error(std::string(info_.mnemonic) + ": the semantics reach " +
-                           std::to_string(count) + " elements of " + std::to_string(elementSize) +
-                           " bytes at " + std::to_string(address) +
+    throw std::logic_error("the semantics reach " + std::to_string(count) + " elements of " +
+                           std::to_string(elementSize) + " bytes at " + mem::fmt::hex(address) +
                            ", outside the ranges the operand checks admitted");
   return memory_.hostSpan(address, bytes, access);
 }

@@ -21,6 +21,7 @@ struct Work {
   // requests are counted by the cycle model as it walks them, timing.cpp).
   uint64_t bytesRead = 0;
   uint64_t bytesWritten = 0;
+  uint64_t writeAddress = 0; // a DMA packet's destination (its place in a beat and a page)
   uint64_t m = 0, k = 0, n = 0, batch = 0; // matrix engine shape
   // The matrix engine's operands: transposes, accumulation, first elements
   // (for their offsets in a beat), pitches and batch strides in elements.

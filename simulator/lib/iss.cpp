@@ -5,7 +5,25 @@
 #include "npu/arith/float_env.h"
 #include "timing.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace npu::sim {
+
+namespace {
+
+// A bug of the semantics (a span outside the checked ranges, a kernel
+// handed less memory than it reaches) names the packet it happened in.
+template <class Op> void executeNamingThePacket(ExecContext &ctx, const Op &op) {
+  try {
+    execute(ctx, op);
+  } catch (const std::logic_error &e) {
+    throw std::logic_error("packet " + std::to_string(ctx.packetIndex()) + " (" +
+                           ctx.info().mnemonic + "): " + e.what());
+  }
+}
+
+} // namespace
 
 const char *modeName(Mode mode) {
   switch (mode) {
@@ -120,7 +138,7 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
     const auto op = isa::inst::Type::fromPacket(packet.data());                                    \
     work = sim::work(op);                                                                          \
     if (executes)                                                                                  \
-      execute(ctx, op);                                                                            \
+      executeNamingThePacket(ctx, op);                                                             \
     break;                                                                                         \
   }
     NPU_FOR_EACH_INSTRUCTION(NPU_DISPATCH)

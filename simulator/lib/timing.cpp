@@ -20,6 +20,19 @@ namespace {
 
 constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
 
+// The bursts of `beats` beats from the one at `address` in order, as the
+// memory port splits a run (npu_mem_bursts.sv): at most HW_AXI_MAX_BURST
+// beats each and never across a 4 KiB page.
+template <class Burst> void forEachBurst(uint64_t address, uint64_t beats, Burst &&burst) {
+  constexpr uint64_t kPageBeats = 4096 / kBeat;
+  for (uint64_t inPage = address / kBeat % kPageBeats; beats;) {
+    const uint64_t take = std::min({beats, uint64_t(isa::hw::kAxiMaxBurst), kPageBeats - inPage});
+    burst(take);
+    beats -= take;
+    inPage = (inPage + take) % kPageBeats;
+  }
+}
+
 // The memory port (rtl/npu_mem_port.sv) as its units see it: the cycles from
 // a unit raising a request to the cycle its done arrives. A read pays one
 // request cycle, the memory's latency, its beats at the memory's width, and
@@ -460,21 +473,49 @@ uint64_t VectorEngine::run(bool &prefetched) {
 // whose reads go one request at a time, a range in requests of at most
 // 64 KiB, a strided run in requests of at most 2,048 elements, while the
 // write side streams the landed bytes out concurrently; the packet ends
-// with the last write's response. Without runs (FILL) it is one write.
+// with the last write's response. Without runs (FILL) it is one write
+// request, split into bursts like any.
 uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   constexpr uint64_t kRequest = 64 * 1024, kElementRows = 2048;
   const Work::Runs &runs = work.runs;
-  if (!runs.count)
-    return satAdd(5, port.write(0, work.bytesWritten));
+  if (!runs.count) {
+    const uint64_t beats = Port::beats(work.writeAddress, work.bytesWritten);
+    uint64_t bursts = 0;
+    forEachBurst(work.writeAddress, beats, [&](uint64_t) { ++bursts; });
+    return satAdd(5, port.writeRuns(work.bytesWritten, beats, bursts));
+  }
   // The write side requests the destination stream as it lands.
   port.add({0, work.bytesWritten});
   if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
-    // One range: its later requests each add a latency to the stream.
-    const uint64_t bytes = runs.elements << runs.elementLog2;
-    const uint64_t requests = std::max<uint64_t>(1, ceilDiv(bytes, kRequest));
-    const uint64_t read = satAdd(port.read(runs.address, bytes),
-                                 satMul(requests - 1, memory.latency + 2));
-    return satAdd(satAdd(3, read), memory.latency + 3);
+    // One range, read and written in requests of at most kRequest bytes: a
+    // further read request costs a cycle to issue, and the beats of each
+    // are counted from its own address. At one cycle per beat the write
+    // side trails the reads by the address cycle of each further burst of
+    // a write request (the memory takes one write burst at a time).
+    const uint64_t bytes = runs.elements << runs.elementLog2, beat = memory.beatCycles();
+    uint64_t read = 0, bubbles = 0, last = 0, readBeats = 0, writeBeats = 0;
+    for (uint64_t at = 0; at < bytes; at += last) {
+      // A further request is issued a cycle after the one before has ended
+      // on its slower side: its reads (their beats, the done cycle and a
+      // beat) or its writes (their beats and 3 cycles), so a destination
+      // of more beats than its source delays it.
+      if (at) {
+        const uint64_t readEnd = readBeats * beat + 1 + beat, writeEnd = writeBeats * beat + 3;
+        read = satAdd(read, 1 + (writeEnd > readEnd ? writeEnd - readEnd : 0));
+      }
+      last = std::min(kRequest, bytes - at);
+      readBeats = Port::beats(runs.address + at, last);
+      writeBeats = Port::beats(work.writeAddress + at, last);
+      read = satAdd(read, port.read(runs.address + at, last));
+      uint64_t writeBursts = 0;
+      forEachBurst(work.writeAddress + at, writeBeats, [&](uint64_t) { ++writeBursts; });
+      bubbles += beat == 1 ? writeBursts - 1 : 0;
+    }
+    // Once the last source beat has landed, the write side sends the
+    // destination beats its bytes fall in, one beat time each.
+    const uint64_t landing = std::min(last, (runs.address + bytes - 1) % kBeat + 1);
+    const uint64_t tail = Port::beats(work.writeAddress + bytes - landing, landing);
+    return satAdd(satAdd(3, read), memory.latency + 3 + (tail - 1) * memory.beatCycles() + bubbles);
   }
   const uint64_t element = uint64_t(1) << runs.elementLog2;
   const Traffic before = port.traffic();
@@ -509,7 +550,7 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
 // takes depth x row tiles x column tiles cycles. The two sides are timed
 // as events, block by block and panel by panel; the panels of a long
 // reduction past the first kExactPanels repeat the last one's steady
-// state, and the blocks past kExactBlocks the average block.
+// state, and the blocks past the first kExactBlocks the last one's.
 // `nextFetch`: the next packet's prefetch, which the command processor
 // issues the first time the memory side waits for the compute side; the
 // memory side's next request waits for it.
@@ -528,23 +569,22 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   // from element `first` of a matrix at `base` (at most BR runs).
   const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
                         uint64_t pitch) {
-    const auto runBeats = [&](uint64_t r) {
-      return Port::beats(base + 4 * (first + r * pitch), 4 * words);
+    const auto eachBurst = [&](auto &&burst) {
+      for (uint64_t r = 0; r < count; ++r) {
+        const uint64_t address = base + 4 * (first + r * pitch);
+        forEachBurst(address, Port::beats(address, 4 * words), burst);
+      }
     };
     uint64_t beats = 0, bursts = 0;
-    for (uint64_t r = 0; r < count; ++r) {
-      const uint64_t n = runBeats(r);
+    eachBurst([&](uint64_t n) {
       beats += n;
-      bursts += ceilDiv(n, isa::hw::kAxiMaxBurst);
-    }
+      ++bursts;
+    });
     // Only a request of more bursts than may be in flight is timed burst by burst.
     uint64_t stall = 0;
     if (bursts > isa::hw::kAxiOutstanding) {
       std::vector<uint64_t> burstBeats;
-      for (uint64_t r = 0; r < count; ++r)
-        for (uint64_t left = runBeats(r); left;
-             left -= std::min<uint64_t>(left, isa::hw::kAxiMaxBurst))
-          burstBeats.push_back(std::min<uint64_t>(left, isa::hw::kAxiMaxBurst));
+      eachBurst([&](uint64_t n) { burstBeats.push_back(n); });
       stall = port.outstandingStall(burstBeats, write);
     }
     const uint64_t bytes = satMul(count, 4 * words);
@@ -564,7 +604,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     }
     memory = std::max(memory, ready);
   };
-  // Offsets in elements wrap harmlessly: only their place in a beat counts.
+  // Offsets in elements wrap harmlessly: only their place in a 4 KiB page counts.
   const auto batchOf = [&](uint64_t b) { return b / blocksN / blocksM; };
   const auto rowsOf = [&](uint64_t b) { return clip(m, b / blocksN % blocksM * BR, BR); };
   const auto colsOf = [&](uint64_t b) { return clip(n, b % blocksN * BR, BR); };
@@ -584,8 +624,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     return memory;
   };
   std::optional<uint64_t> preloaded; // the block's first panels, loaded during the last block
-  uint64_t block = 0;
-  for (; block < blocks && block < kExactBlocks; ++block) {
+  const auto runBlock = [&](uint64_t block) {
     const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
     const uint64_t rows = rowsOf(block), cols = colsOf(block), c = batchOf(block) * o.strideC;
     // The accumulators: a decide cycle, then the old C, or cleared in it.
@@ -629,20 +668,32 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     waitFor(lastCompute);
     memory = satAdd(memory, 1);
     memory = satAdd(memory, runs(true, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc));
+  };
+  if (blocks <= kExactBlocks) {
+    for (uint64_t block = 0; block < blocks; ++block)
+      runBlock(block);
+    return satAdd(memory, 1); // finish
   }
-  if (block < blocks) {
-    // The rest at the average block so far; their bytes exactly: every
-    // block reads its A rows and B columns, K deep, and the old C with acc.
-    const uint64_t perBlock = ceilDiv(memory, block);
-    memory = satAdd(memory, satMul(perBlock, blocks - block));
-    const Traffic sofar = port.traffic();
-    const uint64_t reads = satMul(
-        satAdd(satAdd(satMul(satMul(m, k), blocksN), satMul(satMul(k, n), blocksM)),
-               o.acc ? satMul(m, n) : 0),
-        satMul(work.batch, 4));
-    const uint64_t writes = satMul(satMul(m, n), satMul(work.batch, 4));
-    port.add({reads - std::min(reads, sofar.bytesRead), writes - std::min(writes, sofar.bytesWritten)});
-  }
+  // The blocks between the first ones and the last repeat the steady state
+  // of the last simulated one (the pair it preloads stands for the last
+  // block's); their bytes are counted exactly: every block reads its A rows
+  // and B columns, K deep, and the old C with acc.
+  for (uint64_t block = 0; block + 1 < kExactBlocks; ++block)
+    runBlock(block);
+  const uint64_t before = memory;
+  runBlock(kExactBlocks - 1);
+  const uint64_t shift = satMul(memory - before, blocks - kExactBlocks - 1);
+  for (uint64_t *time : {&memory, &compute, &bufferFree, &*preloaded})
+    *time = satAdd(*time, shift);
+  runBlock(blocks - 1);
+  const Traffic sofar = port.traffic();
+  const uint64_t reads =
+      satMul(satAdd(satAdd(satMul(satMul(m, k), blocksN), satMul(satMul(k, n), blocksM)),
+                    o.acc ? satMul(m, n) : 0),
+             satMul(work.batch, 4));
+  const uint64_t writes = satMul(satMul(m, n), satMul(work.batch, 4));
+  port.add(
+      {reads - std::min(reads, sofar.bytesRead), writes - std::min(writes, sofar.bytesWritten)});
   return satAdd(memory, 1); // finish
 }
 

@@ -8,7 +8,7 @@
 namespace npu::sim {
 
 Work work(const isa::inst::Copy &op) {
-  Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes};
+  Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes, .writeAddress = op.dst};
   w.runs = {.count = 1, .elements = op.bytes, .address = op.src};
   return w;
 }
@@ -19,7 +19,9 @@ void execute(ExecContext &ctx, const isa::inst::Copy &op) {
   std::memcpy(dst.data(), src.data(), op.bytes);
 }
 
-Work work(const isa::inst::Fill &op) { return {.bytesWritten = satMul(op.count, 4)}; }
+Work work(const isa::inst::Fill &op) {
+  return {.bytesWritten = satMul(op.count, 4), .writeAddress = op.dst};
+}
 
 void execute(ExecContext &ctx, const isa::inst::Fill &op) {
   auto dst = ctx.write<uint8_t>(op.dst, uint64_t(op.count) * 4);

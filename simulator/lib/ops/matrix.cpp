@@ -44,6 +44,13 @@ Work matrixWork(uint64_t m, uint64_t k, uint64_t n, uint64_t batch,
   return w;
 }
 
+// Matrix `index` of a batch `stride` elements apart: the rest of the span
+// from its first element (empty past the end, which the kernel rejects).
+template <class T> std::span<T> batchElement(std::span<T> batch, uint64_t index, uint64_t stride) {
+  const uint64_t first = index * stride;
+  return first <= batch.size() ? batch.subspan(first) : std::span<T>{};
+}
+
 } // namespace
 
 Work work(const isa::inst::Matmul &op) {
@@ -56,10 +63,10 @@ Work work(const isa::inst::Matmul &op) {
 void execute(ExecContext &ctx, const isa::inst::Matmul &op) {
   const MatrixLayout l =
       layoutOf(op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb, op.acc);
-  const float *a = ctx.read<float>(op.a, l.aBytes / 4).data();
-  const float *b = ctx.read<float>(op.b, l.bBytes / 4).data();
-  float *c = op.acc ? ctx.update<float>(op.c, l.cBytes / 4).data()
-                    : ctx.write<float>(op.c, l.cBytes / 4).data();
+  const std::span<const float> a = ctx.read<float>(op.a, l.aBytes / 4);
+  const std::span<const float> b = ctx.read<float>(op.b, l.bBytes / 4);
+  const std::span<float> c =
+      op.acc ? ctx.update<float>(op.c, l.cBytes / 4) : ctx.write<float>(op.c, l.cBytes / 4);
   kernels::gemm(l.shape, a, b, c);
 }
 
@@ -78,12 +85,13 @@ void execute(ExecContext &ctx, const isa::inst::Bmm &op) {
   const uint64_t aExtent = extent(op.stride_a, l.aBytes);
   const uint64_t bExtent = extent(op.stride_b, l.bBytes);
   const uint64_t cExtent = extent(op.stride_c, l.cBytes);
-  const float *a = ctx.read<float>(op.a, aExtent / 4).data();
-  const float *b = ctx.read<float>(op.b, bExtent / 4).data();
-  float *c = op.acc ? ctx.update<float>(op.c, cExtent / 4).data()
-                    : ctx.write<float>(op.c, cExtent / 4).data();
+  const std::span<const float> a = ctx.read<float>(op.a, aExtent / 4);
+  const std::span<const float> b = ctx.read<float>(op.b, bExtent / 4);
+  const std::span<float> c =
+      op.acc ? ctx.update<float>(op.c, cExtent / 4) : ctx.write<float>(op.c, cExtent / 4);
   for (uint64_t p = 0; p < op.batch; ++p)
-    kernels::gemm(l.shape, a + p * op.stride_a, b + p * op.stride_b, c + p * op.stride_c);
+    kernels::gemm(l.shape, batchElement(a, p, op.stride_a), batchElement(b, p, op.stride_b),
+                  batchElement(c, p, op.stride_c));
 }
 
 } // namespace npu::sim

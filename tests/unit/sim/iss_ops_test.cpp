@@ -384,6 +384,37 @@ TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
     EXPECT_EQ(perf.stats().ops[i].cycles, both.stats().ops[i].cycles);
 }
 
+// Iss::run knows the stream: it tells every packet but the last that the
+// next one is queued (the command processor prefetches it), as the backends
+// do from the ring's tail, so it charges what stepping with that knowledge
+// charges, and not what stepping without it does.
+TEST(IssModes, RunTellsEveryPacketButTheLastThatTheNextIsQueued) {
+  Twin twin(2);
+  isa::inst::Matmul mm;
+  mm.m = 20;
+  mm.k = 40;
+  mm.n = 24;
+  mm.a = twin.floats(20 * 40);
+  mm.b = twin.floats(40 * 24);
+  mm.c = twin.floats(20 * 24);
+  isa::inst::Softmax sm;
+  sm.rows = 20;
+  sm.cols = 24;
+  sm.src = mm.c;
+  sm.dst = mm.c;
+  const std::vector<isa::Packet> stream = {validPacketOf(mm), validPacketOf(sm),
+                                           validPacketOf(isa::inst::Halt{})};
+  mem::PhysicalMemory a, b, c;
+  sim::Iss run(a, sim::Mode::Perf), told(b, sim::Mode::Perf), untold(c, sim::Mode::Perf);
+  run.run(stream);
+  for (size_t i = 0; i < stream.size(); ++i) {
+    told.step(stream[i], i, i + 1 < stream.size());
+    untold.step(stream[i], i, false);
+  }
+  EXPECT_EQ(run.cycle(), told.cycle());
+  EXPECT_NE(run.cycle(), untold.cycle());
+}
+
 // Cycle and byte counters stop at 2^64-1 and say so, instead of wrapping to
 // a small count: a packet's predicted cycles and the statistics saturate.
 TEST(IssModes, CountersSaturateInsteadOfWrapping) {
