@@ -219,19 +219,6 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
   return cycles;
 }
 
-// The bursts of one range (npu_mem_bursts.sv): at most HW_AXI_MAX_BURST
-// beats, never across a 4 KiB page; `f(beats)` for each.
-template <class F> void forEachBurst(uint64_t address, uint64_t bytes, F f) {
-  uint64_t beat = address / kBeat * kBeat;
-  const uint64_t end = satAdd(address, bytes);
-  while (beat < end) {
-    const uint64_t n = std::min({uint64_t(isa::hw::kAxiMaxBurst), ceilDiv(end - beat, kBeat),
-                                 (4096 - beat % 4096) / kBeat});
-    f(n);
-    beat += n * kBeat;
-  }
-}
-
 class VectorEngine {
 public:
   VectorEngine(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port,
@@ -297,7 +284,7 @@ double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follo
   if (follows)
     readAccepts_.push_back(t);
   double address_cycle = t;
-  forEachBurst(address, bytes, [&](uint64_t n) {
+  forEachBurst(address, Port::beats(address, bytes), [&](uint64_t n) {
     address_cycle += 1 + wait_;
     readData_ = std::max(address_cycle + latency_, readData_) + double(n) * beat_;
   });
@@ -334,7 +321,7 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
   const double address_cycle = t + 1 + wait_;
   double last = writes_.empty() ? -1e300 : writes_.back().lastBeat, response = 0;
   bool first = true;
-  forEachBurst(address, bytes, [&](uint64_t n) {
+  forEachBurst(address, Port::beats(address, bytes), [&](uint64_t n) {
     const double start =
         std::max(first ? address_cycle + 1 : last + 2 + wait_, last + beat_);
     last = start + double(n - 1) * beat_;
