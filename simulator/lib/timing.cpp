@@ -520,6 +520,15 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
       break;
     case Work::RunKind::Pitched: run = satAdd(run, port.pitchedRead(take, element) + 1); break;
     }
+    // The write side sends the request's bytes behind it; at one cycle per
+    // beat each further write burst costs its address cycle (the memory
+    // takes one write burst at a time), which the stream then waits for.
+    if (memory.beatCycles() == 1) {
+      const uint64_t at = work.writeAddress + (done << runs.elementLog2);
+      uint64_t writeBursts = 0;
+      forEachBurst(at, Port::beats(at, take << runs.elementLog2), [&](uint64_t) { ++writeBursts; });
+      run = satAdd(run, writeBursts - 1);
+    }
     done += take;
   }
   // Every run reads what the first one does.
