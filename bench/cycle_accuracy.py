@@ -286,6 +286,8 @@ def main() -> int:
                         metavar="CLASS=CYCLES", help="add or override a class's tolerance of --exact")
     args = parser.parse_args()
     configs = args.config or [parse_config(c) for c in DEFAULT_CONFIGS]
+    if args.exact and not any(c["stall"] == 0 for c in configs):
+        parser.error("--exact needs a --config without wait states (the model is exact only there)")
     npu_sim = args.build_dir / "bin" / "npu-sim"
     if not npu_sim.is_file():
         sys.exit(f"cycle_accuracy: {npu_sim} not found (build first, or --build-dir)")
@@ -296,6 +298,8 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="npu-cycle-accuracy-") as workdir:
         entries = corpus(args, workdir)
+        if not entries:
+            sys.exit("cycle_accuracy: the corpus is empty (--no-examples without --random, --trace or --directed)")
         jobs = [(name, path, config) for config in configs for name, path in entries]
         results = []
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

@@ -335,11 +335,10 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   // The write side requests the destination stream as it lands.
   port.add({0, work.bytesWritten});
   if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
-    // One range, read and written in requests of at most kRequest bytes: a
-    // further read request costs a cycle to issue, and the beats of each
-    // are counted from its own address. At one cycle per beat the write
-    // side trails the reads by the address cycle of each further burst of
-    // a write request (the memory takes one write burst at a time).
+    // One range, read and written in requests of at most kRequest bytes,
+    // the beats of each counted from its own address. At one cycle per beat
+    // the write side trails the reads by the address cycle of each further
+    // burst of a write request (the memory takes one write burst at a time).
     const uint64_t bytes = runs.elements << runs.elementLog2, beat = memory.beatCycles();
     uint64_t read = 0, bubbles = 0, last = 0, readBeats = 0, writeBeats = 0;
     for (uint64_t at = 0; at < bytes; at += last) {
