@@ -21,16 +21,26 @@ constexpr size_t kNc = 2048; // columns of B packed at once (multiple of kNr)
 
 constexpr uint32_t kCanonicalNaN = 0x7fc00000u;
 
-inline float elementA(const GemmShape &s, const float *a, size_t i, size_t k) {
-  return s.transA ? a[k * s.lda + i] : a[i * s.lda + k];
+// The kernels read A and B only through `reach`, so an index past an
+// operand's span is a clear error (std::logic_error) instead of a read of
+// the memory after it; it costs a comparison per packed element.
+const float *reach(std::span<const float> operand, size_t first, size_t count) {
+  if (first > operand.size() || count > operand.size() - first)
+    throw std::logic_error("GEMM kernel: reads elements [" + std::to_string(first) + ", " +
+                           std::to_string(first + count) + ") of an operand span of " +
+                           std::to_string(operand.size()));
+  return operand.data() + first;
 }
-inline float elementB(const GemmShape &s, const float *b, size_t k, size_t j) {
-  return s.transB ? b[j * s.ldb + k] : b[k * s.ldb + j];
+float elementA(const GemmShape &s, std::span<const float> a, size_t i, size_t k) {
+  return *reach(a, s.transA ? k * s.lda + i : i * s.lda + k, 1);
+}
+float elementB(const GemmShape &s, std::span<const float> b, size_t k, size_t j) {
+  return *reach(b, s.transB ? j * s.ldb + k : k * s.ldb + j, 1);
 }
 
 // A[ic:ic+mc, pc:pc+kc] as kMr-row panels, k-major inside a panel; rows past
 // the matrix are zero so the kernel needs no row tail.
-void packA(const GemmShape &s, const float *a, size_t ic, size_t mc, size_t pc, size_t kc,
+void packA(const GemmShape &s, std::span<const float> a, size_t ic, size_t mc, size_t pc, size_t kc,
            float *out) {
   for (size_t ir = 0; ir < mc; ir += kMr) {
     size_t rows = std::min(kMr, mc - ir);
@@ -45,14 +55,14 @@ void packA(const GemmShape &s, const float *a, size_t ic, size_t mc, size_t pc, 
 }
 
 // B[pc:pc+kc, jc:jc+nc] as kNr-column panels, k-major inside a panel.
-void packB(const GemmShape &s, const float *b, size_t pc, size_t kc, size_t jc, size_t nc,
+void packB(const GemmShape &s, std::span<const float> b, size_t pc, size_t kc, size_t jc, size_t nc,
            float *out) {
   for (size_t jr = 0; jr < nc; jr += kNr) {
     size_t cols = std::min(kNr, nc - jr);
     for (size_t p = 0; p < kc; ++p) {
       float *dst = out + p * kNr;
       if (!s.transB && cols == kNr) {
-        std::memcpy(dst, b + (pc + p) * s.ldb + jc + jr, kNr * sizeof(float));
+        std::memcpy(dst, reach(b, (pc + p) * s.ldb + jc + jr, kNr), kNr * sizeof(float));
         continue;
       }
       for (size_t c = 0; c < cols; ++c)
@@ -103,7 +113,7 @@ bool hostHasAvx2Fma() {
 
 // Scalar form of the same order, used where the host lacks AVX2/FMA; fmaf
 // is a true fused multiply-add and honours MXCSR like the vector path.
-void gemmScalar(const GemmShape &s, const float *a, const float *b, float *c) {
+void gemmScalar(const GemmShape &s, std::span<const float> a, std::span<const float> b, float *c) {
   for (size_t i = 0; i < s.m; ++i)
     for (size_t j = 0; j < s.n; ++j) {
       float acc = s.accumulate ? c[i * s.ldc + j] : 0.0f;
@@ -142,13 +152,12 @@ void requireSpans(const GemmShape &s, size_t a, size_t b, size_t c) {
 void gemmReference(const GemmShape &s, std::span<const float> a, std::span<const float> b,
                    std::span<float> c) {
   requireSpans(s, a.size(), b.size(), c.size());
-  gemmScalar(s, a.data(), b.data(), c.data());
+  gemmScalar(s, a, b, c.data());
 }
 
-void gemm(const GemmShape &s, std::span<const float> aSpan, std::span<const float> bSpan,
+void gemm(const GemmShape &s, std::span<const float> a, std::span<const float> b,
           std::span<float> cSpan) {
-  requireSpans(s, aSpan.size(), bSpan.size(), cSpan.size());
-  const float *a = aSpan.data(), *b = bSpan.data();
+  requireSpans(s, a.size(), b.size(), cSpan.size());
   float *c = cSpan.data();
   if (s.m == 0 || s.n == 0)
     return;

@@ -25,6 +25,8 @@ struct GemmShape {
 // of R rows of C elements, P apart, reaches (R - 1) * P + C): the kernels
 // index the spans' data, so a short span would silently read or write the
 // memory after it. A short span is a bug of the caller: std::logic_error.
+// The kernels also read A and B through checked indices, so their own
+// index bugs throw the same instead of reading past an operand.
 void gemm(const GemmShape &shape, std::span<const float> a, std::span<const float> b,
           std::span<float> c);
 

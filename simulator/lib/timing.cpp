@@ -474,11 +474,10 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   // The write side requests the destination stream as it lands.
   port.add({0, work.bytesWritten});
   if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
-    // One range, read and written in requests of at most kRequest bytes: a
-    // further read request costs a cycle to issue, and the beats of each
-    // are counted from its own address. At one cycle per beat the write
-    // side trails the reads by the address cycle of each further burst of
-    // a write request (the memory takes one write burst at a time).
+    // One range, read and written in requests of at most kRequest bytes,
+    // the beats of each counted from its own address. At one cycle per beat
+    // the write side trails the reads by the address cycle of each further
+    // burst of a write request (the memory takes one write burst at a time).
     const uint64_t bytes = runs.elements << runs.elementLog2, beat = memory.beatCycles();
     uint64_t read = 0, bubbles = 0, last = 0, readBeats = 0, writeBeats = 0;
     for (uint64_t at = 0; at < bytes; at += last) {
@@ -670,18 +669,34 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
       runBlock(block);
     return satAdd(memory, 1); // finish
   }
-  // The blocks between the first ones and the last repeat the steady state
-  // of the last simulated one (the pair it preloads stands for the last
-  // block's); their bytes are counted exactly: every block reads its A rows
-  // and B columns, K deep, and the old C with acc.
-  for (uint64_t block = 0; block + 1 < kExactBlocks; ++block)
+  // Blocks repeat with the period of their place in the grid and of their
+  // operands' places in a 4 KiB page, which the batch strides move. Past
+  // kExactBlocks, whole periods repeat the steady state of the last
+  // simulated period (one block when a period is longer than half of
+  // kExactBlocks: then blocks at other places differ by a few cycles), and
+  // the last blocks are simulated again (the pair the last simulated block
+  // preloads stands for the first of them). Their bytes are counted
+  // exactly: every block reads its A rows and B columns, K deep, and the
+  // old C with acc.
+  const auto pagePeriod = [](uint64_t stride) {
+    return 4096 / std::gcd<uint64_t>(4096, stride * 4 % 4096);
+  };
+  const uint64_t period =
+      satMul(satMul(blocksM, blocksN),
+             std::lcm(std::lcm(pagePeriod(o.strideA), pagePeriod(o.strideB)), pagePeriod(o.strideC)));
+  const uint64_t window = period <= kExactBlocks / 2 ? period : 1;
+  uint64_t before = 0;
+  for (uint64_t block = 0; block < kExactBlocks; ++block) {
+    if (block == kExactBlocks - window)
+      before = memory;
     runBlock(block);
-  const uint64_t before = memory;
-  runBlock(kExactBlocks - 1);
-  const uint64_t shift = satMul(memory - before, blocks - kExactBlocks - 1);
+  }
+  const uint64_t rest = blocks - kExactBlocks, periods = (rest - 1) / window;
+  const uint64_t shift = satMul(memory - before, periods);
   for (uint64_t *time : {&memory, &compute, &bufferFree, &*preloaded})
     *time = satAdd(*time, shift);
-  runBlock(blocks - 1);
+  for (uint64_t block = blocks - (rest - periods * window); block < blocks; ++block)
+    runBlock(block);
   const Traffic sofar = port.traffic();
   const uint64_t reads =
       satMul(satAdd(satAdd(satMul(satMul(m, k), blocksN), satMul(satMul(k, n), blocksM)),
