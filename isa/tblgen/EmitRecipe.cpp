@@ -345,6 +345,9 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  // The address operands of the pre-load, the row load (row i's at i times\n"
         "  // its words, or its index's size) and the row store (-1: none).\n"
         "  int8_t preLoadOperand, rowLoadOperand, rowStoreOperand;\n"
+        "  // Index: the streams (mask) that start at the index's row of operand\n"
+        "  // indexBase on each row.\n"
+        "  uint8_t rebase;\n  int8_t indexBase;\n"
         "  uint8_t numPasses;\n  Pass passes[3];\n};\n\n";
   std::vector<std::string> steps;
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
@@ -388,7 +391,8 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
                          ", " + std::to_string(r.indexSkip) + ", " +
                          std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " +
                          std::to_string(r.preLoad) + ", " + std::to_string(r.rowLoadOperand) + ", " +
-                         std::to_string(r.rowStore) + ", " + std::to_string(r.passes.size()) + ", {";
+                         std::to_string(r.rowStore) + ", " + std::to_string(r.rebase) + ", " +
+                         std::to_string(r.indexBase) + ", " + std::to_string(r.passes.size()) + ", {";
       for (const RecipePass &p : r.passes) {
         const std::string elementSteps = addSteps(p.steps);
         text += "{" + std::to_string(p.inputs) + ", " + std::to_string(p.outputs) + ", " +

@@ -246,8 +246,12 @@ private:
   // The pass's chunks from `c` (its first S_PASS); the cycle after it.
   double pass(const isa::recipe::Pass &pass, uint64_t row, double c);
   double row(uint64_t row, double c);
+  // A stream that starts at an index's row starts where the row's index
+  // says; the model takes the indices to be distinct, as row numbers.
   uint64_t streamAddress(unsigned s, uint64_t row, uint64_t j0) const {
     const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
+    if (r_.rebase >> s & 1)
+      return decoded_.operands[r_.indexBase] + row * rowBytes + 4 * j0;
     return decoded_.operands[r_.streamOperand[s]] + (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) +
            4 * j0;
   }
