@@ -685,9 +685,9 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   const auto pagePeriod = [](uint64_t stride) {
     return 4096 / std::gcd<uint64_t>(4096, stride * 4 % 4096);
   };
-  const uint64_t period =
-      satMul(satMul(blocksM, blocksN),
-             std::lcm(std::lcm(pagePeriod(o.strideA), pagePeriod(o.strideB)), pagePeriod(o.strideC)));
+  const uint64_t period = satMul(
+      satMul(blocksM, blocksN),
+      std::lcm(std::lcm(pagePeriod(o.strideA), pagePeriod(o.strideB)), pagePeriod(o.strideC)));
   const uint64_t window = period <= kExactBlocks / 2 ? period : 1;
   uint64_t before = 0;
   for (uint64_t block = 0; block < kExactBlocks; ++block) {
