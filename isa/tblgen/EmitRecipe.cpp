@@ -365,9 +365,8 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
     for (const RecipeDef &r : inst.recipes) {
       const size_t firstCondition = conditions.size();
       for (const RecipeCondition &c : r.when)
-        conditions.push_back("{" + std::to_string(c.operand) + ", " +
-                             (c.equal ? "true" : "false") + ", 0x" + llvm::utohexstr(c.value) +
-                             "}");
+        conditions.push_back("{" + std::to_string(c.operand) + ", " + (c.equal ? "true" : "false") +
+                             ", 0x" + llvm::utohexstr(c.value) + "}");
       unsigned zeroFirstRow = 0, perRow = 0;
       int streamOperand[7] = {-1, -1, -1, -1, -1, -1, -1};
       for (const RecipeStream &s : r.streams) {
@@ -380,19 +379,18 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         streams += std::to_string(operand) + ", ";
       streams += "}";
       const char *rowLoads[] = {"RowLoad::None", "RowLoad::Scalar", "RowLoad::Index"};
-      std::string text = "    {0x" + llvm::utohexstr(inst.opcode) + ", \"" + r.name + "\", " +
-                         std::to_string(firstCondition) + ", " + std::to_string(r.when.size()) +
-                         ", " + std::to_string(r.rows) + ", " + std::to_string(r.cols) + ", " +
-                         std::to_string(zeroFirstRow) + ", " + streams + ", " +
-                         std::to_string(perRow) + ", " +
-                         std::to_string(r.preLoad < 0 ? 0 : r.preLoadWords) + ", " +
-                         addSteps(r.pre) + ", " + rowLoads[static_cast<int>(r.rowLoad)] + ", " +
-                         std::to_string(r.rowLoadWords) + ", " + std::to_string(r.indexType) +
-                         ", " + std::to_string(r.indexSkip) + ", " +
-                         std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " +
-                         std::to_string(r.preLoad) + ", " + std::to_string(r.rowLoadOperand) + ", " +
-                         std::to_string(r.rowStore) + ", " + std::to_string(r.rebase) + ", " +
-                         std::to_string(r.indexBase) + ", " + std::to_string(r.passes.size()) + ", {";
+      std::string text =
+          "    {0x" + llvm::utohexstr(inst.opcode) + ", \"" + r.name + "\", " +
+          std::to_string(firstCondition) + ", " + std::to_string(r.when.size()) + ", " +
+          std::to_string(r.rows) + ", " + std::to_string(r.cols) + ", " +
+          std::to_string(zeroFirstRow) + ", " + streams + ", " + std::to_string(perRow) + ", " +
+          std::to_string(r.preLoad < 0 ? 0 : r.preLoadWords) + ", " + addSteps(r.pre) + ", " +
+          rowLoads[static_cast<int>(r.rowLoad)] + ", " + std::to_string(r.rowLoadWords) + ", " +
+          std::to_string(r.indexType) + ", " + std::to_string(r.indexSkip) + ", " +
+          std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " + std::to_string(r.preLoad) +
+          ", " + std::to_string(r.rowLoadOperand) + ", " + std::to_string(r.rowStore) + ", " +
+          std::to_string(r.rebase) + ", " + std::to_string(r.indexBase) + ", " +
+          std::to_string(r.passes.size()) + ", {";
       for (const RecipePass &p : r.passes) {
         const std::string elementSteps = addSteps(p.steps);
         text += "{" + std::to_string(p.inputs) + ", " + std::to_string(p.outputs) + ", " +

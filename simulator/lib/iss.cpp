@@ -103,7 +103,8 @@ std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> pac
   // The bytes the engine moves for this packet (the cycle model's requests).
   const Traffic &traffic = a->timing.traffic;
   const uint64_t busiest = std::max(traffic.bytesRead, traffic.bytesWritten);
-  r.memoryCycles = ceilDiv(busiest, std::min<uint64_t>(memory.bytesPerCycle, isa::hw::kAxiDataBytes));
+  r.memoryCycles =
+      ceilDiv(busiest, std::min<uint64_t>(memory.bytesPerCycle, isa::hw::kAxiDataBytes));
   return r;
 }
 
@@ -133,7 +134,7 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   arith::FloatEnvGuard floatEnv;
   Work work;
   switch (info.opcode) {
-#define NPU_DISPATCH(NAME, Type, family)                                                            \
+#define NPU_DISPATCH(NAME, Type, family)                                                           \
   case isa::Opcode::NAME: {                                                                        \
     const auto op = isa::inst::Type::fromPacket(packet.data());                                    \
     work = sim::work(op);                                                                          \

@@ -72,7 +72,8 @@ public:
     bytesRead_ = satAdd(bytesRead_, satMul(elements, elementBytes));
     if (!elements)
       return transfer(kReadOverhead, 1, 0, 0);
-    const uint64_t end = burstsEnd(std::vector<uint64_t>(elements, 1), false, isa::hw::kAxiOutstanding);
+    const uint64_t end =
+        burstsEnd(std::vector<uint64_t>(elements, 1), false, isa::hw::kAxiOutstanding);
     const double cycles = double(end + 1) + wait_ * double(2 * elements) + 0.5;
     return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
   }
@@ -139,8 +140,7 @@ private:
 
   // `beats` beats, of which `timed` take their full beat time.
   uint64_t transfer(uint64_t overhead, unsigned handshakes, uint64_t beats, uint64_t timed) const {
-    const uint64_t cycles =
-        satAdd(overhead + memory_.latency, satMul(timed, memory_.beatCycles()));
+    const uint64_t cycles = satAdd(overhead + memory_.latency, satMul(timed, memory_.beatCycles()));
     if (!memory_.stallPercent)
       return cycles;
     const double waits = wait_ * (double(handshakes) + double(beats)) + 0.5;
@@ -252,8 +252,8 @@ private:
     const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
     if (r_.rebase >> s & 1)
       return decoded_.operands[r_.indexBase] + row * rowBytes + 4 * j0;
-    return decoded_.operands[r_.streamOperand[s]] + (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) +
-           4 * j0;
+    return decoded_.operands[r_.streamOperand[s]] +
+           (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) + 4 * j0;
   }
 
   const isa::recipe::Recipe &r_;
@@ -326,8 +326,7 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
   double last = writes_.empty() ? -1e300 : writes_.back().lastBeat, response = 0;
   bool first = true;
   forEachBurst(address, Port::beats(address, bytes), [&](uint64_t n) {
-    const double start =
-        std::max(first ? address_cycle + 1 : last + 2 + wait_, last + beat_);
+    const double start = std::max(first ? address_cycle + 1 : last + 2 + wait_, last + beat_);
     last = start + double(n - 1) * beat_;
     response = last + latency_ + wait_;
     first = false;
@@ -511,9 +510,9 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   const Traffic before = port.traffic();
   uint64_t run = runs.indexBytes ? port.read(0, runs.indexBytes) + 3 : 1;
   for (uint64_t done = 0; done < runs.elements;) {
-    const uint64_t take = std::min(runs.elements - done, runs.kind == Work::RunKind::Range
-                                                             ? kRequest >> runs.elementLog2
-                                                             : kElementRows);
+    const uint64_t take =
+        std::min(runs.elements - done,
+                 runs.kind == Work::RunKind::Range ? kRequest >> runs.elementLog2 : kElementRows);
     switch (runs.kind) {
     case Work::RunKind::Range:
       run = satAdd(run, port.read(runs.address, take << runs.elementLog2) + 1);
@@ -741,10 +740,11 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
   case isa::Engine::Vector:
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
       bool prefetched = false;
-      cycles = satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch).run(prefetched));
+      cycles =
+          satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch).run(prefetched));
       Traffic traffic = engine.traffic();
-      traffic.upperBound = recipe->indexSkip >= 0 &&
-                           int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;
+      traffic.upperBound =
+          recipe->indexSkip >= 0 && int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;
       return {cycles, traffic, prefetched};
     }
     break;
