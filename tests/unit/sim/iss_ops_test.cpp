@@ -132,7 +132,8 @@ TEST(IssOps, DataMovement) {
     const uint64_t es = uint64_t(1) << static_cast<unsigned>(cs.esize);
     const uint64_t base = twin.bytes(static_cast<uint64_t>(high - low + 1) * es);
     cs.src = base + static_cast<uint64_t>(-low) * es;
-    std::tie(cs.size0, cs.size1, cs.size2, cs.size3) = std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
+    std::tie(cs.size0, cs.size1, cs.size2, cs.size3) =
+        std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
     std::tie(cs.stride0, cs.stride1, cs.stride2, cs.stride3) =
         std::tuple(strides[0], strides[1], strides[2], strides[3]);
     cs.dst = twin.bytes(uint64_t(sizes[0]) * sizes[1] * sizes[2] * sizes[3] * es);
@@ -161,7 +162,7 @@ TEST(IssOps, Matmul) {
     mm.b = twin.floats(uint64_t(bRows) * (mm.ldb ? mm.ldb : bCols), special);
     mm.c = twin.floats(uint64_t(mm.m) * (mm.ldc ? mm.ldc : mm.n), special);
     twin.runAndCompare(validPacketOf(mm), "matmul " + std::to_string(mm.m) + "x" +
-                                         std::to_string(mm.k) + "x" + std::to_string(mm.n));
+                                              std::to_string(mm.k) + "x" + std::to_string(mm.n));
   }
 }
 
@@ -357,21 +358,26 @@ TEST(IssOps, EmbeddingAndItsBackward) {
   }
 }
 
-TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
-  Twin twin(1);
+// An m x k x n MATMUL and a SOFTMAX over its product, in place.
+std::vector<isa::Packet> matmulThenSoftmax(Twin &twin, uint32_t m, uint32_t k, uint32_t n) {
   isa::inst::Matmul mm;
-  mm.m = 33;
-  mm.k = 70;
-  mm.n = 17;
-  mm.a = twin.floats(33 * 70);
-  mm.b = twin.floats(70 * 17);
-  mm.c = twin.floats(33 * 17);
+  mm.m = m;
+  mm.k = k;
+  mm.n = n;
+  mm.a = twin.floats(uint64_t(m) * k);
+  mm.b = twin.floats(uint64_t(k) * n);
+  mm.c = twin.floats(uint64_t(m) * n);
   isa::inst::Softmax sm;
-  sm.rows = 33;
-  sm.cols = 17;
+  sm.rows = m;
+  sm.cols = n;
   sm.src = mm.c;
   sm.dst = mm.c;
-  const std::vector<isa::Packet> stream = {validPacketOf(mm), validPacketOf(sm)};
+  return {validPacketOf(mm), validPacketOf(sm)};
+}
+
+TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
+  Twin twin(1);
+  const std::vector<isa::Packet> stream = matmulThenSoftmax(twin, 33, 70, 17);
   mem::PhysicalMemory a, b, c;
   sim::Iss perf(a, sim::Mode::Perf), both(b, sim::Mode::Both), func(c, sim::Mode::Func);
   perf.run(stream);
@@ -390,20 +396,8 @@ TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
 // charges, and not what stepping without it does.
 TEST(IssModes, RunTellsEveryPacketButTheLastThatTheNextIsQueued) {
   Twin twin(2);
-  isa::inst::Matmul mm;
-  mm.m = 20;
-  mm.k = 40;
-  mm.n = 24;
-  mm.a = twin.floats(20 * 40);
-  mm.b = twin.floats(40 * 24);
-  mm.c = twin.floats(20 * 24);
-  isa::inst::Softmax sm;
-  sm.rows = 20;
-  sm.cols = 24;
-  sm.src = mm.c;
-  sm.dst = mm.c;
-  const std::vector<isa::Packet> stream = {validPacketOf(mm), validPacketOf(sm),
-                                           validPacketOf(isa::inst::Halt{})};
+  std::vector<isa::Packet> stream = matmulThenSoftmax(twin, 20, 40, 24);
+  stream.push_back(validPacketOf(isa::inst::Halt{}));
   mem::PhysicalMemory a, b, c;
   sim::Iss run(a, sim::Mode::Perf), told(b, sim::Mode::Perf), untold(c, sim::Mode::Perf);
   run.run(stream);
