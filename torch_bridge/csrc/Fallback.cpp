@@ -10,7 +10,9 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 namespace npu::bridge {
@@ -63,6 +65,32 @@ void checkDevices(const c10::OperatorHandle &op, const torch::jit::Stack &stack,
   }
 }
 
+// PyTorch's cpu_fallback puts new results on the device of the first tensor
+// argument, which is the host when that is a 0-dim CPU scalar (`1 - t` is
+// sub(wrapped 1, t)). A result of an op with npu arguments belongs on the
+// npu, unless it is one of the CPU arguments itself (an in-place op on it).
+void moveResultsToNpu(torch::jit::Stack &stack, size_t returns, c10::Device npu,
+                      const std::vector<const c10::TensorImpl *> &cpuArguments) {
+  auto place = [&](const at::Tensor &t) {
+    const bool isCpuArgument =
+        std::find(cpuArguments.begin(), cpuArguments.end(), t.unsafeGetTensorImpl()) !=
+        cpuArguments.end();
+    return t.defined() && t.device().is_cpu() && !isCpuArgument
+               ? t.to(npu)
+               : t;
+  };
+  for (size_t i = stack.size() - returns; i < stack.size(); ++i) {
+    if (stack[i].isTensor()) {
+      stack[i] = place(stack[i].toTensor());
+    } else if (stack[i].isTensorList()) {
+      c10::List<at::Tensor> list = stack[i].toTensorList();
+      for (size_t j = 0; j < list.size(); ++j)
+        list.set(j, place(list.get(j)));
+      stack[i] = list;
+    }
+  }
+}
+
 } // namespace
 
 void checkOnNpu(const at::Tensor &t, const std::string &op, const std::string &argument) {
@@ -91,7 +119,27 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   if (logOps())
     logLine("CPU", name + " " + describeArguments(op, *stack));
   flush();
+  std::vector<const c10::TensorImpl *> cpuArguments;
+  std::optional<c10::Device> npuDevice;
+  const size_t arguments = op.schema().arguments().size();
+  for (size_t i = stack->size() - arguments; i < stack->size(); ++i) {
+    auto note = [&](const at::Tensor &t) {
+      if (!t.defined())
+        return;
+      if (isNpu(t))
+        npuDevice = npuDevice.value_or(t.device());
+      else
+        cpuArguments.push_back(t.unsafeGetTensorImpl());
+    };
+    if ((*stack)[i].isTensor())
+      note((*stack)[i].toTensor());
+    else if ((*stack)[i].isTensorList())
+      for (const at::Tensor &t : (*stack)[i].toTensorList())
+        note(t);
+  }
   at::native::cpu_fallback(op, stack);
+  if (npuDevice)
+    moveResultsToNpu(*stack, op.schema().returns().size(), *npuDevice, cpuArguments);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

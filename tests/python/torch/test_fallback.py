@@ -45,6 +45,16 @@ def test_unsupported_dtypes_of_native_ops_fall_back():
     assert {"aten::add.Tensor", "aten::mm"} <= torch.npu.fallback_stats().keys()
 
 
+def test_fallback_results_stay_on_the_npu_when_a_cpu_scalar_comes_first():
+    # `1 - t` is sub(wrapped 1, t): PyTorch's cpu_fallback would put the
+    # result on the device of its first argument, the host.
+    t = torch.arange(4).to("npu")
+    result = 1 - t
+    assert result.device.type == "npu"
+    assert torch.equal(result.cpu(), 1 - torch.arange(4))
+    assert torch.equal((torch.tensor(5).to("npu") * (1 - t)).cpu(), 5 * (1 - torch.arange(4)))
+
+
 def test_strict_mode_refuses_fallbacks_by_name():
     x = torch.randn(3).to("npu")
     torch.npu.set_strict(True)
