@@ -56,6 +56,13 @@ class EnumValue<string name, int value, string doc = ""> {
   string Name = name;
   int Value = value;
   string Doc = doc;
+  // The size in bytes of one element, for the values of an enumeration of
+  // element types (every value of such an enumeration has one: 1, 2, 4 or
+  // 8); 0 in other enumerations.
+  int Bytes = 0;
+}
+class SizedValue<string name, int value, int bytes, string doc> : EnumValue<name, value, doc> {
+  let Bytes = bytes;
 }
 
 class EnumType<string name, list<EnumValue> values, string doc> {
@@ -82,6 +89,10 @@ class Operand<string name, OperandKind kind, Field slot, string doc> {
   // after the positional ones and take Default when omitted.
   bit Optional = 0;
   int Default = 0;
+  // An enum operand that accepts only these of its enumeration's values
+  // (names); empty: every value. Any other value is an InvalidOperand fault
+  // of the operand and an assembler error.
+  list<string> Accepts = [];
 }
 
 // Shorthands the instruction files use.
@@ -176,13 +187,14 @@ class Extent<string kind> {
 }
 
 // ElemBytes times the product of Factors (DimOp operands, so every factor is
-// at least 1), times 2^v for the value v of the operand ShiftBy when one is
-// named (an element size chosen by an enum or flag).
-class Product<list<string> factors, int elemBytes = 4, string shiftBy = "">
+// at least 1), times the element size (EnumValue's Bytes) of the value of
+// the enum operand SizeBy when one is named (an element size or type
+// chosen per packet; ElemBytes is then 1).
+class Product<list<string> factors, int elemBytes = 4, string sizeBy = "">
     : Extent<"product"> {
   list<string> Factors = factors;
   int ElemBytes = elemBytes;
-  string ShiftBy = shiftBy;
+  string SizeBy = sizeBy;
 }
 
 // One Product per value of the enum operand Selector, in value order (the

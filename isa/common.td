@@ -1,15 +1,24 @@
 //===- common.td - Operand types shared by several families ---------------===//
 
-def DType : EnumType<"DType", [EnumValue<"f32", 0, "IEEE binary32">],
-                     "Element data type of a compute instruction (flags bits 0-3). "
-                     "v1 defines only f32; the field reserves room for bf16/fp16.">;
+def DType : EnumType<"DType",
+    [SizedValue<"f32", 0, 4, "IEEE binary32">,
+     SizedValue<"bf16", 1, 2, "bfloat16: binary32's high half">,
+     SizedValue<"f16", 2, 2, "IEEE binary16">,
+     SizedValue<"i32", 3, 4, "32-bit two's-complement integer">,
+     SizedValue<"i64", 4, 8, "64-bit two's-complement integer">,
+     SizedValue<"b8", 5, 1, "truth value in one byte (torch.bool): 0 false, any other value true">],
+    "Element data type of a compute instruction (flags bits 0-3); docs/types.md.">;
 
-// Every compute instruction carries the data type in flags bits 0-3.
-defvar DTypeOp = EnumOp<"dtype", DType, FlagBits<0, 4>, "element data type">;
+// Every compute instruction carries the data type in flags bits 0-3, and
+// accepts the types it names.
+class DTypeOf<list<string> accepts> : EnumOp<"dtype", DType, FlagBits<0, 4>, "element data type"> {
+  let Accepts = accepts;
+}
+defvar DTypeOp = DTypeOf<["f32"]>;
 
 def ElemSize : EnumType<"ElemSize",
-    [EnumValue<"byte", 0, "1-byte elements">, EnumValue<"half", 1, "2-byte elements">,
-     EnumValue<"word", 2, "4-byte elements">, EnumValue<"quad", 3, "8-byte elements">],
+    [SizedValue<"byte", 0, 1, "1-byte elements">, SizedValue<"half", 1, 2, "2-byte elements">,
+     SizedValue<"word", 2, 4, "4-byte elements">, SizedValue<"quad", 3, 8, "8-byte elements">],
     "Element size of a strided copy.">;
 
 def Broadcast : EnumType<"Broadcast",
@@ -20,7 +29,7 @@ def Broadcast : EnumType<"Broadcast",
     "How the second operand of a binary elementwise instruction is broadcast.">;
 
 def IndexType : EnumType<"IndexType",
-    [EnumValue<"i32", 0, "32-bit signed indices">, EnumValue<"i64", 1, "64-bit signed indices">],
+    [SizedValue<"i32", 0, 4, "32-bit signed indices">, SizedValue<"i64", 1, 8, "64-bit signed indices">],
     "Type of the index tensor of a gather.">;
 
 // Bit pattern of 1.0f, the default of scale-like operands.

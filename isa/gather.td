@@ -12,7 +12,7 @@ def EMBEDDING : Instruction<"embedding", 0x90, "gather",
   let Semantics = "dst[t][:] = table[indices[t]][:]; an index outside [0, rows) is a fault.";
   let Memory = [MemOperand<"dst", "w", Product<["count", "dim"]>>,
                 MemOperand<"table", "r", Product<["rows", "dim"]>>,
-                IndexOperand<"indices", Product<["count"], 4, "itype">, "rows">];
+                IndexOperand<"indices", Product<["count"], 1, "itype">, "rows">];
   let Disjoints = [Disjoint<"dst", "table">, Disjoint<"dst", "indices">];
 }
 
@@ -36,7 +36,7 @@ def EMBEDDING_BWD : Instruction<"embedding_bwd", 0x91, "gather",
                   "dtable[indices[t]][:] += dy[t][:] (one rounding per addition).";
   let Memory = [MemOperand<"dtable", "rw", Product<["rows", "dim"]>>,
                 MemOperand<"dy", "r", Product<["count", "dim"]>>,
-                IndexOperand<"indices", Product<["count"], 4, "itype">, "rows">];
+                IndexOperand<"indices", Product<["count"], 1, "itype">, "rows">];
   let Disjoints = [Disjoint<"dtable", "dy">, Disjoint<"dtable", "indices">];
   let Recipes = [EmbeddingBwdRecipe<>];
 }

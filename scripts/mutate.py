@@ -185,7 +185,7 @@ def regression(worker, seeds, args, timeout, env=None):
     return None, ""
 
 
-CYCLE_TARGETS = ["npu-sim", "npu-randgen"]
+CYCLE_TARGETS = ["npu-sim", "npu-randgen", "npu-isa"]
 
 
 def gate_run(cmd, timeout, env):

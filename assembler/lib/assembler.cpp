@@ -318,13 +318,6 @@ std::string syntaxOf(const InstrInfo &ins) {
   return s;
 }
 
-std::string enumNames(const isa::EnumInfo &e) {
-  std::string s;
-  for (uint32_t i = 0; i < e.numValues; ++i)
-    s += (i ? ", " : "") + std::string(e.values[i].name);
-  return s;
-}
-
 uint64_t widthMask(unsigned width) {
   return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
 }
@@ -1341,9 +1334,7 @@ bool Assembler::operandBits(const InstrInfo &ins, const OperandInfo &op, const V
     }
     out = v.bits & 0xffffffffu;
     return true;
-  case OperandKind::Enum:
-    why = name() + " expects one of: " + enumNames(*op.enumInfo);
-    return false;
+  case OperandKind::Enum: why = name() + " expects one of: " + isa::acceptedNames(op); return false;
   default: break;
   }
   if (v.isFloat) {
@@ -1403,9 +1394,9 @@ bool Assembler::operand(Lexer &lex, const InstrInfo &ins, unsigned index, isa::I
     const Token t = lex.next();
     const isa::EnumValueInfo *value =
         t.kind == TokenKind::Ident ? op.enumInfo->findName(lex.text(t)) : nullptr;
-    if (!value) {
+    if (!value || !op.accepts(value->value)) {
       error(at, "operand " + inQuotes(op.name) + " of " + inQuotes(ins.mnemonic) +
-                    " expects one of: " + enumNames(*op.enumInfo) +
+                    " expects one of: " + isa::acceptedNames(op) +
                     (t.kind == TokenKind::End ? std::string() : "; got " + inQuotes(lex.text(t))));
       return false;
     }

@@ -16,7 +16,9 @@ using tables::kEnums;
 using tables::kInstrs;
 using tables::kPacketFields;
 
-uint64_t widthMask(unsigned width) { return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1; }
+uint64_t widthMask(unsigned width) {
+  return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+}
 
 // Bit ranges are read and written as little-endian 64-bit words; a range
 // may straddle two words.
@@ -84,11 +86,43 @@ std::string checkOperand(const InstrInfo &ins, const OperandInfo &op, uint64_t r
   if (op.kind == OperandKind::Enum && !op.enumInfo->findValue(raw))
     return format("%s: operand '%s' = %" PRIu64 " is not a valid %s", ins.mnemonic, op.name, raw,
                   op.enumInfo->name);
+  if (!op.accepts(raw))
+    return format("%s: operand '%s' = %s is not accepted (%s accepts %s)", ins.mnemonic, op.name,
+                  op.enumInfo->findValue(raw)->name, ins.mnemonic, acceptedNames(op).c_str());
   *code = DecodeError::None;
   return {};
 }
 
 } // namespace
+
+bool OperandInfo::accepts(uint64_t raw) const {
+  if (kind != OperandKind::Enum || acceptMask == ~uint64_t(0))
+    return true;
+  return raw < 64 && (acceptMask >> raw & 1);
+}
+
+std::vector<uint32_t> acceptedValues(const OperandInfo &op) {
+  std::vector<uint32_t> values;
+  for (uint32_t i = 0; i < op.enumInfo->numValues; ++i)
+    if (op.accepts(op.enumInfo->values[i].value))
+      values.push_back(op.enumInfo->values[i].value);
+  return values;
+}
+
+std::string acceptedNames(const OperandInfo &op) {
+  std::string names;
+  for (uint32_t i = 0; i < op.enumInfo->numValues; ++i)
+    if (op.accepts(op.enumInfo->values[i].value))
+      names += (names.empty() ? "" : ", ") + std::string(op.enumInfo->values[i].name);
+  return names;
+}
+
+unsigned elementLog2(const InstrInfo &info, const ProductInfo &p, const Instruction &inst) {
+  if (p.sizeBy < 0)
+    return p.elemLog2;
+  const EnumValueInfo *value = info.operands[p.sizeBy].enumInfo->findValue(inst.operands[p.sizeBy]);
+  return value ? static_cast<unsigned>(std::countr_zero(unsigned(value->bytes))) : 0;
+}
 
 const EnumValueInfo *EnumInfo::findValue(uint64_t value) const {
   for (uint32_t i = 0; i < numValues; ++i)
@@ -111,21 +145,31 @@ int InstrInfo::operandIndex(std::string_view name) const {
   return -1;
 }
 
-std::span<const InstrInfo> instructions() { return kInstrs; }
-std::span<const PacketFieldInfo> packetFields() { return kPacketFields; }
-std::span<const EnumInfo *const> enums() { return kEnums; }
+std::span<const InstrInfo> instructions() {
+  return kInstrs;
+}
+std::span<const PacketFieldInfo> packetFields() {
+  return kPacketFields;
+}
+std::span<const EnumInfo *const> enums() {
+  return kEnums;
+}
 
 const InstrInfo *findOpcode(uint32_t opcode) {
-  auto it = std::lower_bound(std::begin(kInstrs), std::end(kInstrs), opcode,
-                             [](const InstrInfo &i, uint32_t op) { return uint32_t(i.opcode) < op; });
+  auto it =
+      std::lower_bound(std::begin(kInstrs), std::end(kInstrs), opcode,
+                       [](const InstrInfo &i, uint32_t op) { return uint32_t(i.opcode) < op; });
   return it != std::end(kInstrs) && uint32_t(it->opcode) == opcode ? &*it : nullptr;
 }
 
-const InstrInfo &info(Opcode opcode) { return *findOpcode(static_cast<uint32_t>(opcode)); }
+const InstrInfo &info(Opcode opcode) {
+  return *findOpcode(static_cast<uint32_t>(opcode));
+}
 
 const InstrInfo *findMnemonic(std::string_view mnemonic) {
-  auto it = std::lower_bound(std::begin(kByMnemonic), std::end(kByMnemonic), mnemonic,
-                             [](uint16_t i, std::string_view m) { return kInstrs[i].mnemonic < m; });
+  auto it =
+      std::lower_bound(std::begin(kByMnemonic), std::end(kByMnemonic), mnemonic,
+                       [](uint16_t i, std::string_view m) { return kInstrs[i].mnemonic < m; });
   return it != std::end(kByMnemonic) && kInstrs[*it].mnemonic == mnemonic ? &kInstrs[*it] : nullptr;
 }
 

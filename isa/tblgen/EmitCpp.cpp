@@ -12,7 +12,9 @@ namespace npu::tblgen {
 
 namespace {
 
-std::string hex(uint64_t v) { return "0x" + llvm::utohexstr(v); }
+std::string hex(uint64_t v) {
+  return "0x" + llvm::utohexstr(v);
+}
 
 std::string fieldType(const OperandDef &op) {
   switch (op.kind) {
@@ -32,8 +34,7 @@ std::string fieldDefault(const OperandDef &op) {
   if (!op.optional)
     return op.kind == OperandKind::Enum ? op.enumType->name + "{}" : "{}";
   switch (op.kind) {
-  case OperandKind::F32:
-    return "std::bit_cast<float>(uint32_t{" + hex(op.defaultBits()) + "})";
+  case OperandKind::F32: return "std::bit_cast<float>(uint32_t{" + hex(op.defaultBits()) + "})";
   case OperandKind::Flag: return op.defaultValue ? "true" : "false";
   case OperandKind::Enum:
     for (const EnumValueDef &v : op.enumType->values)
@@ -168,8 +169,8 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os) {
         "namespace csr {\n";
   os << "inline constexpr uint32_t kWindowBytes = " << kCsrWindowBytes << ";\n";
   for (const CsrRegisterDef &reg : model.csrs) {
-    os << "inline constexpr uint32_t " << reg.name << " = " << hex(reg.offset) << "; // " << reg.access
-       << "\n";
+    os << "inline constexpr uint32_t " << reg.name << " = " << hex(reg.offset) << "; // "
+       << reg.access << "\n";
     for (const CsrBitDef &bit : reg.bits)
       os << "inline constexpr uint32_t " << reg.name << "_" << bit.name << " = 1u << " << bit.bit
          << ";\n";
@@ -267,7 +268,8 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
   for (const EnumTypeDef &e : model.enums) {
     os << "const EnumValueInfo kEnumValues" << e.name << "[] = {\n";
     for (const EnumValueDef &v : e.values)
-      os << "    {" << cString(v.name) << ", " << v.value << "u, " << cString(v.doc) << "},\n";
+      os << "    {" << cString(v.name) << ", " << v.value << "u, " << cString(v.doc) << ", "
+         << v.bytes << "},\n";
     os << "};\n";
     os << "const EnumInfo kEnum" << e.name << " = {" << cString(e.name) << ", kEnumValues" << e.name
        << ", " << e.values.size() << ", " << cString(e.doc) << "};\n\n";
@@ -282,7 +284,8 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
            << ", " << (op.hasRange ? "true" : "false") << ", " << op.min << "ll, " << op.max
            << "ll, " << hex(op.defaultBits()) << "ull, " << op.align << ", "
            << (op.enumType ? "&kEnum" + op.enumType->name : std::string("nullptr")) << ", "
-           << cString(op.doc) << "},\n";
+           << hex(op.enumType ? op.acceptMask() : ~uint64_t(0)) << "ull, " << cString(op.doc)
+           << "},\n";
       }
       os << "};\n";
     }
@@ -301,7 +304,7 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
            << ", ExtentKind::" << extentKindName(m.kind) << ", " << m.selector << ", "
            << m.choices.size() << ", {";
         for (const ProductDef &p : m.choices)
-          os << "{" << list(p.factors) << ", " << p.elemLog2 << ", " << p.shiftBy << "}, ";
+          os << "{" << list(p.factors) << ", " << p.elemLog2 << ", " << p.sizeBy << "}, ";
         os << "}, " << m.rows << ", " << m.cols << ", " << m.pitch << ", " << m.trans << ", "
            << m.batch << ", " << m.batchStride << ", " << (m.distinct ? "true" : "false") << ", "
            << list(m.sizes) << ", " << list(m.strides) << ", " << m.esize << "},\n";

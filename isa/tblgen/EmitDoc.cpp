@@ -56,9 +56,10 @@ std::string constraintText(const OperandDef &op) {
     parts.push_back("aligned to " + std::to_string(op.align) + " bytes");
   if (op.enumType) {
     std::string values;
-    for (const EnumValueDef &v : op.enumType->values)
-      values += (values.empty() ? "" : ", ") + v.name + "=" + std::to_string(v.value);
-    parts.push_back(op.enumType->name + ": " + values);
+    for (int64_t value : op.accepts)
+      values += (values.empty() ? "" : ", ") + op.enumType->find(value)->name + "=" +
+                std::to_string(value);
+    parts.push_back(op.enumType->name + (op.acceptsAll() ? ": " : " (accepted): ") + values);
   }
   if (op.optional)
     parts.push_back("optional, default " + defaultText(op));
@@ -102,10 +103,9 @@ std::string productText(const InstructionDef &inst, const ProductDef &p) {
   std::string out;
   for (int factor : p.factors)
     out += inst.operands[factor].name + " × ";
-  out += std::to_string(1u << p.elemLog2);
-  if (p.shiftBy >= 0)
-    out += " × 2^" + inst.operands[p.shiftBy].name;
-  return out;
+  if (p.sizeBy >= 0)
+    return out + "size of " + inst.operands[p.sizeBy].name;
+  return out + std::to_string(1u << p.elemLog2);
 }
 
 // "rows × cols × 4 bytes", in words, for the instruction reference.
@@ -176,10 +176,10 @@ void emitMemory(const InstructionDef &inst, llvm::raw_ostream &os) {
          << inst.operands[inst.memory[d.b].operand].name << "`";
       if (d.inPlace)
         os << " (an exact alias allowed"
-           << (d.inPlaceIf >= 0 ? " when " + inst.operands[d.inPlaceIf].name + " = " +
-                                      enumValueName(*inst.operands[d.inPlaceIf].enumType,
-                                                    d.inPlaceValue)
-                                : std::string())
+           << (d.inPlaceIf >= 0
+                   ? " when " + inst.operands[d.inPlaceIf].name + " = " +
+                         enumValueName(*inst.operands[d.inPlaceIf].enumType, d.inPlaceValue)
+                   : std::string())
            << ")";
     }
     os << ".\n";
@@ -200,7 +200,8 @@ std::string describeSlot(const IsaModel &model, const BitRange &slot) {
     return first->name;
   unsigned lo = slot.offset - first->bits.offset;
   unsigned hi = lo + slot.width - 1;
-  return first->name + "[" + (hi == lo ? std::to_string(lo) : std::to_string(hi) + ":" + std::to_string(lo)) + "]";
+  return first->name + "[" +
+         (hi == lo ? std::to_string(lo) : std::to_string(hi) + ":" + std::to_string(lo)) + "]";
 }
 
 void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
@@ -247,7 +248,8 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
 
   os << "\n## Device registers\n\nThe CSR window (an AXI4-Lite slave, " << kCsrWindowBytes
      << " bytes) through which a driver programs the command ring (`isa/csr.td`). All "
-        "registers are 32 bits wide.\n\n| offset | register | access | description |\n|---|---|---|---|\n";
+        "registers are 32 bits wide.\n\n| offset | register | access | description "
+        "|\n|---|---|---|---|\n";
   for (const CsrRegisterDef &reg : model.csrs) {
     std::string doc = reg.doc;
     for (const CsrBitDef &bit : reg.bits)
@@ -276,7 +278,8 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
         "engine —, or running out of its region); then the overlap rules in their "
         "order. Only data-dependent faults (an embedding index out of range) happen "
         "during execution.\n\n";
-  os << "## Summary\n\n| opcode | mnemonic | family | engine | description |\n|---|---|---|---|---|\n";
+  os << "## Summary\n\n| opcode | mnemonic | family | engine | description "
+        "|\n|---|---|---|---|---|\n";
   for (const InstructionDef &inst : model.instructions)
     os << "| " << hex(inst.opcode) << " | [`" << inst.mnemonic << "`](#" << inst.mnemonic << ") | "
        << inst.family << " | " << inst.engine << " | " << cell(inst.doc) << " |\n";
@@ -296,9 +299,8 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
               "|---|---|---|---|---|---|\n";
         for (const OperandDef &op : inst.operands)
           os << "| `" << op.name << "` | " << kindName(op.kind) << " | "
-             << describeSlot(model, op.slot) << " | " << op.slot.offset << "–"
-             << op.slot.end() - 1 << " | " << cell(constraintText(op)) << " | " << cell(op.doc)
-             << " |\n";
+             << describeSlot(model, op.slot) << " | " << op.slot.offset << "–" << op.slot.end() - 1
+             << " | " << cell(constraintText(op)) << " | " << cell(op.doc) << " |\n";
         os << "\n";
       }
       emitMemory(inst, os);
@@ -316,7 +318,8 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
         "Transcendental functions and division are straight-line programs of these "
         "32-bit lane operations (see `docs/arith.md`). Float operations use "
         "round-to-nearest-even, flush denormal inputs and outputs to zero and return "
-        "the canonical quiet NaN `0x7fc00000`.\n\n| primitive | sources | operation |\n|---|---|---|\n";
+        "the canonical quiet NaN `0x7fc00000`.\n\n| primitive | sources | operation "
+        "|\n|---|---|---|\n";
   for (const PrimDef &p : model.prims)
     os << "| `" << p.name << "` | " << p.numSrc << " | " << cell(p.doc) << " |\n";
   if (!model.programs.empty()) {

@@ -18,12 +18,15 @@ namespace npu::tblgen {
 
 namespace {
 
-std::string upper(const std::string &s) { return llvm::StringRef(s).upper(); }
+std::string upper(const std::string &s) {
+  return llvm::StringRef(s).upper();
+}
 
 std::string snakeUpper(const std::string &camel) {
   std::string out;
   for (size_t i = 0; i < camel.size(); ++i) {
-    if (i && std::isupper(static_cast<unsigned char>(camel[i])) && std::islower(static_cast<unsigned char>(camel[i - 1])))
+    if (i && std::isupper(static_cast<unsigned char>(camel[i])) &&
+        std::islower(static_cast<unsigned char>(camel[i - 1])))
       out += '_';
     out += llvm::toUpper(camel[i]);
   }
@@ -42,7 +45,6 @@ std::string usedMaskLiteral(const InstructionDef &inst) {
   return std::to_string(kPacketBits) + "'h" + hexDigits;
 }
 
-
 // The Verilog condition under which operand `op` fails isa::decode's
 // checks with `failure` ("range" covers ranges and enumerations, which both
 // decode as invalid operands; "align" the alignment of an address), or ""
@@ -53,8 +55,8 @@ std::string operandFailure(const OperandDef &op, bool alignment) {
   std::vector<std::string> terms;
   if (alignment) {
     if (op.kind == OperandKind::Addr && op.align > 1)
-      terms.push_back("packet[" + std::to_string(op.slot.offset) + " +: " +
-                      std::to_string(llvm::Log2_64(op.align)) + "] != '0");
+      terms.push_back("packet[" + std::to_string(op.slot.offset) +
+                      " +: " + std::to_string(llvm::Log2_64(op.align)) + "] != '0");
   } else if (op.hasRange) {
     const bool isSigned = op.kind == OperandKind::I32;
     const int64_t typeMin = isSigned ? -(int64_t(1) << (op.slot.width - 1)) : 0;
@@ -63,8 +65,8 @@ std::string operandFailure(const OperandDef &op, bool alignment) {
     const std::string value = isSigned ? "$signed(" + field + ")" : field;
     const auto literal = [&](int64_t v) {
       std::string digits = std::to_string(v < 0 ? -v : v);
-      return (v < 0 ? "-" : "") + std::to_string(op.slot.width) +
-             (isSigned ? "'sd" : "'d") + digits;
+      return (v < 0 ? "-" : "") + std::to_string(op.slot.width) + (isSigned ? "'sd" : "'d") +
+             digits;
     };
     if (op.min > typeMin)
       terms.push_back(value + " < " + literal(op.min));
@@ -72,10 +74,10 @@ std::string operandFailure(const OperandDef &op, bool alignment) {
       terms.push_back(value + " > " + literal(op.max));
   } else if (op.kind == OperandKind::Enum) {
     std::string valid;
-    for (const EnumValueDef &v : op.enumType->values)
+    for (int64_t value : op.accepts)
       valid += (valid.empty() ? "" : " || ") + field + " == " + std::to_string(op.slot.width) +
-               "'d" + std::to_string(v.value);
-    if (op.enumType->values.size() < (size_t(1) << op.slot.width))
+               "'d" + std::to_string(value);
+    if (op.accepts.size() < (size_t(1) << op.slot.width))
       terms.push_back("!(" + valid + ")");
   }
   std::string condition;
@@ -118,10 +120,20 @@ MemFields memFields(const InstructionDef &inst, const MemOperandDef &m) {
   switch (m.kind) {
   case ExtentKind::Product: {
     out.kind = "EXTENT_PRODUCT";
+    // The element size's log2: ElemBytes, or the size of the value of the
+    // sizeBy operand (its check has already refused any other value).
+    const auto elementLog2 = [&](const ProductDef &p) {
+      if (p.sizeBy < 0)
+        return "4'd" + std::to_string(p.elemLog2);
+      const OperandDef &op = inst.operands[p.sizeBy];
+      std::string e = "4'd0";
+      for (auto v = op.enumType->values.rbegin(); v != op.enumType->values.rend(); ++v)
+        e = "(" + slot32(inst, p.sizeBy) + " == 32'd" + std::to_string(v->value) + " ? 4'd" +
+            std::to_string(llvm::Log2_32(v->bytes)) + " : " + e + ")";
+      return e;
+    };
     const auto productField = [&](const ProductDef &p, int i) {
-      return i < 0 ? "4'd" + std::to_string(p.elemLog2) +
-                         (p.shiftBy < 0 ? "" : " + 4'(" + slot32(inst, p.shiftBy) + ")")
-                   : ref(i < int(p.factors.size()) ? p.factors[i] : -1, "32'd1");
+      return i < 0 ? elementLog2(p) : ref(i < int(p.factors.size()) ? p.factors[i] : -1, "32'd1");
     };
     // One choice, or a choice per value of the selector.
     const auto choose = [&](int i) {

@@ -45,6 +45,22 @@ uint64_t OperandDef::defaultBits() const {
   return static_cast<uint64_t>(defaultValue) & mask;
 }
 
+uint64_t OperandDef::acceptMask() const {
+  if (acceptsAll())
+    return ~uint64_t(0);
+  uint64_t mask = 0;
+  for (int64_t value : accepts)
+    mask |= uint64_t(1) << value;
+  return mask;
+}
+
+const EnumValueDef *EnumTypeDef::find(int64_t value) const {
+  for (const EnumValueDef &v : values)
+    if (v.value == value)
+      return &v;
+  return nullptr;
+}
+
 const PacketFieldDef *IsaModel::fieldContaining(unsigned bit) const {
   for (const PacketFieldDef &field : packetFields)
     if (bit >= field.bits.offset && bit < field.bits.end())
@@ -212,9 +228,8 @@ private:
       if (field.ctype != "u32" && field.ctype != "u64")
         error(rec, "packet field type '" + field.ctype + "' must be u32 or u64");
       else if ((field.ctype == "u32" ? 32u : 64u) != field.bits.width || field.bits.offset % 32)
-        error(rec, "packet field '" + field.name + "' of type " + field.ctype +
-                       " must be " + (field.ctype == "u32" ? "32" : "64") +
-                       " bits wide at a 32-bit boundary");
+        error(rec, "packet field '" + field.name + "' of type " + field.ctype + " must be " +
+                       (field.ctype == "u32" ? "32" : "64") + " bits wide at a 32-bit boundary");
       for (size_t i = 0; i < model_.packetFields.size(); ++i) {
         if (model_.packetFields[i].bits.overlaps(field.bits)) {
           error(rec, "packet field '" + field.name + "' overlaps field '" +
@@ -275,9 +290,20 @@ private:
         value.name = valueRec->getValueAsString("Name").str();
         value.value = valueRec->getValueAsInt("Value");
         value.doc = valueRec->getValueAsString("Doc").str();
-        if (!isIdentifier(value.name))
+        const int64_t bytes = valueRec->getValueAsInt("Bytes");
+        if (bytes != 0 && bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
+          error(rec, "enum value " + value.name + " of " + type.name + ": element size " +
+                         Twine(bytes) + " is not 1, 2, 4 or 8");
+        else
+          value.bytes = static_cast<unsigned>(bytes);
+        if (!type.values.empty() && (value.bytes == 0) != (type.values.front().bytes == 0))
+          error(rec, "enum " + type.name + ": value " + value.name +
+                         (value.bytes ? " has an element size and " : " has no element size but ") +
+                         type.values.front().name + (value.bytes ? " has none" : " has one") +
+                         " (an enumeration of types sizes every value)");
+        if (!isIdentifier(value.name) || isCppKeyword(value.name))
           error(rec, "enum value name '" + value.name + "' of " + type.name +
-                         " is not an identifier");
+                         " is not an identifier (or is a C++ keyword)");
         if (value.value < 0 || value.value > 0xffffffffLL)
           error(rec, "enum value " + value.name + " = " + Twine(value.value) +
                          " is not a 32-bit unsigned value");
@@ -300,9 +326,25 @@ private:
     return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
   }
 
+  // Enum values become C++ enumerators (npu_isa_gen.h).
+  static bool isCppKeyword(const std::string &s) {
+    static const char *const keywords[] = {
+        "alignas",  "alignof",  "and",    "asm",     "auto",      "bool",      "break",
+        "case",     "catch",    "char",   "class",   "const",     "constexpr", "continue",
+        "default",  "delete",   "do",     "double",  "else",      "enum",      "explicit",
+        "export",   "extern",   "false",  "float",   "for",       "friend",    "goto",
+        "if",       "inline",   "int",    "long",    "mutable",   "namespace", "new",
+        "not",      "operator", "or",     "private", "protected", "public",    "register",
+        "return",   "short",    "signed", "sizeof",  "static",    "struct",    "switch",
+        "template", "this",     "throw",  "true",    "try",       "typedef",   "typename",
+        "union",    "unsigned", "using",  "virtual", "void",      "volatile",  "while",
+        "xor"};
+    return llvm::is_contained(keywords, s);
+  }
+
   static std::optional<OperandKind> kindFromName(llvm::StringRef name) {
     static const std::pair<const char *, OperandKind> kinds[] = {
-        {"addr", OperandKind::Addr}, {"u32", OperandKind::U32},   {"i32", OperandKind::I32},
+        {"addr", OperandKind::Addr}, {"u32", OperandKind::U32},       {"i32", OperandKind::I32},
         {"f32", OperandKind::F32},   {"bits32", OperandKind::Bits32}, {"flag", OperandKind::Flag},
         {"enum", OperandKind::Enum}};
     for (auto &[n, k] : kinds)
@@ -334,7 +376,8 @@ private:
     int64_t maxWidth = kindRec->getValueAsInt("MaxWidth");
     if (op.slot.width < minWidth || op.slot.width > maxWidth) {
       error(inst, where + ": a " + kindName(op.kind) + " operand needs a slot of " +
-                      (minWidth == maxWidth ? Twine(minWidth) : Twine(minWidth) + ".." + Twine(maxWidth)) +
+                      (minWidth == maxWidth ? Twine(minWidth)
+                                            : Twine(minWidth) + ".." + Twine(maxWidth)) +
                       " bits, but its slot is " + Twine(op.slot.width) + " bits wide");
       return false;
     }
@@ -346,7 +389,8 @@ private:
       error(inst, where + ": slot is not covered by the packet fields");
       return false;
     }
-    if (first != last && (first->bits.offset != op.slot.offset || last->bits.end() != op.slot.end())) {
+    if (first != last &&
+        (first->bits.offset != op.slot.offset || last->bits.end() != op.slot.end())) {
       error(inst, where + ": slot [" + Twine(op.slot.offset) + ", " + Twine(op.slot.end()) +
                       ") straddles packet fields '" + first->name + "' and '" + last->name +
                       "' without covering them whole");
@@ -389,6 +433,11 @@ private:
                           " does not fit in the " + Twine(width) + "-bit slot");
           return false;
         }
+      if (!loadAccepts(inst, rec, op, where))
+        return false;
+    } else if (!rec->getValueAsListOfStrings("Accepts").empty()) {
+      error(inst, where + ": only enum operands take Accepts");
+      return false;
     }
     bool hasMin = !rec->isValueUnset("Min"), hasMax = !rec->isValueUnset("Max");
     if (hasMin || hasMax) {
@@ -413,20 +462,14 @@ private:
     if (op.optional) {
       bool fits;
       switch (op.kind) {
-      case OperandKind::Enum:
-        fits = llvm::any_of(op.enumType->values,
-                            [&](const EnumValueDef &v) { return v.value == op.defaultValue; });
-        break;
+      case OperandKind::Enum: fits = llvm::is_contained(op.accepts, op.defaultValue); break;
       case OperandKind::U32:
       case OperandKind::I32:
         fits = op.hasRange ? (op.defaultValue >= op.min && op.defaultValue <= op.max)
                            : (op.defaultValue >= lowest && op.defaultValue <= highest);
         break;
-      case OperandKind::Addr:
-        fits = op.defaultValue % static_cast<int64_t>(op.align) == 0;
-        break;
-      default:
-        fits = op.defaultValue >= 0 && op.defaultValue <= rawMax;
+      case OperandKind::Addr: fits = op.defaultValue % static_cast<int64_t>(op.align) == 0; break;
+      default: fits = op.defaultValue >= 0 && op.defaultValue <= rawMax;
       }
       if (!fits) {
         error(inst, where + ": default value " + Twine(op.defaultValue) +
@@ -435,6 +478,38 @@ private:
       }
     } else if (op.kind == OperandKind::Flag) {
       error(inst, where + ": flag operands must be optional");
+      return false;
+    }
+    return true;
+  }
+
+  // The values an enum operand accepts: its Accepts (names of values of
+  // its enumeration, each once), or every value.
+  bool loadAccepts(const Record *inst, const Record *rec, OperandDef &op,
+                   const std::string &where) {
+    const std::vector<llvm::StringRef> names = rec->getValueAsListOfStrings("Accepts");
+    if (names.empty()) {
+      for (const EnumValueDef &value : op.enumType->values)
+        op.accepts.push_back(value.value);
+    }
+    for (llvm::StringRef name : names) {
+      const auto value =
+          llvm::find_if(op.enumType->values, [&](const EnumValueDef &v) { return v.name == name; });
+      if (value == op.enumType->values.end()) {
+        error(inst,
+              where + ": accepts '" + name + "', which is not a value of " + op.enumType->name);
+        return false;
+      }
+      if (llvm::is_contained(op.accepts, value->value)) {
+        error(inst, where + ": accepts '" + name + "' twice");
+        return false;
+      }
+      op.accepts.push_back(value->value);
+    }
+    llvm::sort(op.accepts);
+    if (!names.empty() && op.accepts.back() >= 64) {
+      error(inst, where + ": an operand that accepts enum value " + Twine(op.accepts.back()) +
+                      " (64 or more) cannot be restricted; accept all values");
       return false;
     }
     return true;
@@ -462,8 +537,8 @@ private:
                          " is not followed by an operand name");
           ok = false;
         } else if (it == inst.operands.end()) {
-          error(rec, "syntax of '" + inst.mnemonic + "': placeholder '$" + name +
-                         "' names no operand");
+          error(rec,
+                "syntax of '" + inst.mnemonic + "': placeholder '$" + name + "' names no operand");
           ok = false;
         } else {
           int index = static_cast<int>(it - inst.operands.begin());
@@ -497,8 +572,8 @@ private:
     for (size_t i = 0; i < inst.operands.size(); ++i) {
       const OperandDef &op = inst.operands[i];
       if (!op.optional && uses[i] == 0) {
-        error(rec, "syntax of '" + inst.mnemonic + "' does not cover required operand '" +
-                       op.name + "'");
+        error(rec, "syntax of '" + inst.mnemonic + "' does not cover required operand '" + op.name +
+                       "'");
         ok = false;
       } else if (uses[i] > 1) {
         error(rec, "syntax of '" + inst.mnemonic + "' names operand '" + op.name + "' " +
@@ -566,10 +641,17 @@ private:
     } else {
       out.elemLog2 = static_cast<unsigned>(llvm::Log2_64(static_cast<uint64_t>(bytes)));
     }
-    out.shiftBy = optionalRef(rec, inst, product->getValueAsString("ShiftBy").str(),
-                              {OperandKind::Enum, OperandKind::Flag}, where + " shift", ok);
-    if (out.shiftBy >= 0 && inst.operands[out.shiftBy].slot.width > 2) {
-      error(rec, "'" + inst.mnemonic + "': " + where + " shift operand is wider than 2 bits");
+    out.sizeBy = optionalRef(rec, inst, product->getValueAsString("SizeBy").str(),
+                             {OperandKind::Enum}, where + " element size", ok);
+    if (out.sizeBy >= 0 && !inst.operands[out.sizeBy].enumType->sized()) {
+      error(rec, "'" + inst.mnemonic + "': " + where + " takes its element size from '" +
+                     inst.operands[out.sizeBy].name + "', whose enumeration " +
+                     inst.operands[out.sizeBy].enumType->name + " has no sizes");
+      ok = false;
+    } else if (out.sizeBy >= 0 && out.elemLog2 != 0) {
+      error(rec, "'" + inst.mnemonic + "': " + where +
+                     " has an element size operand and ElemBytes " + Twine(1u << out.elemLog2) +
+                     " (it must be 1)");
       ok = false;
     }
     return ok;
@@ -618,7 +700,8 @@ private:
         }
       } else if (holds == "index") {
         mem.holds = MemContent::Index;
-        mem.indexBound = operandRef(rec, inst, indexBound, {OperandKind::U32}, where + " index bound");
+        mem.indexBound =
+            operandRef(rec, inst, indexBound, {OperandKind::U32}, where + " index bound");
         ok = ok && mem.indexBound >= 0;
         if (mem.writes) {
           error(rec, "'" + inst.mnemonic + "': " + where + " holds indices but is written");
@@ -754,9 +837,11 @@ private:
     for (unsigned a = 0; a < inst.memory.size(); ++a)
       for (unsigned b = a + 1; b < inst.memory.size(); ++b)
         if ((inst.memory[a].writes || inst.memory[b].writes) &&
-            llvm::none_of(inst.disjoints, [&](const DisjointDef &d) {
-              return (d.a == a && d.b == b) || (d.a == b && d.b == a);
-            }) && inst.memory[a].operand >= 0 && inst.memory[b].operand >= 0) {
+            llvm::none_of(inst.disjoints,
+                          [&](const DisjointDef &d) {
+                            return (d.a == a && d.b == b) || (d.a == b && d.b == a);
+                          }) &&
+            inst.memory[a].operand >= 0 && inst.memory[b].operand >= 0) {
           error(rec, "'" + inst.mnemonic + "': memory operands '" +
                          inst.operands[inst.memory[a].operand].name + "' and '" +
                          inst.operands[inst.memory[b].operand].name +
@@ -1061,7 +1146,8 @@ private:
               stepReads.push_back(static_cast<int>(it->second));
             }
           } else {
-            error(rec, where + ": source " + Twine(a) + " must be $register or an integer constant");
+            error(rec,
+                  where + ": source " + Twine(a) + " must be $register or an integer constant");
             argsOk = false;
             stepReads.push_back(-1);
           }
@@ -1695,8 +1781,8 @@ private:
       if (op.kind == OperandKind::Flag)
         domain = {0, 1};
       else if (op.kind == OperandKind::Enum)
-        for (const EnumValueDef &v : op.enumType->values)
-          domain.push_back(static_cast<uint64_t>(v.value));
+        for (int64_t value : op.accepts)
+          domain.push_back(static_cast<uint64_t>(value));
       else {
         for (const RecipeDef &r : inst.recipes)
           for (const RecipeCondition &c : r.when)
@@ -1861,13 +1947,16 @@ private:
       mix(inst.mnemonic + "=" + std::to_string(inst.opcode) + ":" + inst.syntax);
       for (const OperandDef &op : inst.operands) {
         std::string s = op.name + ":" + kindName(op.kind) + ":" + std::to_string(op.slot.offset) +
-                        ":" + std::to_string(op.slot.width) + ":" + std::to_string(op.align) +
-                        ":" + std::to_string(op.optional) + ":" + std::to_string(op.defaultValue);
+                        ":" + std::to_string(op.slot.width) + ":" + std::to_string(op.align) + ":" +
+                        std::to_string(op.optional) + ":" + std::to_string(op.defaultValue);
         if (op.hasRange)
           s += ":" + std::to_string(op.min) + ".." + std::to_string(op.max);
-        if (op.enumType)
+        if (op.enumType) {
           for (const EnumValueDef &v : op.enumType->values)
-            s += ":" + v.name + "=" + std::to_string(v.value);
+            s += ":" + v.name + "=" + std::to_string(v.value) + "/" + std::to_string(v.bytes);
+          for (int64_t value : op.accepts)
+            s += ":+" + std::to_string(value);
+        }
         mix(s);
       }
     }

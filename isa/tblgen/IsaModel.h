@@ -36,12 +36,16 @@ struct EnumValueDef {
   std::string name;
   int64_t value = 0;
   std::string doc;
+  unsigned bytes = 0; // element size of a type enumeration's value, else 0
 };
 
 struct EnumTypeDef {
   std::string name;
   std::string doc;
   std::vector<EnumValueDef> values;
+  // An enumeration of element types: every value has a size.
+  bool sized() const { return !values.empty() && values.front().bytes != 0; }
+  const EnumValueDef *find(int64_t value) const;
 };
 
 enum class OperandKind { Addr, U32, I32, F32, Bits32, Flag, Enum };
@@ -60,6 +64,11 @@ struct OperandDef {
   const EnumTypeDef *enumType = nullptr;
   bool optional = false;
   int64_t defaultValue = 0;
+  // Enum: the values the operand accepts, ascending (all of its
+  // enumeration's unless the record restricts them; each below 64).
+  std::vector<int64_t> accepts;
+  bool acceptsAll() const { return accepts.size() == enumType->values.size(); }
+  uint64_t acceptMask() const;
   // The default as the raw slot bits (two's complement for i32).
   uint64_t defaultBits() const;
 };
@@ -83,7 +92,7 @@ const char *memContentName(MemContent content);
 struct ProductDef {
   std::vector<int> factors; // DimOp operands
   unsigned elemLog2 = 2;    // log2 of ElemBytes
-  int shiftBy = -1;         // enum/flag operand whose value adds to elemLog2
+  int sizeBy = -1;          // enum operand (of a sized enumeration) whose value's size multiplies
 };
 
 struct MemOperandDef {

@@ -41,6 +41,7 @@ FaultFacts invalid(int operand, uint64_t address) {
 class OperandValues {
 public:
   explicit OperandValues(const isa::Instruction &inst) : inst_(inst) {}
+  const isa::Instruction &instruction() const { return inst_; }
   uint64_t raw(int operand) const { return inst_.operands[operand]; }
   // The value of an optional reference (-1: absent).
   uint64_t rawOr(int operand, uint64_t absent) const { return operand < 0 ? absent : raw(operand); }
@@ -52,9 +53,10 @@ private:
   const isa::Instruction &inst_;
 };
 
-Extent productExtent(const isa::MemOperandInfo &m, const OperandValues &p, uint64_t address) {
+Extent productExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m,
+                     const OperandValues &p, uint64_t address) {
   const isa::ProductInfo &choice = m.choices[m.selector < 0 ? 0 : p.raw(m.selector)];
-  u128 bytes = u128(1) << (choice.elemLog2 + p.rawOr(choice.shiftBy, 0));
+  u128 bytes = u128(1) << isa::elementLog2(info, choice, p.instruction());
   for (int8_t factor : choice.factors) {
     if (factor < 0)
       continue;
@@ -112,7 +114,7 @@ Extent stridedExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m,
 Extent extentOf(const isa::InstrInfo &info, const isa::MemOperandInfo &m, const OperandValues &p,
                 uint64_t address) {
   switch (m.kind) {
-  case isa::ExtentKind::Product: return productExtent(m, p, address);
+  case isa::ExtentKind::Product: return productExtent(info, m, p, address);
   case isa::ExtentKind::Matrix: return matrixExtent(m, p, address);
   case isa::ExtentKind::Strided: return stridedExtent(info, m, p, address);
   }
@@ -136,8 +138,11 @@ std::string upper(const char *text) {
 // Why an operand value failed decode's range or enumeration check.
 std::string invalidValueText(const isa::OperandInfo &op, uint64_t raw) {
   const int64_t value = isa::operandValue(op, raw);
-  if (op.kind == isa::OperandKind::Enum)
+  if (op.kind == isa::OperandKind::Enum) {
+    if (const isa::EnumValueInfo *known = op.enumInfo->findValue(raw))
+      return std::string(known->name) + " is not accepted (only " + isa::acceptedNames(op) + ")";
     return std::to_string(value) + " is not a valid " + op.enumInfo->name;
+  }
   return std::to_string(value) + " is outside [" + std::to_string(op.min) + ", " +
          std::to_string(op.max) + "]";
 }

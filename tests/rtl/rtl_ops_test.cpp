@@ -1245,7 +1245,7 @@ TEST(RtlFaults, RegionChecksAgreeWithTheIss) {
         break;
       case isa::OperandKind::Flag: inst.operands[i] = rng() & 1; break;
       case isa::OperandKind::Enum:
-        inst.operands[i] = op.enumInfo->values[rng() % op.enumInfo->numValues].value;
+        inst.operands[i] = isa::acceptedValues(op).at(rng() % isa::acceptedValues(op).size());
         break;
       default: break;
       }

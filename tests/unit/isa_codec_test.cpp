@@ -16,10 +16,11 @@ using namespace npu::isa;
 uint64_t randomValid(const OperandInfo &op, std::mt19937_64 &rng) {
   uint64_t mask = op.bitWidth >= 64 ? ~uint64_t(0) : (uint64_t(1) << op.bitWidth) - 1;
   switch (op.kind) {
-  case OperandKind::Enum:
-    return op.enumInfo->values[rng() % op.enumInfo->numValues].value;
-  case OperandKind::Addr:
-    return (rng() & mask) & ~uint64_t(op.align - 1);
+  case OperandKind::Enum: {
+    const std::vector<uint32_t> values = acceptedValues(op);
+    return values[rng() % values.size()];
+  }
+  case OperandKind::Addr: return (rng() & mask) & ~uint64_t(op.align - 1);
   case OperandKind::U32:
   case OperandKind::I32:
     if (op.hasRange) {
@@ -28,13 +29,13 @@ uint64_t randomValid(const OperandInfo &op, std::mt19937_64 &rng) {
       switch (rng() % 4) {
       case 0: v = op.min; break;
       case 1: v = op.max; break;
-      default: v = op.min + static_cast<int64_t>(rng() % (static_cast<uint64_t>(op.max - op.min) + 1));
+      default:
+        v = op.min + static_cast<int64_t>(rng() % (static_cast<uint64_t>(op.max - op.min) + 1));
       }
       return static_cast<uint64_t>(v) & mask;
     }
     return rng() & mask;
-  default:
-    return rng() & mask;
+  default: return rng() & mask;
   }
 }
 

@@ -72,12 +72,9 @@ void checkDevices(const c10::OperatorHandle &op, const torch::jit::Stack &stack,
 void moveResultsToNpu(torch::jit::Stack &stack, size_t returns, c10::Device npu,
                       const std::vector<const c10::TensorImpl *> &cpuArguments) {
   auto place = [&](const at::Tensor &t) {
-    const bool isCpuArgument =
-        std::find(cpuArguments.begin(), cpuArguments.end(), t.unsafeGetTensorImpl()) !=
-        cpuArguments.end();
-    return t.defined() && t.device().is_cpu() && !isCpuArgument
-               ? t.to(npu)
-               : t;
+    const bool isCpuArgument = std::find(cpuArguments.begin(), cpuArguments.end(),
+                                         t.unsafeGetTensorImpl()) != cpuArguments.end();
+    return t.defined() && t.device().is_cpu() && !isCpuArgument ? t.to(npu) : t;
   };
   for (size_t i = stack.size() - returns; i < stack.size(); ++i) {
     if (stack[i].isTensor()) {

@@ -29,7 +29,7 @@ Content contentOf(const isa::MemOperandInfo &m, const isa::Instruction &inst) {
   case isa::MemContent::Index: break;
   }
   const isa::ProductInfo &p = m.choices[m.selector < 0 ? 0 : inst.operands[m.selector]];
-  const uint64_t log2 = p.elemLog2 + (p.shiftBy < 0 ? 0 : inst.operands[p.shiftBy]);
+  const uint64_t log2 = isa::elementLog2(isa::info(inst.opcode), p, inst);
   return log2 == 3 ? Content::Index64 : Content::Index32;
 }
 
@@ -61,8 +61,8 @@ Footprint footprintOf(const isa::Instruction &inst) {
     // An extent the checks reject spans, for budgets, everything.
     const sim::OperandExtent extent =
         sim::operandExtent(inst, m).value_or(sim::OperandExtent{0, kSaturated});
-    Buffer b{op.name, inst.operands[m.operand], extent.below, extent.bytes, roleOf(m, inst),
-             contentOf(m, inst)};
+    Buffer b{op.name,      inst.operands[m.operand], extent.below,
+             extent.bytes, roleOf(m, inst),          contentOf(m, inst)};
     if (m.holds == isa::MemContent::Index)
       b.indexLimit = inst.operands[m.indexBound];
     f.buffers.push_back(b);

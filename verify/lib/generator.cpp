@@ -119,9 +119,11 @@ void drawOperands(Rng &rng, isa::Instruction &inst, bool large, uint32_t special
     switch (op.kind) {
     case isa::OperandKind::Addr: break; // placed later
     case isa::OperandKind::Flag: raw = rng.below(2); break;
-    case isa::OperandKind::Enum:
-      raw = op.enumInfo->values[rng.below(op.enumInfo->numValues)].value;
+    case isa::OperandKind::Enum: {
+      const std::vector<uint32_t> values = isa::acceptedValues(op);
+      raw = values[rng.below(values.size())];
       break;
+    }
     case isa::OperandKind::F32: raw = randomFloat(rng, std::min(100u, specialPercent * 2)); break;
     case isa::OperandKind::Bits32:
       raw = rng.percent(50) ? randomFloat(rng, specialPercent) : static_cast<uint32_t>(rng.next());
@@ -270,7 +272,8 @@ private:
         // to use (the ISS's GEMM packs 2048 columns of B at a time).
         enlarge(sizes[first], 12 * kLargeShape);
         if (sizes.size() > 1 && rng_.percent(options_.pairPercent))
-          enlarge(sizes[(first + 1 + rng_.below(sizes.size() - 1)) % sizes.size()], kLargeShape / 4);
+          enlarge(sizes[(first + 1 + rng_.below(sizes.size() - 1)) % sizes.size()],
+                  kLargeShape / 4);
         legalise(inst);
       }
     }

@@ -26,7 +26,7 @@ std::vector<OutOfRange> outOfRangeValues(const isa::InstrInfo &info) {
     if (op.kind == isa::OperandKind::Enum) {
       // Enum slots are narrow; the first unnamed values are enough.
       for (uint64_t v = 0; v <= slotMax(op) && v < 64; ++v)
-        if (!op.enumInfo->findValue(v))
+        if (!op.enumInfo->findValue(v) || !op.accepts(v))
           values.push_back({&op, v});
       continue;
     }
@@ -64,10 +64,8 @@ namespace {
 std::vector<uint64_t> valuesOf(const isa::OperandInfo &op) {
   if (op.kind == isa::OperandKind::Flag)
     return {0, 1};
-  std::vector<uint64_t> values;
-  for (uint32_t v = 0; v < op.enumInfo->numValues; ++v)
-    values.push_back(op.enumInfo->values[v].value);
-  return values;
+  const std::vector<uint32_t> accepted = isa::acceptedValues(op);
+  return {accepted.begin(), accepted.end()};
 }
 
 isa::Instruction baseInstance(const isa::InstrInfo &info) {

@@ -35,7 +35,9 @@ struct FaultCase {
 };
 
 // GoogleTest names a parameter by this.
-inline void PrintTo(const FaultCase &c, std::ostream *os) { *os << c.name; }
+inline void PrintTo(const FaultCase &c, std::ostream *os) {
+  *os << c.name;
+}
 
 // The test name of a parameterised case (GoogleTest's TestParamInfo): the
 // case's name with every character other than a letter or digit as '_'.
@@ -148,9 +150,21 @@ inline std::vector<FaultCase> faultCases() {
   mm.b = 0x1002'0000;
   mm.m = mm.k = mm.n = 8;
   isa::Packet badEnum = packetOf(mm);
-  badEnum[4] |= 3; // dtype 3 is not a DType
+  badEnum[4] |= 9; // dtype 9 is not a DType
   cases.push_back({"a bad enumeration value", badEnum, FaultCode::InvalidOperand,
-                   "MATMUL dtype: invalid operand at packet 2: 3 is not a valid DType"});
+                   "MATMUL dtype: invalid operand at packet 2: 9 is not a valid DType"});
+  // A type the instruction does not accept: the accepted list comes from the .td.
+  const isa::InstrInfo &matmul = isa::info(isa::Opcode::MATMUL);
+  const isa::OperandInfo &dtype = matmul.operands[matmul.operandIndex("dtype")];
+  uint32_t refused = 0;
+  while (dtype.accepts(refused))
+    ++refused;
+  isa::Packet unaccepted = packetOf(mm);
+  unaccepted[4] |= static_cast<uint8_t>(refused);
+  cases.push_back({"a type the instruction does not accept", unaccepted, FaultCode::InvalidOperand,
+                   "MATMUL dtype: invalid operand at packet 2: " +
+                       std::string(dtype.enumInfo->findValue(refused)->name) +
+                       " is not accepted (only " + isa::acceptedNames(dtype) + ")"});
 
   mm.lda = 4;
   cases.push_back({"a pitch below the row", packetOf(mm), FaultCode::InvalidOperand,

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace npu::isa {
 
@@ -36,6 +37,7 @@ struct EnumValueInfo {
   const char *name;
   uint32_t value;
   const char *doc;
+  uint8_t bytes; // element size of a value of a type enumeration, else 0
 };
 
 struct EnumInfo {
@@ -59,7 +61,13 @@ struct OperandInfo {
   uint64_t defaultBits;
   uint32_t align;
   const EnumInfo *enumInfo;
+  // Enum: bit v set when the operand accepts value v; all ones: every value
+  // of its enumeration.
+  uint64_t acceptMask;
   const char *doc;
+  // Whether an enum operand accepts the value (a value of its enumeration
+  // that it lists); true for other kinds.
+  bool accepts(uint64_t raw) const;
 };
 
 // One item of an instruction's positional syntax: operand index, or -1 and
@@ -74,12 +82,13 @@ struct SyntaxItem {
 // into InstrInfo::operands, -1 for none.
 enum class ExtentKind : uint8_t { Product, Matrix, Strided };
 
-// 2^elemLog2 bytes times the product of the factor operands, times 2^v for
-// the value v of the operand shiftBy.
+// 2^elemLog2 bytes times the product of the factor operands, times the
+// element size (EnumValueInfo::bytes) of the value of the enum operand
+// sizeBy when there is one.
 struct ProductInfo {
   int8_t factors[4];
   uint8_t elemLog2;
-  int8_t shiftBy;
+  int8_t sizeBy;
 };
 
 // What a memory operand's range holds: f32 values, bytes moved without
@@ -184,5 +193,14 @@ bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out,
 // Interprets the raw bits of an operand as a signed value (i32) or returns
 // them unchanged (other kinds).
 int64_t operandValue(const OperandInfo &op, uint64_t raw);
+
+// log2 of the element size of a product extent, given the operand values
+// of a validated instruction (whose sizeBy value is one its operand accepts).
+unsigned elementLog2(const InstrInfo &info, const ProductInfo &p, const Instruction &inst);
+
+// The values an enum operand accepts, in enumeration order, and their
+// names, comma-separated.
+std::vector<uint32_t> acceptedValues(const OperandInfo &op);
+std::string acceptedNames(const OperandInfo &op);
 
 } // namespace npu::isa
