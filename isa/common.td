@@ -11,7 +11,8 @@ def DType : EnumType<"DType",
 
 // Every compute instruction carries the data type in flags bits 0-3, and
 // accepts the types it names.
-class DTypeOf<list<string> accepts> : EnumOp<"dtype", DType, FlagBits<0, 4>, "element data type"> {
+class DTypeOf<list<string> accepts, int default = 0>
+    : EnumOp<"dtype", DType, FlagBits<0, 4>, "element data type", default> {
   let Accepts = accepts;
 }
 defvar DTypeOp = DTypeOf<["f32"]>;

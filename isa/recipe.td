@@ -35,11 +35,22 @@ class When<string operand, int value, bit equal = 1> {
 // Stream `slot` starts at the address operand `operand`; with perRow it
 // advances by one row (cols elements) per row, else it stays. zeroFirstRow:
 // an accumulator kept in memory; the stream reads +0 on the first row.
-class Stream<string slot, string operand, bit perRow = 1, bit zeroFirstRow = 0> {
+//
+// Type: what its elements are (docs/types.md §2). "" : 32-bit words, moved
+// as they are (the f32 instructions); a DType value name ("i64", "b8"): that
+// type; an enum operand of DType (usually "dtype"): the type that operand
+// names in the packet. A typed stream converts between the type's storage
+// and its lane form as it reads or writes. A stream that can be i64 under
+// the recipe's conditions also uses the next slot (IB<k+1>, OB<k+1>) for the
+// high words of its elements: the recipe must leave that slot undeclared,
+// and a pass that names the stream uses both.
+class Stream<string slot, string operand, bit perRow = 1, bit zeroFirstRow = 0,
+             string type = ""> {
   string Slot = slot;
   string Operand = operand;
   bit PerRow = perRow;
   bit ZeroFirstRow = zeroFirstRow;
+  string Type = type;
 }
 
 // Once per packet: `words` words at the address operand into K<first>...

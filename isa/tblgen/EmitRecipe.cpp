@@ -101,6 +101,8 @@ constexpr SetupField kSetupFields[] = {
     {"STREAM_BASE", 7 * 64, "IB0..IB3, OB0..OB2 on row 0, 64 bits each"},
     {"STREAM_PER_ROW", 7, "the stream advances by one row per row"},
     {"ZERO_FIRST_ROW", 7, "the stream reads +0 on row 0"},
+    {"STREAM_TYPE", 7 * 4,
+     "per stream: [2:0] its DType, [3] the high words of the i64 stream before it"},
     {"PRE_LOAD", 1, "load PRE_LOAD_WORDS words into K<PRE_LOAD_FIRST>.. once"},
     {"PRE_LOAD_ADDR", 64, ""},
     {"PRE_LOAD_WORDS", 4, ""},
@@ -173,6 +175,11 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
           set("STREAM_PER_ROW", "1'b1", " + " + k, 1);
         if (st.zeroFirstRow)
           set("ZERO_FIRST_ROW", "1'b1", " + " + k, 1);
+        const std::string type = st.typeOperand >= 0 ? "3'(" + slot(inst, st.typeOperand) + ")"
+                                                     : bits(3, st.engineType());
+        if (st.typeOperand >= 0 || st.engineType() != 0 || st.high)
+          set("STREAM_TYPE", "{" + std::string(st.high ? "1'b1" : "1'b0") + ", " + type + "}",
+              " + " + std::to_string(4 * st.slot), 4);
       }
       if (recipe.preLoad >= 0) {
         set("PRE_LOAD", "1'b1", "", 1);
@@ -336,6 +343,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  uint8_t zeroFirstRow;    // input streams read as +0 on row 0 (mask of IB0..IB3)\n"
         "  int8_t streamOperand[7]; // address operand of IB0..IB3, OB0..OB2 (-1: unused)\n"
         "  uint8_t streamPerRow;    // streams advancing one row per row (mask)\n"
+        "  // The element type of each stream: the DType value of operand\n"
+        "  // streamTypeOperand[s], or streamFixedType[s] when that is -1; streamHigh:\n"
+        "  // the slots holding the high words of the i64 stream in the slot before.\n"
+        "  int8_t streamTypeOperand[7];\n  uint8_t streamFixedType[7];\n  uint8_t streamHigh;\n"
         "  uint8_t preLoadWords;    // once per packet; 0: none\n"
         "  uint16_t firstPre, numPre;\n"
         "  RowLoad rowLoad;\n  uint8_t rowLoadWords; // Scalar\n"
@@ -367,23 +378,33 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
       for (const RecipeCondition &c : r.when)
         conditions.push_back("{" + std::to_string(c.operand) + ", " + (c.equal ? "true" : "false") +
                              ", 0x" + llvm::utohexstr(c.value) + "}");
-      unsigned zeroFirstRow = 0, perRow = 0;
+      unsigned zeroFirstRow = 0, perRow = 0, high = 0;
       int streamOperand[7] = {-1, -1, -1, -1, -1, -1, -1};
+      int typeOperand[7] = {-1, -1, -1, -1, -1, -1, -1};
+      int64_t fixedType[7] = {};
       for (const RecipeStream &s : r.streams) {
         zeroFirstRow |= unsigned(s.zeroFirstRow) << s.slot;
         perRow |= unsigned(s.perRow) << s.slot;
+        high |= unsigned(s.high) << s.slot;
         streamOperand[s.slot] = s.operand;
+        typeOperand[s.slot] = s.typeOperand;
+        fixedType[s.slot] = s.engineType();
       }
-      std::string streams = "{";
-      for (int operand : streamOperand)
-        streams += std::to_string(operand) + ", ";
-      streams += "}";
+      const auto list = [](const auto &values) {
+        std::string out = "{";
+        for (auto value : values)
+          out += std::to_string(value) + ", ";
+        return out + "}";
+      };
+      const std::string streams = list(streamOperand) + ", " + std::to_string(perRow) + ", " +
+                                  list(typeOperand) + ", " + list(fixedType) + ", " +
+                                  std::to_string(high);
       const char *rowLoads[] = {"RowLoad::None", "RowLoad::Scalar", "RowLoad::Index"};
       std::string text =
           "    {0x" + llvm::utohexstr(inst.opcode) + ", \"" + r.name + "\", " +
           std::to_string(firstCondition) + ", " + std::to_string(r.when.size()) + ", " +
           std::to_string(r.rows) + ", " + std::to_string(r.cols) + ", " +
-          std::to_string(zeroFirstRow) + ", " + streams + ", " + std::to_string(perRow) + ", " +
+          std::to_string(zeroFirstRow) + ", " + streams + ", " +
           std::to_string(r.preLoad < 0 ? 0 : r.preLoadWords) + ", " + addSteps(r.pre) + ", " +
           rowLoads[static_cast<int>(r.rowLoad)] + ", " + std::to_string(r.rowLoadWords) + ", " +
           std::to_string(r.indexType) + ", " + std::to_string(r.indexSkip) + ", " +

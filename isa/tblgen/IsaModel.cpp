@@ -1560,6 +1560,99 @@ private:
     return ok;
   }
 
+  // The value of the DType enumerator `name` (the stream types' enumeration).
+  int64_t typeValue(const std::string &name) const {
+    for (const EnumTypeDef &e : model_.enums)
+      if (e.name == "DType")
+        for (const EnumValueDef &v : e.values)
+          if (v.name == name)
+            return v.value;
+    return -1;
+  }
+
+  std::string typeName(int64_t value) const {
+    for (const EnumTypeDef &e : model_.enums)
+      if (e.name == "DType")
+        if (const EnumValueDef *v = e.find(value))
+          return v->name;
+    return std::to_string(value);
+  }
+
+  // Whether the stream's elements can be of type `type` under the recipe's
+  // conditions.
+  static bool mayBe(const InstructionDef &inst, const RecipeDef &recipe, const RecipeStream &stream,
+                    int64_t type) {
+    if (type < 0) // an ISA without that type
+      return false;
+    if (stream.typeOperand < 0)
+      return stream.fixedType == type;
+    if (!llvm::is_contained(inst.operands[stream.typeOperand].accepts, type))
+      return false;
+    return llvm::all_of(recipe.when, [&](const RecipeCondition &c) {
+      return c.operand != stream.typeOperand || (c.value == uint64_t(type)) == c.equal;
+    });
+  }
+
+  // A stream's Type: "" (f32 words), a DType value, or an enum operand of DType.
+  bool loadStreamType(const Record *rec, const InstructionDef &inst, const std::string &type,
+                      RecipeStream &stream) {
+    if (type.empty())
+      return true;
+    if (const int64_t value = typeValue(type); value >= 0) {
+      stream.fixedType = value;
+      return true;
+    }
+    const auto operand =
+        llvm::find_if(inst.operands, [&](const OperandDef &o) { return o.name == type; });
+    if (operand == inst.operands.end() || operand->kind != OperandKind::Enum ||
+        operand->enumType->name != "DType") {
+      error(rec, "'" + inst.mnemonic + "': stream '" + recipeSourceName(stream.slot) +
+                     "' has type '" + type +
+                     "', neither a DType value nor an operand of type DType");
+      return false;
+    }
+    stream.typeOperand = static_cast<int>(operand - inst.operands.begin());
+    return true;
+  }
+
+  // A stream's elements are the size its operand's extent counts in.
+  bool checkStreamExtent(const Record *rec, const InstructionDef &inst,
+                         const RecipeStream &stream) {
+    const auto mem = llvm::find_if(
+        inst.memory, [&](const MemOperandDef &m) { return m.operand == stream.operand; });
+    if (mem == inst.memory.end() || mem->kind != ExtentKind::Product)
+      return true;
+    for (const ProductDef &p : mem->choices) {
+      std::string extent = p.sizeBy >= 0
+                               ? "elements of the type '" + inst.operands[p.sizeBy].name + "' names"
+                               : Twine(1u << p.elemLog2).str() + "-byte elements";
+      bool agrees;
+      if (stream.typeOperand >= 0) {
+        agrees = p.sizeBy == stream.typeOperand;
+      } else if (stream.fixedType < 0) {
+        agrees = p.sizeBy < 0 && p.elemLog2 == 2;
+      } else {
+        const EnumValueDef *type = nullptr;
+        for (const EnumTypeDef &e : model_.enums)
+          if (e.name == "DType")
+            type = e.find(stream.fixedType);
+        agrees = p.sizeBy < 0 && type && (1u << p.elemLog2) == type->bytes;
+      }
+      if (!agrees) {
+        error(rec, "'" + inst.mnemonic + "': stream '" + recipeSourceName(stream.slot) +
+                       "' has elements of " +
+                       (stream.typeOperand >= 0
+                            ? "the type '" + inst.operands[stream.typeOperand].name + "' names"
+                        : stream.fixedType < 0 ? std::string("32-bit words")
+                                               : "type " + typeName(stream.fixedType)) +
+                       ", but the extent of '" + inst.operands[stream.operand].name + "' counts " +
+                       extent);
+        return false;
+      }
+    }
+    return true;
+  }
+
   bool loadRecipe(const Record *rec, const InstructionDef &inst, RecipeDef &recipe) {
     bool ok = true;
     for (const Record *cond : rec->getValueAsListOfDefs("When")) {
@@ -1604,6 +1697,7 @@ private:
     recipe.maskOffset = optionalRef(rec, inst, rec->getValueAsString("MaskOffset").str(),
                                     {OperandKind::I32}, "recipe mask offset", ok);
     unsigned declared = 0;
+    std::map<unsigned, unsigned> highOf; // slot of an i64-capable stream -> its high words' slot
     for (const Record *streamRec : rec->getValueAsListOfDefs("Streams")) {
       RecipeStream stream;
       if (!streamSlot(rec, inst, streamRec->getValueAsString("Slot").str(), stream.slot)) {
@@ -1626,7 +1720,31 @@ private:
         ok = false;
       }
       ok = ok && stream.operand >= 0;
+      ok = loadStreamType(rec, inst, streamRec->getValueAsString("Type").str(), stream) &&
+           checkStreamExtent(rec, inst, stream) && ok;
       recipe.streams.push_back(stream);
+    }
+    // The high words of the streams that can be i64, in the next slot.
+    for (size_t i = 0, n = recipe.streams.size(); i < n; ++i) {
+      const RecipeStream &low = recipe.streams[i];
+      if (!mayBe(inst, recipe, low, typeValue("i64")))
+        continue;
+      const unsigned slot = low.slot + 1;
+      if (slot == SrcOB0 || slot == SrcZero || (declared & (1u << slot))) {
+        error(rec, "'" + inst.mnemonic + "': stream '" + recipeSourceName(low.slot) +
+                       "' can hold i64 elements, whose high words need the next slot, but " +
+                       (slot == SrcOB0 || slot == SrcZero
+                            ? std::string("it is the last of its direction")
+                            : "'" + recipeSourceName(slot) + "' is declared too"));
+        ok = false;
+        continue;
+      }
+      RecipeStream high = low;
+      high.slot = slot;
+      high.high = true;
+      declared |= 1u << slot;
+      highOf[low.slot] = slot;
+      recipe.streams.push_back(high);
     }
     const std::vector<Record *> preLoads = rec->getValueAsListOfDefs("PreLoads");
     const std::vector<Record *> rowLoads = rec->getValueAsListOfDefs("RowLoads");
@@ -1729,6 +1847,12 @@ private:
           continue;
         }
         pass.outputs |= 1u << (slot - SrcOB0);
+      }
+      for (const auto &[low, high] : highOf) {
+        if (low < SrcOB0 && (pass.inputs & (1u << low)))
+          pass.inputs |= 1u << high;
+        if (low >= SrcOB0 && (pass.outputs & (1u << (low - SrcOB0))))
+          pass.outputs |= 1u << (high - SrcOB0);
       }
       const unsigned used = pass.inputs | pass.outputs << SrcOB0;
       if (used & ~declared) {

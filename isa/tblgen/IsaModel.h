@@ -166,6 +166,14 @@ struct RecipeStream {
   int operand = -1;  // address operand
   bool perRow = true;
   bool zeroFirstRow = false;
+  // The element type: the DType value of the enum operand typeOperand, or
+  // fixedType (-1: untyped 32-bit words, which the engine treats as f32).
+  // high: the slot holds the high words of the i64 elements of the stream
+  // in the slot before it.
+  int typeOperand = -1;
+  int64_t fixedType = -1;
+  int64_t engineType() const { return fixedType < 0 ? 0 : fixedType; }
+  bool high = false;
 };
 
 // A variant condition: operand == value, or != value.
