@@ -77,15 +77,16 @@ package npu_convert_pkg;
     logic [7:0] exponent;
     logic [3:0] extra_shift;
     logic [23:0] significand;
-    logic sticky, round_up;
+    logic normal_result, sticky, round_up;
     logic [11:0] q;  // one bit more than f16's significand: its carry
     logic [4:0] exponent_base;
     logic [14:0] magnitude;
 
     exponent = x[30:23];
     significand = {1'b1, x[22:0]};
+    normal_result = exponent >= F16_MIN_NORMAL_EXP;
     // Up to 11 where the result is not a zero (the other shifts are unused).
-    extra_shift = exponent >= F16_MIN_NORMAL_EXP ? 4'd0 : 4'(F16_MIN_NORMAL_EXP - exponent);
+    extra_shift = normal_result ? 4'd0 : 4'(F16_MIN_NORMAL_EXP - exponent);
     sticky = 1'b0;
     if (extra_shift[3]) begin
       sticky = significand[7:0] != '0;
@@ -106,7 +107,7 @@ package npu_convert_pkg;
     sticky = sticky || significand[11:0] != '0;
     round_up = significand[12] && (sticky || significand[13]);
     q = {1'b0, significand[23:13]} + {11'd0, round_up};
-    exponent_base = exponent >= F16_MIN_NORMAL_EXP ? 5'(exponent - F16_MIN_NORMAL_EXP) : 5'd0;
+    exponent_base = normal_result ? 5'(exponent - F16_MIN_NORMAL_EXP) : 5'd0;
     magnitude = {exponent_base, 10'd0} + {3'd0, q};
 
     if (is_nan32(x[30:0])) narrow_f16 = F16_NAN;
