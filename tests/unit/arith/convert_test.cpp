@@ -3,20 +3,22 @@
 // nearest even) for f16, and the nearest of the two neighbouring bf16 values
 // computed in double for bf16.
 #include "npu/arith/convert.h"
+#include "operands.h"
 
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <random>
-#include <vector>
 
 namespace {
 
 using namespace npu::arith;
+using test::narrowingPatterns;
 
-bool isNaN32(uint32_t x) { return (x & 0x7fffffffu) > 0x7f800000u; }
+bool isNaN32(uint32_t x) {
+  return (x & 0x7fffffffu) > 0x7f800000u;
+}
 
 uint16_t referenceF16(uint32_t x) {
   if (isNaN32(x))
@@ -47,25 +49,6 @@ uint16_t referenceBf16(uint32_t x) {
   return static_cast<uint16_t>((below >> 16) & 1u ? above >> 16 : below >> 16);
 }
 
-// Patterns around every place a rounding decision changes: each f16/bf16
-// value's neighbourhood (ties and one unit of binary32 either side), the
-// subnormal and overflow thresholds, specials, plus uniform random patterns.
-std::vector<uint32_t> testPatterns(int lowBits) {
-  std::vector<uint32_t> out;
-  for (uint32_t sign : {0u, 0x80000000u})
-    for (uint32_t exponent = 0; exponent < 256; ++exponent)
-      for (uint32_t top = 0; top < 1024; top += 3) {
-        const uint32_t base = sign | exponent << 23 | top << 13;
-        for (int32_t delta : {0, 1, -1, (1 << (lowBits - 1)), (1 << (lowBits - 1)) - 1,
-                              (1 << (lowBits - 1)) + 1, (1 << lowBits) - 1})
-          out.push_back(base + static_cast<uint32_t>(delta));
-      }
-  std::mt19937 rng(7);
-  for (int i = 0; i < 4'000'000; ++i)
-    out.push_back(rng());
-  return out;
-}
-
 TEST(Convert, EveryF16WidensExactly) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     const _Float16 value = std::bit_cast<_Float16>(static_cast<uint16_t>(h));
@@ -76,7 +59,7 @@ TEST(Convert, EveryF16WidensExactly) {
 }
 
 TEST(Convert, F16NarrowingRoundsToNearestEvenWithSubnormals) {
-  for (uint32_t x : testPatterns(13))
+  for (uint32_t x : narrowingPatterns(13))
     ASSERT_EQ(narrowF16(x), referenceF16(x)) << std::hex << x;
   EXPECT_EQ(narrowF16(0x477fefffu), 0x7bffu); // just below 65520: the largest finite
   EXPECT_EQ(narrowF16(0x477ff000u), 0x7c00u); // 65520: a tie, to infinity
@@ -87,7 +70,7 @@ TEST(Convert, F16NarrowingRoundsToNearestEvenWithSubnormals) {
 }
 
 TEST(Convert, Bf16NarrowingRoundsToNearestEven) {
-  for (uint32_t x : testPatterns(16))
+  for (uint32_t x : narrowingPatterns(16))
     ASSERT_EQ(narrowBf16(x), referenceBf16(x)) << std::hex << x;
   EXPECT_EQ(narrowBf16(0x7f7f8000u), 0x7f80u); // a tie above the largest finite: infinity
   EXPECT_EQ(narrowBf16(0x7f7f7fffu), 0x7f7fu);

@@ -1,5 +1,6 @@
 // Operand generators shared by the arithmetic tests: special values, values
-// at the denormal and tininess boundaries, and random bit patterns.
+// at the denormal and tininess boundaries, the rounding neighbourhoods of
+// the storage conversions, and random bit patterns.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,28 @@ inline std::vector<uint32_t> specialValues() {
   for (size_t i = 0; i < positives; ++i)
     v.push_back(v[i] | 0x80000000u);
   return v;
+}
+
+// Binary32 patterns for a conversion to a narrower float whose last place
+// lies `lowBits` bits up (13 for f16, 16 for bf16): around every place a
+// rounding decision changes, each narrow value's neighbourhood (ties and one
+// unit of binary32 either side) in every binade of both signs, the
+// subnormal and overflow thresholds and the specials among them, plus
+// 4 million uniform random patterns.
+inline std::vector<uint32_t> narrowingPatterns(int lowBits) {
+  std::vector<uint32_t> out;
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t exponent = 0; exponent < 256; ++exponent)
+      for (uint32_t top = 0; top < 1024; top += 3) {
+        const uint32_t base = sign | exponent << 23 | top << 13;
+        for (int32_t delta : {0, 1, -1, (1 << (lowBits - 1)), (1 << (lowBits - 1)) - 1,
+                              (1 << (lowBits - 1)) + 1, (1 << lowBits) - 1})
+          out.push_back(base + static_cast<uint32_t>(delta));
+      }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 4'000'000; ++i)
+    out.push_back(rng());
+  return out;
 }
 
 // Random operands: half uniform bit patterns, half with exponents near the
