@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <stdexcept>
+#include <string>
 
 namespace npu::sim {
 
@@ -51,6 +53,16 @@ struct Work {
   };
   Runs runs = {};
 };
+
+// Elements [first, first + count) of a span that the semantics asked the
+// context for: a range past its end is a bug of the semantics
+// (std::logic_error), never an access of the memory after the span.
+template <class T> std::span<T> within(std::span<T> s, uint64_t first, uint64_t count) {
+  if (first > s.size() || count > s.size() - first)
+    throw std::logic_error("semantics: elements [" + std::to_string(first) + ", +" +
+                           std::to_string(count) + ") of a span of " + std::to_string(s.size()));
+  return s.subspan(first, count);
+}
 
 // Semantics run only after checkPacket passed, on the ranges it admitted:
 // a span outside them (in direction or extent) is a bug of the semantics

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -77,6 +80,25 @@ TEST(GemmKernel, RefusesASpanShorterThanTheMatrixItsShapeReaches) {
         << where;
     EXPECT_THROW(npu::sim::kernels::gemmReference(s, a, b.first(b.size() / 2), c), std::logic_error)
         << where;
+  }
+}
+
+// A NaN the products create (inf * 0, inf - inf) leaves both kernels as
+// the canonical NaN: the host's default NaN is negative (0xffc00000). The
+// scalar kernel runs only on hosts without AVX2/FMA, so the regression
+// never reaches it here; this test does.
+TEST(GemmKernel, BothKernelsCanonicaliseTheNaNsTheyCreate) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const GemmShape s{.m = 1, .k = 2, .n = 2, .lda = 2, .ldb = 2, .ldc = 2};
+  const std::vector<float> a = {inf, 1.0f}, b = {0.0f, 1.0f, 1.0f, -inf};
+  for (bool reference : {true, false}) {
+    std::vector<float> c(2);
+    if (reference)
+      npu::sim::kernels::gemmReference(s, a, b, c);
+    else
+      npu::sim::kernels::gemm(s, a, b, c);
+    for (float x : c)
+      EXPECT_EQ(std::bit_cast<uint32_t>(x), 0x7fc00000u) << (reference ? "scalar" : "gemm");
   }
 }
 
