@@ -111,9 +111,8 @@ std::vector<uint32_t> acceptedValues(const OperandInfo &op) {
 
 std::string acceptedNames(const OperandInfo &op) {
   std::string names;
-  for (uint32_t i = 0; i < op.enumInfo->numValues; ++i)
-    if (op.accepts(op.enumInfo->values[i].value))
-      names += (names.empty() ? "" : ", ") + std::string(op.enumInfo->values[i].name);
+  for (uint32_t value : acceptedValues(op))
+    names += (names.empty() ? "" : ", ") + std::string(op.enumInfo->findValue(value)->name);
   return names;
 }
 

@@ -1560,7 +1560,16 @@ private:
     return ok;
   }
 
-  // The value of the DType enumerator `name` (the stream types' enumeration).
+  // The DType enumerator of value `value`: the stream types' enumeration
+  // (null when the ISA has no such value, or no DType).
+  const EnumValueDef *streamType(int64_t value) const {
+    for (const EnumTypeDef &e : model_.enums)
+      if (e.name == "DType")
+        return e.find(value);
+    return nullptr;
+  }
+
+  // The value of the DType enumerator `name`, or -1.
   int64_t typeValue(const std::string &name) const {
     for (const EnumTypeDef &e : model_.enums)
       if (e.name == "DType")
@@ -1571,11 +1580,8 @@ private:
   }
 
   std::string typeName(int64_t value) const {
-    for (const EnumTypeDef &e : model_.enums)
-      if (e.name == "DType")
-        if (const EnumValueDef *v = e.find(value))
-          return v->name;
-    return std::to_string(value);
+    const EnumValueDef *type = streamType(value);
+    return type ? type->name : std::to_string(value);
   }
 
   // Whether the stream's elements can be of type `type` under the recipe's
@@ -1632,10 +1638,7 @@ private:
       } else if (stream.fixedType < 0) {
         agrees = p.sizeBy < 0 && p.elemLog2 == 2;
       } else {
-        const EnumValueDef *type = nullptr;
-        for (const EnumTypeDef &e : model_.enums)
-          if (e.name == "DType")
-            type = e.find(stream.fixedType);
+        const EnumValueDef *type = streamType(stream.fixedType);
         agrees = p.sizeBy < 0 && type && (1u << p.elemLog2) == type->bytes;
       }
       if (!agrees) {

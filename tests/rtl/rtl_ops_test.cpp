@@ -1244,9 +1244,11 @@ TEST(RtlFaults, RegionChecksAgreeWithTheIss) {
         inst.operands[i] = static_cast<uint32_t>(static_cast<int32_t>(rng() % 9) - 4);
         break;
       case isa::OperandKind::Flag: inst.operands[i] = rng() & 1; break;
-      case isa::OperandKind::Enum:
-        inst.operands[i] = isa::acceptedValues(op).at(rng() % isa::acceptedValues(op).size());
+      case isa::OperandKind::Enum: {
+        const std::vector<uint32_t> values = isa::acceptedValues(op);
+        inst.operands[i] = values[rng() % values.size()];
         break;
+      }
       default: break;
       }
     }

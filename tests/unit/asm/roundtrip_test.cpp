@@ -31,7 +31,10 @@ uint32_t randomF32Bits(std::mt19937_64 &rng) {
 uint64_t randomOperand(const OperandInfo &op, std::mt19937_64 &rng) {
   const uint64_t mask = op.bitWidth >= 64 ? ~uint64_t(0) : (uint64_t(1) << op.bitWidth) - 1;
   switch (op.kind) {
-  case OperandKind::Enum: return isa::acceptedValues(op).at(rng() % isa::acceptedValues(op).size());
+  case OperandKind::Enum: {
+    const std::vector<uint32_t> values = isa::acceptedValues(op);
+    return values[rng() % values.size()];
+  }
   case OperandKind::Flag: return rng() & 1;
   case OperandKind::F32: return randomF32Bits(rng);
   case OperandKind::Addr: return (rng() >> (rng() % 64)) & mask & ~uint64_t(op.align - 1);
