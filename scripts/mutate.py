@@ -11,9 +11,10 @@ Mutation operators (one edit per mutant, at a seeded random site):
   condition  if (c) -> if (!(c))
   state      state <= S_A -> state <= S_B (another state of the same machine; RTL only)
 
-An ISS mutant that the regression against the reference model does not
-kill then meets the cycle-model gates, in a second scratch build without
-sanitizers that builds the RTL once: first the exact gate
+A mutant that the regression does not kill then meets the cycle-model
+gates (an ISS mutant in a second scratch build without sanitizers that
+builds the RTL once; an RTL mutant in its own build, where it changes the
+RTL the ISS's cycle model is compared with): first the exact gate
 (bench/cycle_accuracy.py --exact: the examples, --cycle-random generated
 streams and the directed streams of bench/cycle_directed/ at zero wait
 states, every packet of the classes the model times to the cycle within
@@ -21,8 +22,9 @@ its class's tolerance, every packet's bytes equal), then the accuracy gate
 (--check: the examples and the generated streams under three memory
 configurations, each op class within 5 % of the RTL, each stream within
 2 %). Both run in co-simulation against the RTL (values compared bit for
-bit). Its performance model (cycles, bytes, cycle budgets) has no other
-check.
+bit). The ISS's performance model (cycles, bytes, cycle budgets) has no
+other check, and an RTL mutant that changes only when the RTL does what it
+does (a packed read, a skipped prefetch) changes nothing else.
 
 Usage:
   scripts/mutate.py --target iss --count 20 --seed 1 --work /tmp/npu-mutants [--seeds 40]
@@ -59,10 +61,10 @@ TARGETS = {
                       "simulator/arith/lib/host_kernels.cpp"],
             "comment": "//", "backend": "reference",
             "configure": ["-DNPU_SANITIZE=ON"], "compilers": {"CC": "clang-16", "CXX": "clang++-16"},
-            "cycle_gate": True},
-    # The RTL's mutants run in co-simulation against the ISS.
+            "cycle_build": "separate"},
+    # The RTL's mutants run in co-simulation against the ISS; the cycle gates run in the same build.
     "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//", "backend": "cosim",
-            "configure": [], "compilers": {}, "cycle_gate": False},
+            "configure": [], "compilers": {}, "cycle_build": "same"},
 }
 
 BINARY_SWAPS = [(" + ", " - "), (" - ", " + "), (" & ", " | "), (" | ", " & "), (" ^ ", " & "),
@@ -253,7 +255,7 @@ def main():
     parser.add_argument("--resume", action="store_true",
                         help="keep the mutants already in WORK's report and continue after them")
     parser.add_argument("--cycle-random", type=int, default=20,
-                        help="generated streams of the ISS mutants' cycle-model gate (default 20; 0 skips the gate)")
+                        help="generated streams of the cycle-model gates (default 20; 0 skips the gates)")
     parser.add_argument("--rerun", type=Path,
                         help="a mutants-*.json of an earlier run: run its survivors again (e.g. with more --seeds)")
     args = parser.parse_args()
@@ -272,9 +274,12 @@ def main():
         if r.returncode:
             sys.exit(f"configure failed: {r.stderr[-2000:]}")
     worker = build / "bin" / "npu-regress-worker"
-    # The cycle gate's build: no sanitizers (co-simulation of the Verilated RTL under ASan would take
-    # minutes per mutant); the RTL is built once, a mutant recompiles one ISS file and relinks npu-sim.
-    cycle_build = args.work / f"build-{args.target}-cycle" if target["cycle_gate"] and args.cycle_random else None
+    # The cycle gates' build. An ISS mutant's: a second build without sanitizers (co-simulation of the
+    # Verilated RTL under ASan would take minutes per mutant), where the RTL is built once and a mutant
+    # recompiles one ISS file and relinks npu-sim. An RTL mutant's: the regression's build, whose
+    # Verilated model it has just rebuilt.
+    cycle_build = None if not args.cycle_random else \
+        build if target["cycle_build"] == "same" else args.work / f"build-{args.target}-cycle"
     if cycle_build and not (cycle_build / "build.ninja").exists():
         r = run(["cmake", "-S", src, "-B", cycle_build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                  "-DNPU_BUILD_TESTS=OFF", "-DNPU_BUILD_RTL=ON"], env=env)

@@ -65,6 +65,7 @@ Footprint footprintOf(const isa::Instruction &inst) {
              extent.bytes, roleOf(m, inst),          contentOf(m, inst)};
     if (m.holds == isa::MemContent::Index)
       b.indexLimit = inst.operands[m.indexBound];
+    b.computedExtent = m.kind != isa::ExtentKind::Product;
     f.buffers.push_back(b);
   }
   for (const isa::DisjointInfo &d : info.disjointList()) {

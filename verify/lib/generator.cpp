@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -107,7 +108,11 @@ int64_t clampToRange(const isa::OperandInfo &op, int64_t v) {
 }
 
 // Draws every non-address operand from its table description.
-void drawOperands(Rng &rng, isa::Instruction &inst, bool large, uint32_t specialPercent) {
+// `scalars` decides which float scalars become small integers: a stream of
+// its own, so that the other draws, and with them every stream's shapes,
+// addresses and cycles, are those of a generator without it.
+void drawOperands(Rng &rng, Rng &scalars, isa::Instruction &inst, bool large,
+                  uint32_t specialPercent) {
   const isa::InstrInfo &info = isa::info(inst.opcode);
   for (uint32_t i = 0; i < info.numOperands; ++i) {
     const isa::OperandInfo &op = info.operands[i];
@@ -124,7 +129,14 @@ void drawOperands(Rng &rng, isa::Instruction &inst, bool large, uint32_t special
       raw = values[rng.below(values.size())];
       break;
     }
-    case isa::OperandKind::F32: raw = randomFloat(rng, std::min(100u, specialPercent * 2)); break;
+    case isa::OperandKind::F32:
+      // Scalars are exponents, bounds and fill values: integral ones (the
+      // negative integral exponents of POWS among them) take paths that
+      // general values miss.
+      raw = randomFloat(rng, std::min(100u, specialPercent * 2));
+      if (scalars.percent(20))
+        raw = floatBits(static_cast<float>(scalars.between(-3, 3)));
+      break;
     case isa::OperandKind::Bits32:
       raw = rng.percent(50) ? randomFloat(rng, specialPercent) : static_cast<uint32_t>(rng.next());
       break;
@@ -187,7 +199,7 @@ struct Arena {
 class StreamBuilder {
 public:
   explicit StreamBuilder(const GeneratorOptions &options)
-      : options_(options), rng_(options.seed), map_(mem::AddressMap::defaults()) {
+      : options_(options), rng_(options.seed), scalarRng_(~options.seed), map_(mem::AddressMap::defaults()) {
     for (const mem::Region &r : dataRegions())
       arenas_.push_back({r, r.base, r.base + r.size});
     for (const isa::InstrInfo &info : isa::instructions()) {
@@ -245,11 +257,20 @@ private:
         if (CoverageModel::instance().find(isa::info(o).mnemonic + suffix))
           able.push_back(o);
     }
+    // Half the out-of-region faults go to instructions with a matrix or
+    // strided view: their extents are computed from several operands, where
+    // an engine's bound check has the most to get wrong.
+    if (planned == mem::FaultCode::OutOfRegion && rng_.percent(50)) {
+      std::vector<isa::Opcode> viewed;
+      std::copy_if(able.begin(), able.end(), std::back_inserter(viewed), hasComputedExtent);
+      if (!viewed.empty())
+        able = std::move(viewed);
+    }
     const isa::Opcode opcode = rng_.pick(able.empty() ? mix_ : able);
     current_ = opcode;
     isa::Instruction inst = isa::makeInstruction(opcode);
     const bool large = rng_.percent(options_.largePercent);
-    drawOperands(rng_, inst, large, options_.specialPercent);
+    drawOperands(rng_, scalarRng_, inst, large, options_.specialPercent);
     // A large packet has one large size, and sometimes a second just past
     // a blocking edge (256..319: a full GEMM depth panel beside more than
     // 2048 columns); the others give way to them.
@@ -375,13 +396,25 @@ private:
            code == mem::FaultCode::OutOfRegion;
   }
 
+  static bool hasComputedExtent(isa::Opcode opcode) {
+    const auto memory = isa::info(opcode).memoryList();
+    return std::any_of(memory.begin(), memory.end(), [](const isa::MemOperandInfo &m) {
+      return m.kind != isa::ExtentKind::Product;
+    });
+  }
+
   const Buffer *chooseVictim(const Footprint &f, mem::FaultCode code) {
-    std::vector<const Buffer *> candidates;
+    std::vector<const Buffer *> candidates, computed;
     for (const Buffer &b : f.buffers)
       // A range can only straddle a region's end if it is longer than its alignment step.
-      if (code != mem::FaultCode::OutOfRegion || b.bytes > 2 * alignOf(b.operand))
+      if (code != mem::FaultCode::OutOfRegion || b.bytes > 2 * alignOf(b.operand)) {
         candidates.push_back(&b);
-    return candidates.empty() ? nullptr : candidates[rng_.below(candidates.size())];
+        if (b.computedExtent)
+          computed.push_back(&b);
+      }
+    if (code == mem::FaultCode::OutOfRegion && !computed.empty() && rng_.percent(75))
+      return rng_.pick(computed);
+    return candidates.empty() ? nullptr : rng_.pick(candidates);
   }
 
   uint32_t alignOf(std::string_view operand) const {
@@ -422,7 +455,10 @@ private:
       };
       for (int attempt = 0; attempt < 32; ++attempt) {
         const Arena &a = arenas_[rng_.below(arenas_.size())];
-        const uint64_t inside = alignUp(1 + rng_.below(b.bytes - align), align);
+        // Half of them by a single alignment step: a bound computed a step
+        // short lets exactly these through.
+        const uint64_t inside = rng_.percent(50) ? b.bytes - align
+                                                 : alignUp(1 + rng_.below(b.bytes - align), align);
         const uint64_t end = a.region.base + a.region.size;
         const uint64_t address = alignDown(end - inside + b.lowBytes, align);
         if (!clear(address - b.lowBytes))
@@ -746,6 +782,7 @@ private:
 
   const GeneratorOptions &options_;
   Rng rng_;
+  Rng scalarRng_; // drawOperands' `scalars`
   mem::AddressMap map_;
   std::vector<Arena> arenas_;
   std::vector<isa::Opcode> mix_;

@@ -36,6 +36,10 @@ struct Buffer {
   Role role;
   Content content;
   uint64_t indexLimit = 0; // Index32/Index64: indices must be in [0, indexLimit)
+  // Matrix and strided views: an extent computed from several operands
+  // (pitches, strides, transposes), which the engines check with their own
+  // arithmetic; a product's is a plain multiplication.
+  bool computedExtent = false;
 
   uint64_t begin() const { return address - lowBytes; }
   bool writes() const { return role != Role::Read; }
