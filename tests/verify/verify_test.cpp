@@ -178,6 +178,36 @@ TEST(Generator, OutOfRegionFaultsFavourComputedViewsAndSingleSteps) {
   EXPECT_GT(singleSteps, injected / 3) << singleSteps << " of " << injected;
 }
 
+// Half the invalid-operand injections into a strided view make a negative
+// stride reach below address 0, half of those with a magnitude past 2^30;
+// the ISS faults on each as intended (a view's sign and magnitude are where
+// an engine's extent check goes wrong: the RTL mutant that took a stride's
+// sign from bit 30 survived every other stream).
+TEST(Generator, StridedViewsAreMadeToReachBelowAddressZero) {
+  int injected = 0, belowZero = 0, past30 = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = optionsFor(seed, 10);
+    options.faultPercent = 100;
+    options.faultClasses = {mem::FaultCode::InvalidOperand};
+    options.opcodes = {isa::Opcode::COPY_STRIDED};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (const verify::PacketIntent &intent : stream.intents) {
+      injected += intent.injected == mem::FaultCode::InvalidOperand;
+      const size_t at = intent.note.find("reaches below address 0");
+      if (at == std::string::npos)
+        continue;
+      ++belowZero;
+      past30 += std::stoull(intent.note.substr(intent.note.find("= -") + 3)) > (1u << 30);
+    }
+  }
+  ASSERT_GT(injected, 100);
+  EXPECT_GT(belowZero, injected / 4) << belowZero << " of " << injected;
+  EXPECT_GT(past30, belowZero / 4) << past30 << " of " << belowZero;
+}
+
 // Scalar operands are small integers often enough to reach the paths that
 // test integrality (POWS's integral exponents, negative ones among them).
 TEST(Generator, FloatScalarsAreOftenSmallIntegers) {

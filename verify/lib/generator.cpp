@@ -739,6 +739,8 @@ private:
   // An operand outside the range the table gives it (a size of 0, an enum
   // value that names nothing).
   bool breakRange(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
+    if (rng_.percent(50) && reachBelowZero(inst, packet, note))
+      return true;
     const std::vector<rules::OutOfRange> values = rules::outOfRangeValues(isa::info(inst.opcode));
     if (values.empty())
       return false;
@@ -746,6 +748,48 @@ private:
     setBits(packet, v.op->bitOffset, v.op->bitWidth, v.raw);
     note = std::string(v.op->name) + " = " + std::to_string(isa::operandValue(*v.op, v.raw)) +
            " is out of range";
+    return true;
+  }
+
+  // A strided view whose negative stride reaches below address 0, which
+  // makes the operand invalid: the view's sign and magnitude arithmetic is
+  // where an engine's check goes wrong, so half the strides are past 2^30
+  // in magnitude (their bit 30 differs from the sign bit).
+  bool reachBelowZero(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
+    constexpr uint64_t kMostNegative = uint64_t(1) << 31;
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    struct Choice {
+      const isa::MemOperandInfo *view;
+      int dimension;
+      uint64_t least; // the least stride magnitude that reaches below 0
+    };
+    std::vector<Choice> choices;
+    for (const isa::MemOperandInfo &m : info.memoryList()) {
+      if (m.kind != isa::ExtentKind::Strided || (m.when >= 0 && inst.operands[m.when] == 0))
+        continue;
+      const uint64_t elements = inst.operands[m.operand] >> inst.operands[m.esize];
+      for (int d = 0; d < 4; ++d) {
+        const uint64_t size = inst.operands[m.sizes[d]];
+        const isa::OperandInfo &stride = info.operands[m.strides[d]];
+        const uint64_t least = size < 2 ? 0 : elements / (size - 1) + 1;
+        if (least && least <= kMostNegative && (!stride.hasRange || stride.min <= -int64_t(least)))
+          choices.push_back({&m, d, least});
+      }
+    }
+    if (choices.empty())
+      return false;
+    const Choice &c = rng_.pick(choices);
+    const isa::OperandInfo &stride = info.operands[c.view->strides[c.dimension]];
+    const uint64_t most = stride.hasRange ? std::min<uint64_t>(kMostNegative, -stride.min)
+                                          : kMostNegative;
+    uint64_t least = c.least;
+    if (rng_.percent(50) && most > (uint64_t(1) << 30))
+      least = std::max<uint64_t>(least, (uint64_t(1) << 30) + 1);
+    const uint64_t magnitude = least + rng_.below(most - least + 1);
+    setBits(packet, stride.bitOffset, stride.bitWidth,
+            (~magnitude + 1) & rules::slotMax(stride));
+    note = std::string(info.operands[c.view->operand].name) + " reaches below address 0 (" +
+           stride.name + " = -" + std::to_string(magnitude) + ")";
     return true;
   }
 
