@@ -294,6 +294,23 @@ TEST(CosimBackend, EveryBackendReadsTheSameRegionTable) {
   }
 }
 
+// From reset every engine is idle: nothing reads or writes memory before
+// the first doorbell, however long the device is clocked (the CSR accesses
+// clock it). The streams cannot see this: the co-simulation tracks accesses
+// from the first packet on.
+TEST(RtlDevice, NoEngineTouchesMemoryBeforeTheFirstPacket) {
+  mem::PhysicalMemory memory;
+  rtl::Device device(memory);
+  using namespace isa::csr;
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(device.readCsr(STATUS), 0u) << "read " << i;
+  const rtl::AxiCounts &counts = device.axiCounts();
+  EXPECT_EQ(counts.arHandshakes, 0u);
+  EXPECT_EQ(counts.awHandshakes, 0u);
+  EXPECT_EQ(counts.wHandshakes, 0u);
+  EXPECT_EQ(device.burstsInFlight(), 0u);
+}
+
 TEST(RtlDevice, RingAtAnUnalignedBaseRunsItsPackets) {
   mem::PhysicalMemory memory;
   rtl::Device device(memory);

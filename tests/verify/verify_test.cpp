@@ -208,6 +208,33 @@ TEST(Generator, StridedViewsAreMadeToReachBelowAddressZero) {
   EXPECT_GT(past30, belowZero / 4) << past30 << " of " << belowZero;
 }
 
+// Some invalid-operand injections make an extent too large for 64 bits, on
+// products and matrices alike, each faulting on the ISS as intended (the RTL
+// mutant that reported such a matrix fault with the wrong access survived
+// every other stream).
+TEST(Generator, ExtentsAreMadeTooLargeForSixtyFourBits) {
+  std::set<std::string> mnemonics;
+  int overflows = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    verify::GeneratorOptions options = optionsFor(seed, 10);
+    options.faultPercent = 100;
+    options.faultClasses = {mem::FaultCode::InvalidOperand};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (size_t i = 0; i < stream.intents.size(); ++i)
+      if (stream.intents[i].note.find("does not fit in 64 bits") != std::string::npos) {
+        ++overflows;
+        mnemonics.insert(
+            isa::findOpcode(isa::detail::load32(stream.object.text[i].data(), 0))->mnemonic);
+      }
+  }
+  EXPECT_GT(overflows, 30);
+  EXPECT_TRUE(mnemonics.count("matmul") || mnemonics.count("bmm")) << mnemonics.size();
+  EXPECT_GT(mnemonics.size(), 10u);
+}
+
 // Scalar operands are small integers often enough to reach the paths that
 // test integrality (POWS's integral exponents, negative ones among them).
 TEST(Generator, FloatScalarsAreOftenSmallIntegers) {

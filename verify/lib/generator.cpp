@@ -1,6 +1,7 @@
 #include "npu/verify/generator.h"
 
 #include "npu/mem/address_map.h"
+#include "npu/sim/checks.h"
 #include "npu/verify/classes.h"
 #include "npu/verify/coverage.h"
 #include "npu/verify/footprint.h"
@@ -741,6 +742,8 @@ private:
   bool breakRange(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
     if (rng_.percent(50) && reachBelowZero(inst, packet, note))
       return true;
+    if (rng_.percent(35) && overflowExtent(inst, packet, note))
+      return true;
     const std::vector<rules::OutOfRange> values = rules::outOfRangeValues(isa::info(inst.opcode));
     if (values.empty())
       return false;
@@ -791,6 +794,38 @@ private:
     note = std::string(info.operands[c.view->operand].name) + " reaches below address 0 (" +
            stride.name + " = -" + std::to_string(magnitude) + ")";
     return true;
+  }
+
+  // Sizes so large that a memory operand's extent does not fit in 64 bits,
+  // which makes the operand invalid: the engines compute extents in words
+  // wider than their operands, and a lost carry there would let a wrapped
+  // range through. Taken only where the ISS's checks fault that way first.
+  bool overflowExtent(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    std::vector<uint32_t> sizes;
+    for (uint32_t i = 0; i < info.numOperands; ++i)
+      if (rules::isDimension(info.operands[i]))
+        sizes.push_back(i);
+    for (int attempt = 0; attempt < 8 && !sizes.empty(); ++attempt) {
+      isa::Instruction large = inst;
+      for (uint32_t i : sizes) {
+        const isa::OperandInfo &op = info.operands[i];
+        const uint64_t most = op.hasRange ? static_cast<uint64_t>(op.max) : rules::slotMax(op);
+        if (rng_.percent(60))
+          large.operands[i] = most - rng_.below(most / 2 + 1);
+      }
+      isa::Packet candidate;
+      isa::encode(large, candidate);
+      sim::OperandRanges ranges;
+      const sim::FaultFacts facts = sim::checkPacket(candidate, map_, ranges);
+      if (facts.code != mem::FaultCode::InvalidOperand || facts.operand < 0 ||
+          info.operands[facts.operand].kind != isa::OperandKind::Addr)
+        continue;
+      packet = candidate;
+      note = std::string(info.operands[facts.operand].name) + "'s extent does not fit in 64 bits";
+      return true;
+    }
+    return false;
   }
 
   bool misalign(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
