@@ -48,8 +48,10 @@ std::string messageOf(const GemmShape &s, std::span<const float> a, std::span<co
 }
 
 TEST(GemmKernel, RefusesASpanShorterThanTheMatrixItsShapeReaches) {
-  for (int form = 0; form < 4; ++form) {
-    GemmShape s{.m = 7, .k = 20, .n = 18};
+  // Also single columns, which the reach computation once let through
+  // (ISS mutant gemm.cpp:132, `cols == 0` read as `cols == 1`).
+  for (int form = 0; form < 8; ++form) {
+    GemmShape s = form < 4 ? GemmShape{.m = 7, .k = 20, .n = 18} : GemmShape{.m = 7, .k = 1, .n = 1};
     s.transA = form & 1;
     s.transB = form & 2;
     s.lda = (s.transA ? s.m : s.k) + 3;
