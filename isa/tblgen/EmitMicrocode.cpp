@@ -43,6 +43,7 @@ unsigned taintOfResult(const MicroStep &step, const std::map<std::string, unsign
     return t;
   }
   case PrimClass::Compare:
+  case PrimClass::IntCompare:
   case PrimClass::FloatToInt:
   case PrimClass::IntToFloat:
   case PrimClass::Integer:
@@ -55,6 +56,7 @@ unsigned taintOfResult(const MicroStep &step, const std::map<std::string, unsign
 bool readsBits(const MicroStep &step, size_t arg) {
   switch (step.prim->cls) {
   case PrimClass::IntToFloat:
+  case PrimClass::IntCompare:
   case PrimClass::Integer:
   case PrimClass::Shift: return true;
   case PrimClass::Select: return arg == 0;

@@ -995,7 +995,13 @@ private:
         {"ishl", 2, PrimClass::Shift},      {"ishr", 2, PrimClass::Shift},
         {"isra", 2, PrimClass::Shift},      {"iand", 2, PrimClass::Integer},
         {"ior", 2, PrimClass::Integer},     {"ixor", 2, PrimClass::Integer},
-        {"sel", 3, PrimClass::Select}};
+        {"sel", 3, PrimClass::Select},      {"imul", 2, PrimClass::Integer},
+        {"imulhu", 2, PrimClass::Integer},  {"ieq", 2, PrimClass::IntCompare},
+        {"ilt", 2, PrimClass::IntCompare},  {"iltu", 2, PrimClass::IntCompare},
+        {"ishlv", 2, PrimClass::Integer},   {"ishrv", 2, PrimClass::Integer},
+        {"israv", 2, PrimClass::Integer},   {"l2f", 2, PrimClass::IntToFloat},
+        {"f2iz", 1, PrimClass::FloatToInt}, {"f2lzlo", 1, PrimClass::FloatToInt},
+        {"f2lzhi", 1, PrimClass::FloatToInt}};
     for (Record *rec : defsOf("Prim")) {
       PrimDef prim{rec->getValueAsString("Name").str(),
                    static_cast<unsigned>(rec->getValueAsInt("NumSrc")),
@@ -1170,7 +1176,8 @@ private:
         if (cls == PrimClass::Select &&
             (!step.args[0].isRegister || stepReads[0] < 0 || !values[stepReads[0]].mask)) {
           error(rec, where + ": the first source of sel must be a mask (a result of flt, fle, "
-                             "fisnan, isra by 31, or iand/ior/ixor/sel of masks)");
+                             "fisnan, ieq, ilt, iltu, isra by 31, or iand/ior/ixor/sel "
+                             "of masks)");
           ok = false;
         }
         if (isIdentityStep(step)) {
@@ -1185,7 +1192,7 @@ private:
           return stepReads[a] >= 0 && values[stepReads[a]].mask;
         };
         bool mask = false;
-        if (cls == PrimClass::Compare)
+        if (cls == PrimClass::Compare || cls == PrimClass::IntCompare)
           mask = true;
         else if (step.prim->name == "isra")
           mask = !step.args[1].isRegister && step.args[1].constant == 31;

@@ -113,6 +113,18 @@ Prim primitive(const std::string &name) {
       {"ior", [](uint32_t a, uint32_t b, uint32_t) { return R::ior(a, b); }},
       {"ixor", [](uint32_t a, uint32_t b, uint32_t) { return R::ixor(a, b); }},
       {"sel", [](uint32_t m, uint32_t a, uint32_t b) { return R::sel(m, a, b); }},
+      {"imul", [](uint32_t a, uint32_t b, uint32_t) { return R::imul(a, b); }},
+      {"imulhu", [](uint32_t a, uint32_t b, uint32_t) { return R::imulhu(a, b); }},
+      {"ieq", [](uint32_t a, uint32_t b, uint32_t) { return R::ieq(a, b); }},
+      {"ilt", [](uint32_t a, uint32_t b, uint32_t) { return R::ilt(a, b); }},
+      {"iltu", [](uint32_t a, uint32_t b, uint32_t) { return R::iltu(a, b); }},
+      {"ishlv", [](uint32_t a, uint32_t b, uint32_t) { return R::ishlv(a, b); }},
+      {"ishrv", [](uint32_t a, uint32_t b, uint32_t) { return R::ishrv(a, b); }},
+      {"israv", [](uint32_t a, uint32_t b, uint32_t) { return R::israv(a, b); }},
+      {"l2f", [](uint32_t lo, uint32_t hi, uint32_t) { return R::l2f(lo, hi); }},
+      {"f2iz", [](uint32_t a, uint32_t, uint32_t) { return R::f2iz(a); }},
+      {"f2lzlo", [](uint32_t a, uint32_t, uint32_t) { return R::f2lzlo(a); }},
+      {"f2lzhi", [](uint32_t a, uint32_t, uint32_t) { return R::f2lzhi(a); }},
   };
   return table.at(name);
 }
