@@ -400,6 +400,11 @@ class MicroProgram<string name, list<string> inputs, list<dag> steps, string res
   string Result = result;
   string Doc = doc;
   string Reference = "";
+  // The inputs are integer lane forms (I, L or M of docs/types.md §2): they
+  // are loaded as the bits the engine holds. Otherwise they are binary32 and
+  // loaded canonicalised (docs/arith.md §1.1), which would turn the int32 1
+  // (a denormal pattern) into 0 and -1 (a NaN pattern) into 0x7fc00000.
+  bit RawInputs = 0;
 }
 
 //===----------------------------------------------------------------------===//

@@ -984,23 +984,23 @@ private:
       PrimClass cls;
     };
     static const Known known[] = {
-        {"fadd", 2, PrimClass::FloatArith}, {"fsub", 2, PrimClass::FloatArith},
-        {"fmul", 2, PrimClass::FloatArith}, {"ffma", 3, PrimClass::FloatArith},
-        {"fmin", 2, PrimClass::FloatArith}, {"fmax", 2, PrimClass::FloatArith},
-        {"fabs", 1, PrimClass::SignOp},     {"fneg", 1, PrimClass::SignOp},
-        {"flt", 2, PrimClass::Compare},     {"fle", 2, PrimClass::Compare},
-        {"fisnan", 1, PrimClass::Compare},  {"fround", 1, PrimClass::FloatArith},
-        {"f2i", 1, PrimClass::FloatToInt},  {"i2f", 1, PrimClass::IntToFloat},
-        {"iadd", 2, PrimClass::Integer},    {"isub", 2, PrimClass::Integer},
-        {"ishl", 2, PrimClass::Shift},      {"ishr", 2, PrimClass::Shift},
-        {"isra", 2, PrimClass::Shift},      {"iand", 2, PrimClass::Integer},
-        {"ior", 2, PrimClass::Integer},     {"ixor", 2, PrimClass::Integer},
-        {"sel", 3, PrimClass::Select},      {"imul", 2, PrimClass::Integer},
-        {"imulhu", 2, PrimClass::Integer},  {"ieq", 2, PrimClass::IntCompare},
-        {"ilt", 2, PrimClass::IntCompare},  {"iltu", 2, PrimClass::IntCompare},
-        {"ishlv", 2, PrimClass::Integer},   {"ishrv", 2, PrimClass::Integer},
-        {"israv", 2, PrimClass::Integer},   {"l2f", 2, PrimClass::IntToFloat},
-        {"f2iz", 1, PrimClass::FloatToInt}, {"f2lzlo", 1, PrimClass::FloatToInt},
+        {"fadd", 2, PrimClass::FloatArith},  {"fsub", 2, PrimClass::FloatArith},
+        {"fmul", 2, PrimClass::FloatArith},  {"ffma", 3, PrimClass::FloatArith},
+        {"fmin", 2, PrimClass::FloatArith},  {"fmax", 2, PrimClass::FloatArith},
+        {"fabs", 1, PrimClass::SignOp},      {"fneg", 1, PrimClass::SignOp},
+        {"flt", 2, PrimClass::Compare},      {"fle", 2, PrimClass::Compare},
+        {"fisnan", 1, PrimClass::Compare},   {"fround", 1, PrimClass::FloatArith},
+        {"f2i", 1, PrimClass::FloatToInt},   {"i2f", 1, PrimClass::IntToFloat},
+        {"iadd", 2, PrimClass::Integer},     {"isub", 2, PrimClass::Integer},
+        {"ishl", 2, PrimClass::Shift},       {"ishr", 2, PrimClass::Shift},
+        {"isra", 2, PrimClass::Shift},       {"iand", 2, PrimClass::Integer},
+        {"ior", 2, PrimClass::Integer},      {"ixor", 2, PrimClass::Integer},
+        {"sel", 3, PrimClass::Select},       {"imul", 2, PrimClass::Integer},
+        {"imulhu", 2, PrimClass::Integer},   {"ieq", 2, PrimClass::IntCompare},
+        {"ilt", 2, PrimClass::IntCompare},   {"iltu", 2, PrimClass::IntCompare},
+        {"ishlv", 2, PrimClass::Integer},    {"ishrv", 2, PrimClass::Integer},
+        {"israv", 2, PrimClass::Integer},    {"l2f", 2, PrimClass::IntToFloat},
+        {"f2iz", 1, PrimClass::FloatToInt},  {"f2lzlo", 1, PrimClass::FloatToInt},
         {"f2lzhi", 1, PrimClass::FloatToInt}};
     for (Record *rec : defsOf("Prim")) {
       PrimDef prim{rec->getValueAsString("Name").str(),
@@ -1073,6 +1073,7 @@ private:
       prog.result = rec->getValueAsString("Result").str();
       prog.doc = rec->getValueAsString("Doc").str();
       prog.reference = rec->getValueAsString("Reference").str();
+      prog.rawInputs = rec->getValueAsBit("RawInputs");
       const std::string what = "micro-program '" + prog.name + "'";
       if (!isIdentifier(prog.name) ||
           llvm::any_of(prog.name, [](char c) { return c >= 'A' && c <= 'Z'; }) ||

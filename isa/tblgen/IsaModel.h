@@ -281,7 +281,8 @@ struct MicroProgramDef {
   std::vector<MicroStep> steps;
   std::string result;
   std::string doc;
-  std::string reference; // C++ double expression of the inputs; empty for none
+  std::string reference;  // C++ double expression of the inputs; empty for none
+  bool rawInputs = false; // inputs loaded as bits, not canonicalised
   unsigned resultRegister = 0;
   unsigned numRegisters = 0; // registers live at the same time, at most VectorRegisters
 };

@@ -63,7 +63,8 @@ inline std::vector<uint32_t> narrowingPatterns(int lowBits) {
 // extremes of int32 and uint32, every power of two and its neighbours of
 // both signs, and the shift amounts around the 32-bit width.
 inline std::vector<uint32_t> integerEdgeValues() {
-  std::vector<uint32_t> v = {0u, 1u, 2u, 31u, 32u, 33u, 63u, 64u, 0x7fffffffu, 0x80000000u,
+  std::vector<uint32_t> v = {0u,          1u,          2u,          31u,         32u,
+                             33u,         63u,         64u,         0x7fffffffu, 0x80000000u,
                              0x80000001u, 0xfffffffeu, 0xffffffffu, 0xffffffe0u, 0xffffffe1u};
   for (uint32_t k = 0; k < 32; ++k)
     for (uint32_t d : {0xffffffffu, 0u, 1u}) {
@@ -81,8 +82,8 @@ inline std::vector<uint32_t> integerEdgeValues() {
 inline std::vector<std::pair<uint32_t, uint32_t>> int64EdgePairs() {
   using u64 = uint64_t;
   const u64 one = 1, all = ~u64{0};
-  std::vector<u64> values = {0,          1,           all,          all >> 1,   ~(all >> 1),
-                             ~(all >> 1) + 1, all >> 32, one << 32, all << 32};
+  std::vector<u64> values = {0,         1,         all,      all >> 1, ~(all >> 1), ~(all >> 1) + 1,
+                             all >> 32, one << 32, all << 32};
   for (int k = 0; k < 64; ++k)
     for (u64 d : {all, u64{0}, one, u64{2}}) {
       values.push_back((one << k) + d);

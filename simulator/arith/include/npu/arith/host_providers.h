@@ -88,8 +88,8 @@ struct HostScalar {
   static V ishlv(V a, V b) { return fromBits(bits(b) < 32 ? bits(a) << bits(b) : 0u); }
   static V ishrv(V a, V b) { return fromBits(bits(b) < 32 ? bits(a) >> bits(b) : 0u); }
   static V israv(V a, V b) {
-    return fromBits(static_cast<uint32_t>(static_cast<int32_t>(bits(a)) >>
-                                          (bits(b) < 32 ? bits(b) : 31u)));
+    return fromBits(
+        static_cast<uint32_t>(static_cast<int32_t>(bits(a)) >> (bits(b) < 32 ? bits(b) : 31u)));
   }
   // cvtsi2ss rounds by MXCSR, which FloatEnvGuard sets to nearest even.
   static V l2f(V lo, V hi) {
@@ -178,8 +178,8 @@ struct Avx2 {
   // Unsigned order is signed order with both sign bits flipped.
   static V iltu(V a, V b) {
     const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
-    return asFloat(_mm256_cmpgt_epi32(_mm256_xor_si256(asInt(b), flip),
-                                      _mm256_xor_si256(asInt(a), flip)));
+    return asFloat(
+        _mm256_cmpgt_epi32(_mm256_xor_si256(asInt(b), flip), _mm256_xor_si256(asInt(a), flip)));
   }
   // The AVX2 variable shifts read the amount as unsigned and give 0 (the
   // sign fill for srav) from 32 up: the primitives' definition.
