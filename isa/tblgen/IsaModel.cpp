@@ -1081,6 +1081,13 @@ private:
         error(rec, what + ": the name must be a lower-case identifier and not a C++ keyword");
         continue;
       }
+      // npu_microcode_pkg names each program MC_PROG_<NAME> next to its own
+      // parameter MC_PROG_BITS.
+      if (prog.name == "bits") {
+        error(rec, what + ": the name would generate MC_PROG_BITS, the width parameter of "
+                          "npu_microcode_pkg");
+        continue;
+      }
       if (auto [it, inserted] = byName.emplace(prog.name, rec); !inserted) {
         error(rec, "duplicate " + what);
         note(it->second, "first definition of '" + prog.name + "'");
