@@ -354,6 +354,28 @@ def ior    : Prim<"ior", 2, "bitwise or">;
 def ixor   : Prim<"ixor", 2, "bitwise xor">;
 def sel    : Prim<"sel", 3, "m ? a : b, bitwise: (m & a) | (~m & b); m must be a mask "
                            "(a compare result, isra by 31, or iand/ior/ixor of masks)">;
+// Integer primitives of docs/types.md §4: i32/i64 arithmetic, compares and
+// variable shifts in a bounded number of steps (a 32x32 multiplier shared by
+// imul and imulhu, a comparator, a barrel shifter).
+def imul   : Prim<"imul", 2, "low 32 bits of the product a * b">;
+def imulhu : Prim<"imulhu", 2, "high 32 bits of the unsigned 64-bit product a * b">;
+def ieq    : Prim<"ieq", 2, "all-ones if the patterns a and b are equal else 0">;
+def ilt    : Prim<"ilt", 2, "all-ones if a < b as signed int32 else 0">;
+def iltu   : Prim<"iltu", 2, "all-ones if a < b as unsigned int32 else 0">;
+def ishlv  : Prim<"ishlv", 2, "a << b for b in [0, 31] (b unsigned), else 0">;
+def ishrv  : Prim<"ishrv", 2, "a >> b logical for b in [0, 31] (b unsigned), else 0">;
+def israv  : Prim<"israv", 2,
+                  "a >> b arithmetic for b in [0, 31] (b unsigned), else a >> 31 (the sign fill)">;
+// Conversions of cast (docs/types.md §3) that f2i and i2f do not give: an
+// int64 register pair to binary32 with one rounding (a 64-bit normaliser),
+// and binary32 to integers truncating toward zero (a shifter of the
+// significand, like f2i's without its rounding).
+def l2f    : Prim<"l2f", 2, "binary32 nearest the int64 (b:a, a the low word), ties to even">;
+def f2iz   : Prim<"f2iz", 1, "binary32 to int32, truncating toward zero, saturating; NaN gives 0">;
+def f2lzlo : Prim<"f2lzlo", 1,
+                  "low word of binary32 to int64, truncating toward zero, saturating; NaN gives 0">;
+def f2lzhi : Prim<"f2lzhi", 1,
+                  "high word of binary32 to int64, truncating toward zero, saturating; NaN gives 0">;
 
 // A straight-line micro-program: Inputs name the incoming registers; each
 // step is (prim:$dest src, ...) where a source is a "$register" or an
@@ -378,6 +400,11 @@ class MicroProgram<string name, list<string> inputs, list<dag> steps, string res
   string Result = result;
   string Doc = doc;
   string Reference = "";
+  // The inputs are integer lane forms (I, L or M of docs/types.md §2): they
+  // are loaded as the bits the engine holds. Otherwise they are binary32 and
+  // loaded canonicalised (docs/arith.md §1.1), which would turn the int32 1
+  // (a denormal pattern) into 0 and -1 (a NaN pattern) into 0x7fc00000.
+  bit RawInputs = 0;
 }
 
 //===----------------------------------------------------------------------===//

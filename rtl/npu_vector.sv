@@ -22,9 +22,10 @@
 //     writes are posted. A pass may reduce one value per element into the lane
 //     accumulators; at its end they combine by the pairwise tree into a
 //     scalar register, and the pass's scalar steps run.
-// A step runs a micro-program of the ROM (inputs loaded canonicalised into
-// registers 0 and 1, the ROM words in order, the result register written
-// back), applies the causal mask, or accumulates. Scalar steps run the
+// A step runs a micro-program of the ROM (inputs loaded into registers 0 and
+// 1, canonicalised unless the program takes integer lane forms; the ROM
+// words in order; the result register written back), applies the causal
+// mask, or accumulates. Scalar steps run the
 // same way on broadcast scalar values and keep lane 0's result.
 //
 // The command processor checked every operand's range and the overlap
@@ -336,7 +337,8 @@ module npu_vector (
       .alu_enable(alu_used), .alu_mode, .prim(alu_prim),
       .word_src0(word_src[0]), .word_src1(word_src[1]), .word_src2(word_src[2]),
       .word_const0(word_const[0]), .word_const1(word_const[1]), .word_const2(word_const[2]),
-      .word_dst, .first_word, .last_word, .result_reg, .element_valid(lane_valid[l]),
+      .word_dst, .first_word, .raw_inputs(npu_microcode_pkg::mc_prog_raw_inputs(step_prog)),
+      .last_word, .result_reg, .element_valid(lane_valid[l]),
       .tree_a(lane_acc[(2 * l) % L]), .tree_b(lane_acc[(2 * l + 1) % L]),
       .tree_keep(l < (L >> (tree_level + 1))),
       .acc(lane_acc[l]), .alu_result(lane_alu[l]), .step_result(lane_result[l]));

@@ -11,7 +11,8 @@
 // current group, 4..6 the output streams', 8..11 the temporaries; a scalar
 // source arrives as its value (src0_scalar, scalar0). The unit's modes:
 // a ROM word (registers and constants; the first word reads the step's
-// inputs directly and loads them, canonicalised, into registers 0 and 1; the
+// inputs directly and loads them, canonicalised unless the program takes
+// integer lane forms (raw_inputs), into registers 0 and 1; the
 // last word writes the program's result register to the step's
 // destination), an accumulation (accumulator ⊕ source 0), a level of the
 // reduction tree (two accumulators from the engine).
@@ -61,6 +62,7 @@ module npu_vector_lane #(
   input  logic [31:0] word_const2,
   input  logic [npu_microcode_pkg::MC_REG_BITS-1:0] word_dst,
   input  logic        first_word,
+  input  logic        raw_inputs,     // the program's inputs are integers: load them as bits
   input  logic        last_word,
   input  logic [npu_microcode_pkg::MC_REG_BITS-1:0] result_reg,
   input  logic        element_valid,  // accumulate: the lane holds an element
@@ -92,11 +94,17 @@ module npu_vector_lane #(
   assign val1 = src1_scalar ? scalar1 : element(src1);
   assign ob_data = ob[ob_slot][ob_stream][ob_group];
 
-  // Register r as the running word sees it: the canonicalised inputs during
-  // the first word.
+  // The inputs as the program's registers 0 and 1 hold them: binary32
+  // canonicalised (docs/arith.md §1.1), integer lane forms as they are.
+  logic [31:0] in0, in1;
+  assign in0 = raw_inputs ? val0 : npu_fp_pkg::fp_canonical(val0);
+  assign in1 = raw_inputs ? val1 : npu_fp_pkg::fp_canonical(val1);
+
+  // Register r as the running word sees it: the loaded inputs during the
+  // first word.
   function automatic logic [31:0] reg_value(input logic [RB-1:0] r);
-    if (first_word && r == RB'(0)) reg_value = npu_fp_pkg::fp_canonical(val0);
-    else if (first_word && r == RB'(1)) reg_value = npu_fp_pkg::fp_canonical(val1);
+    if (first_word && r == RB'(0)) reg_value = in0;
+    else if (first_word && r == RB'(1)) reg_value = in1;
     else reg_value = rf[r];
   endfunction
   function automatic logic [31:0] word_operand(input logic [SB-1:0] s, input logic [31:0] c);
@@ -133,8 +141,8 @@ module npu_vector_lane #(
           // The inputs stay in registers 0 and 1 for the later words; the
           // word's own result takes precedence.
           if (first_word) begin
-            rf[0] <= npu_fp_pkg::fp_canonical(val0);
-            rf[1] <= npu_fp_pkg::fp_canonical(val1);
+            rf[0] <= in0;
+            rf[1] <= in1;
           end
           rf[word_dst] <= alu_result;
           if (last_word && !dst[4]) begin

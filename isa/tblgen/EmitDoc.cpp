@@ -335,7 +335,9 @@ void emitIsaDoc(const IsaModel &model, llvm::raw_ostream &os) {
             os << "$" << a.reg;
           else if (step.prim->cls == PrimClass::Shift)
             os << a.constant;
-          else if (step.prim->cls == PrimClass::Integer)
+          else if (step.prim->cls == PrimClass::Integer ||
+                   step.prim->cls == PrimClass::IntCompare ||
+                   step.prim->cls == PrimClass::IntToFloat)
             os << hex(a.constant, 8);
           else
             os << hex(a.constant, 8) << " (" << floatText(a.constant) << ")";

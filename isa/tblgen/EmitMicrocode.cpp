@@ -43,6 +43,7 @@ unsigned taintOfResult(const MicroStep &step, const std::map<std::string, unsign
     return t;
   }
   case PrimClass::Compare:
+  case PrimClass::IntCompare:
   case PrimClass::FloatToInt:
   case PrimClass::IntToFloat:
   case PrimClass::Integer:
@@ -55,6 +56,7 @@ unsigned taintOfResult(const MicroStep &step, const std::map<std::string, unsign
 bool readsBits(const MicroStep &step, size_t arg) {
   switch (step.prim->cls) {
   case PrimClass::IntToFloat:
+  case PrimClass::IntCompare:
   case PrimClass::Integer:
   case PrimClass::Shift: return true;
   case PrimClass::Select: return arg == 0;
@@ -78,7 +80,9 @@ void emitProgramFunction(const MicroProgramDef &prog, llvm::raw_ostream &os) {
   std::map<std::string, unsigned> taint;
   std::set<std::string> declared;
   for (const std::string &in : prog.inputs) {
-    taint[in] = kHostNan | kHostDenormal; // loaded from memory as raw bits
+    // Float inputs are canonicalised as the first step that reads their
+    // bits needs them; integer inputs (RawInputs) are bits to begin with.
+    taint[in] = prog.rawInputs ? 0 : kHostNan | kHostDenormal;
     declared.insert(in);
   }
   for (const MicroStep &step : prog.steps) {
@@ -124,11 +128,13 @@ void emitMicrocodeCpp(const IsaModel &model, llvm::raw_ostream &os) {
     os << "  " << camelCase(prog.name) << ",\n";
   os << "};\n\ninline constexpr unsigned kNumPrograms = " << model.programs.size() << ";\n\n";
   os << "struct ProgramInfo {\n  const char *name;\n  unsigned numInputs;\n  unsigned numSteps;\n"
-        "  unsigned numRegisters;\n  const char *doc;\n};\n\n";
+        "  unsigned numRegisters;\n  const char *doc;\n"
+        "  bool rawInputs; // integer inputs, loaded as bits (not canonicalised)\n};\n\n";
   os << "inline constexpr ProgramInfo kPrograms[kNumPrograms] = {\n";
   for (const MicroProgramDef &prog : model.programs)
     os << "    {" << cString(prog.name) << ", " << prog.inputs.size() << ", " << prog.steps.size()
-       << ", " << prog.numRegisters << ", " << cString(prog.doc) << "},\n";
+       << ", " << prog.numRegisters << ", " << cString(prog.doc) << ", "
+       << (prog.rawInputs ? "true" : "false") << "},\n";
   os << "};\n\n";
   os << "// X(name, Enumerator, number of inputs) for every program.\n"
         "#define NPU_FOR_EACH_MICROPROGRAM(X) \\\n";
@@ -193,7 +199,8 @@ void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os) {
         "// a lane register when is_constant is 0, else an entry of the constant\n"
         "// pool. Unused sources are zero. A program's inputs are in registers\n"
         "// 0.. on entry; its steps run in ROM order; its result is then in\n"
-        "// mc_prog_result(program).\n"
+        "// mc_prog_result(program). A program with mc_prog_raw_inputs loads its\n"
+        "// inputs as they are (integer lane forms), not canonicalised.\n"
         "// The package is a library of constants; most users need only a few.\n"
         "/* verilator lint_off UNUSEDPARAM */\n"
         "package npu_microcode_pkg;\n\n";
@@ -285,6 +292,9 @@ void emitMicrocodeRom(const IsaModel &model, llvm::raw_ostream &os) {
   });
   programTable("mc_prog_result", "logic [MC_REG_BITS-1:0]", [&](size_t i) {
     return std::to_string(regBits) + "'d" + std::to_string(model.programs[i].resultRegister);
+  });
+  programTable("mc_prog_raw_inputs", "logic", [&](size_t i) {
+    return std::string(model.programs[i].rawInputs ? "1'b1" : "1'b0");
   });
 
   os << "  // The program evaluating each element of an instruction.\n"

@@ -984,18 +984,24 @@ private:
       PrimClass cls;
     };
     static const Known known[] = {
-        {"fadd", 2, PrimClass::FloatArith}, {"fsub", 2, PrimClass::FloatArith},
-        {"fmul", 2, PrimClass::FloatArith}, {"ffma", 3, PrimClass::FloatArith},
-        {"fmin", 2, PrimClass::FloatArith}, {"fmax", 2, PrimClass::FloatArith},
-        {"fabs", 1, PrimClass::SignOp},     {"fneg", 1, PrimClass::SignOp},
-        {"flt", 2, PrimClass::Compare},     {"fle", 2, PrimClass::Compare},
-        {"fisnan", 1, PrimClass::Compare},  {"fround", 1, PrimClass::FloatArith},
-        {"f2i", 1, PrimClass::FloatToInt},  {"i2f", 1, PrimClass::IntToFloat},
-        {"iadd", 2, PrimClass::Integer},    {"isub", 2, PrimClass::Integer},
-        {"ishl", 2, PrimClass::Shift},      {"ishr", 2, PrimClass::Shift},
-        {"isra", 2, PrimClass::Shift},      {"iand", 2, PrimClass::Integer},
-        {"ior", 2, PrimClass::Integer},     {"ixor", 2, PrimClass::Integer},
-        {"sel", 3, PrimClass::Select}};
+        {"fadd", 2, PrimClass::FloatArith},  {"fsub", 2, PrimClass::FloatArith},
+        {"fmul", 2, PrimClass::FloatArith},  {"ffma", 3, PrimClass::FloatArith},
+        {"fmin", 2, PrimClass::FloatArith},  {"fmax", 2, PrimClass::FloatArith},
+        {"fabs", 1, PrimClass::SignOp},      {"fneg", 1, PrimClass::SignOp},
+        {"flt", 2, PrimClass::Compare},      {"fle", 2, PrimClass::Compare},
+        {"fisnan", 1, PrimClass::Compare},   {"fround", 1, PrimClass::FloatArith},
+        {"f2i", 1, PrimClass::FloatToInt},   {"i2f", 1, PrimClass::IntToFloat},
+        {"iadd", 2, PrimClass::Integer},     {"isub", 2, PrimClass::Integer},
+        {"ishl", 2, PrimClass::Shift},       {"ishr", 2, PrimClass::Shift},
+        {"isra", 2, PrimClass::Shift},       {"iand", 2, PrimClass::Integer},
+        {"ior", 2, PrimClass::Integer},      {"ixor", 2, PrimClass::Integer},
+        {"sel", 3, PrimClass::Select},       {"imul", 2, PrimClass::Integer},
+        {"imulhu", 2, PrimClass::Integer},   {"ieq", 2, PrimClass::IntCompare},
+        {"ilt", 2, PrimClass::IntCompare},   {"iltu", 2, PrimClass::IntCompare},
+        {"ishlv", 2, PrimClass::Integer},    {"ishrv", 2, PrimClass::Integer},
+        {"israv", 2, PrimClass::Integer},    {"l2f", 2, PrimClass::IntToFloat},
+        {"f2iz", 1, PrimClass::FloatToInt},  {"f2lzlo", 1, PrimClass::FloatToInt},
+        {"f2lzhi", 1, PrimClass::FloatToInt}};
     for (Record *rec : defsOf("Prim")) {
       PrimDef prim{rec->getValueAsString("Name").str(),
                    static_cast<unsigned>(rec->getValueAsInt("NumSrc")),
@@ -1067,11 +1073,19 @@ private:
       prog.result = rec->getValueAsString("Result").str();
       prog.doc = rec->getValueAsString("Doc").str();
       prog.reference = rec->getValueAsString("Reference").str();
+      prog.rawInputs = rec->getValueAsBit("RawInputs");
       const std::string what = "micro-program '" + prog.name + "'";
       if (!isIdentifier(prog.name) ||
           llvm::any_of(prog.name, [](char c) { return c >= 'A' && c <= 'Z'; }) ||
           isCppKeyword(prog.name)) {
         error(rec, what + ": the name must be a lower-case identifier and not a C++ keyword");
+        continue;
+      }
+      // npu_microcode_pkg names each program MC_PROG_<NAME> next to its own
+      // parameter MC_PROG_BITS.
+      if (prog.name == "bits") {
+        error(rec, what + ": the name would generate MC_PROG_BITS, the width parameter of "
+                          "npu_microcode_pkg");
         continue;
       }
       if (auto [it, inserted] = byName.emplace(prog.name, rec); !inserted) {
@@ -1170,7 +1184,8 @@ private:
         if (cls == PrimClass::Select &&
             (!step.args[0].isRegister || stepReads[0] < 0 || !values[stepReads[0]].mask)) {
           error(rec, where + ": the first source of sel must be a mask (a result of flt, fle, "
-                             "fisnan, isra by 31, or iand/ior/ixor/sel of masks)");
+                             "fisnan, ieq, ilt, iltu, isra by 31, or iand/ior/ixor/sel "
+                             "of masks)");
           ok = false;
         }
         if (isIdentityStep(step)) {
@@ -1185,7 +1200,7 @@ private:
           return stepReads[a] >= 0 && values[stepReads[a]].mask;
         };
         bool mask = false;
-        if (cls == PrimClass::Compare)
+        if (cls == PrimClass::Compare || cls == PrimClass::IntCompare)
           mask = true;
         else if (step.prim->name == "isra")
           mask = !step.args[1].isRegister && step.args[1].constant == 31;

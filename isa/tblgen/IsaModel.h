@@ -243,9 +243,10 @@ enum class PrimClass {
   FloatArith, // fadd fsub fmul ffma fmin fmax fround: binary32 in and out
   SignOp,     // fabs fneg
   Compare,    // flt fle fisnan: binary32 in, mask out
-  FloatToInt, // f2i
-  IntToFloat, // i2f
-  Integer,    // iadd isub iand ior ixor
+  IntCompare, // ieq ilt iltu: 32-bit patterns in, mask out
+  FloatToInt, // f2i f2iz f2lzlo f2lzhi
+  IntToFloat, // i2f l2f
+  Integer,    // iadd isub iand ior ixor imul imulhu ishlv ishrv israv
   Shift,      // ishl ishr isra: the second source is a constant 0..31
   Select,     // sel: the first source is a mask
 };
@@ -280,7 +281,8 @@ struct MicroProgramDef {
   std::vector<MicroStep> steps;
   std::string result;
   std::string doc;
-  std::string reference; // C++ double expression of the inputs; empty for none
+  std::string reference;  // C++ double expression of the inputs; empty for none
+  bool rawInputs = false; // inputs loaded as bits, not canonicalised
   unsigned resultRegister = 0;
   unsigned numRegisters = 0; // registers live at the same time, at most VectorRegisters
 };
@@ -337,7 +339,7 @@ struct IsaModel {
 };
 
 // Limits of the micro-code encoding (docs/arith.md, "Micro-code ROM").
-inline constexpr unsigned kMicroPrimBits = 5;     // primitive opcode field
+inline constexpr unsigned kMicroPrimBits = 6;     // primitive opcode field
 inline constexpr unsigned kMicroConstantBits = 8; // constant-pool index
 inline constexpr unsigned kMaxMicroConstants = 1u << kMicroConstantBits;
 

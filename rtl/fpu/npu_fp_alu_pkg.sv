@@ -18,6 +18,11 @@ package npu_fp_alu_pkg;
     logic [23:0] sig0, integer_part, fraction, half, rounded;
     logic [4:0] fraction_bits;
     logic [31:0] round_result, f2i_result, f2i_magnitude;
+    logic [63:0] product, trunc_magnitude, trunc_value;
+    logic [31:0] f2iz_result;
+    logic [63:0] f2lz_result;
+    logic [63:0] l2f_magnitude;
+    logic shift_in_range;
 
     // fadd, fsub and fmul are the fused unit with b = 1 or c = -0.
     fma_b = src1;
@@ -62,6 +67,29 @@ package npu_fp_alu_pkg;
     else if (exp0 >= 8'd158) f2i_result = src0[31] ? 32'h8000_0000 : 32'h7fff_ffff;
     else f2i_result = src0[31] ? -f2i_magnitude : f2i_magnitude;
 
+    // The truncating conversions (f2iz, f2lzlo, f2lzhi): the significand
+    // shifted into a 64-bit field without rounding; |a| < 1 (and denormals)
+    // give 0; the int32 and int64 ranges saturate.
+    if (exp0 >= 8'd150) trunc_magnitude = {40'd0, sig0} << (exp0 - 8'd150);
+    else if (exp0 < 8'd127) trunc_magnitude = 64'd0;
+    else trunc_magnitude = {40'd0, sig0 >> (8'd150 - exp0)};
+    trunc_value = src0[31] ? -trunc_magnitude : trunc_magnitude;
+    if (npu_fp_pkg::fp_is_nan(src0)) f2iz_result = 32'd0;
+    else if (exp0 >= 8'd158) f2iz_result = src0[31] ? 32'h8000_0000 : 32'h7fff_ffff;
+    else f2iz_result = trunc_value[31:0];
+    if (npu_fp_pkg::fp_is_nan(src0)) f2lz_result = 64'd0;
+    else if (exp0 >= 8'd190)
+      f2lz_result = src0[31] ? 64'h8000_0000_0000_0000 : 64'h7fff_ffff_ffff_ffff;
+    else f2lz_result = trunc_value;
+
+    // One 32 x 32 multiplier for imul (low word) and imulhu (high word).
+    product = {32'd0, src0} * {32'd0, src1};
+    // Variable shifts: amounts from 32 up shift every bit out.
+    shift_in_range = src1 < 32'd32;
+    // l2f: the int64 (src1:src0) as sign and magnitude; -2^63 keeps its
+    // bits, which read as the magnitude 2^63.
+    l2f_magnitude = src1[31] ? -{src1, src0} : {src1, src0};
+
     unique case (prim)
       npu_microcode_pkg::MC_FADD, npu_microcode_pkg::MC_FSUB, npu_microcode_pkg::MC_FMUL,
       npu_microcode_pkg::MC_FFMA: fp_alu = npu_fp_pkg::fp_fma(src0, fma_b, fma_c);
@@ -90,6 +118,19 @@ package npu_fp_alu_pkg;
       npu_microcode_pkg::MC_IOR: fp_alu = src0 | src1;
       npu_microcode_pkg::MC_IXOR: fp_alu = src0 ^ src1;
       npu_microcode_pkg::MC_SEL: fp_alu = (src0 & src1) | (~src0 & src2);
+      npu_microcode_pkg::MC_IMUL: fp_alu = product[31:0];
+      npu_microcode_pkg::MC_IMULHU: fp_alu = product[63:32];
+      npu_microcode_pkg::MC_IEQ: fp_alu = {32{src0 == src1}};
+      npu_microcode_pkg::MC_ILT: fp_alu = {32{$signed(src0) < $signed(src1)}};
+      npu_microcode_pkg::MC_ILTU: fp_alu = {32{src0 < src1}};
+      npu_microcode_pkg::MC_ISHLV: fp_alu = shift_in_range ? src0 << src1[4:0] : 32'd0;
+      npu_microcode_pkg::MC_ISHRV: fp_alu = shift_in_range ? src0 >> src1[4:0] : 32'd0;
+      npu_microcode_pkg::MC_ISRAV:
+        fp_alu = $unsigned($signed(src0) >>> (shift_in_range ? src1[4:0] : 5'd31));
+      npu_microcode_pkg::MC_L2F: fp_alu = npu_fp_pkg::fp_from_integer64(src1[31], l2f_magnitude);
+      npu_microcode_pkg::MC_F2IZ: fp_alu = f2iz_result;
+      npu_microcode_pkg::MC_F2LZLO: fp_alu = f2lz_result[31:0];
+      npu_microcode_pkg::MC_F2LZHI: fp_alu = f2lz_result[63:32];
       default: fp_alu = 32'd0;
     endcase
   endfunction

@@ -86,6 +86,26 @@ package npu_fp_pkg;
                                       {normalised[31:6], |normalised[5:0]});
   endfunction
 
+  // sign * magnitude rounded to binary32 for a 64-bit magnitude (l2f, the
+  // int64 conversion): the same logarithmic normaliser, six levels.
+  function automatic logic [31:0] fp_from_integer64(input logic sign,
+                                                    input logic [63:0] magnitude);
+    logic [5:0] zeros;
+    logic [63:0] normalised;
+    normalised = magnitude;
+    zeros = '0;
+    if (normalised[63:32] == '0) begin normalised = normalised << 32; zeros[5] = 1'b1; end
+    if (normalised[63:48] == '0) begin normalised = normalised << 16; zeros[4] = 1'b1; end
+    if (normalised[63:56] == '0) begin normalised = normalised << 8; zeros[3] = 1'b1; end
+    if (normalised[63:60] == '0) begin normalised = normalised << 4; zeros[2] = 1'b1; end
+    if (normalised[63:62] == '0) begin normalised = normalised << 2; zeros[1] = 1'b1; end
+    if (!normalised[63]) begin normalised = normalised << 1; zeros[0] = 1'b1; end
+    if (magnitude == 64'd0) fp_from_integer64 = 32'd0;
+    else
+      fp_from_integer64 = fp_round_pack(sign, 12'sd190 - $signed({6'd0, zeros}),
+                                        {normalised[63:38], |normalised[37:0]});
+  endfunction
+
   // Fused multiply-add a * b + c, one rounding (docs/arith.md §1-2).
   //
   // The exact sum is formed in a 104-bit window: the 48-bit product sits at

@@ -55,7 +55,11 @@ const Prim FADD = primCode("FADD"), FSUB = primCode("FSUB"), FMUL = primCode("FM
            F2I = primCode("F2I"), I2F = primCode("I2F"), IADD = primCode("IADD"),
            ISUB = primCode("ISUB"), ISHL = primCode("ISHL"), ISHR = primCode("ISHR"),
            ISRA = primCode("ISRA"), IAND = primCode("IAND"), IOR = primCode("IOR"),
-           IXOR = primCode("IXOR"), SEL = primCode("SEL");
+           IXOR = primCode("IXOR"), SEL = primCode("SEL"), IMUL = primCode("IMUL"),
+           IMULHU = primCode("IMULHU"), IEQ = primCode("IEQ"), ILT = primCode("ILT"),
+           ILTU = primCode("ILTU"), ISHLV = primCode("ISHLV"), ISHRV = primCode("ISHRV"),
+           ISRAV = primCode("ISRAV"), L2F = primCode("L2F"), F2IZ = primCode("F2IZ"),
+           F2LZLO = primCode("F2LZLO"), F2LZHI = primCode("F2LZHI");
 
 std::string hex(uint32_t v) {
   char b[16];
@@ -228,6 +232,60 @@ TEST_F(FpuTest, IntegerAndSelect) {
     return static_cast<uint32_t>(static_cast<int32_t>(a) >> b);
   });
   check("sel", SEL, selects, [](uint32_t m, uint32_t a, uint32_t b) { return (m & a) | (~m & b); });
+}
+
+// The integer primitives of docs/types.md §4: the integer edge values
+// crossed with each other (shift amounts around the width among them), then
+// random pairs, half with small second operands.
+TEST_F(FpuTest, IntegerMultiplyCompareVariableShift) {
+  Ops ops;
+  const std::vector<uint32_t> edges = test::integerEdgeValues();
+  for (uint32_t a : edges)
+    for (uint32_t b : edges)
+      ops.push_back({a, b, 0});
+  OperandSource src(16);
+  for (size_t i = 0; i < kRandom / 4; ++i)
+    ops.push_back({src.any(), i % 2 ? src.any() : static_cast<uint32_t>(src.rng()() % 40), 0});
+  const auto binary = [](uint32_t (*f)(uint32_t, uint32_t)) {
+    return [f](uint32_t a, uint32_t b, uint32_t) { return f(a, b); };
+  };
+  check("imul", IMUL, ops, binary(soft::imul));
+  check("imulhu", IMULHU, ops, binary(soft::imulhu));
+  check("ieq", IEQ, ops, binary(soft::ieq));
+  check("ilt", ILT, ops, binary(soft::ilt));
+  check("iltu", ILTU, ops, binary(soft::iltu));
+  check("ishlv", ISHLV, ops, binary(soft::ishlv));
+  check("ishrv", ISHRV, ops, binary(soft::ishrv));
+  check("israv", ISRAV, ops, binary(soft::israv));
+}
+
+// The conversions of cast: l2f on the rounding neighbourhoods of every
+// binade and random int64 values of every size; the truncating conversions
+// on the specials, the boundaries 1, 2^31 and 2^63 and random patterns.
+TEST_F(FpuTest, Int64AndTruncatingConversions) {
+  Ops pairs;
+  for (const auto &[lo, hi] : test::int64EdgePairs())
+    pairs.push_back({lo, hi, 0});
+  OperandSource src(17);
+  for (size_t i = 0; i < kRandom / 4; ++i) {
+    const uint64_t v = src.rng()() >> (src.rng()() % 64);
+    pairs.push_back({static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32), 0});
+  }
+  check("l2f", L2F, pairs, [](uint32_t lo, uint32_t hi, uint32_t) { return soft::l2f(lo, hi); });
+
+  Ops ops;
+  for (uint32_t x : specialValues())
+    ops.push_back({x, 0, 0});
+  for (uint32_t x : test::truncationPatterns())
+    ops.push_back({x, 0, 0});
+  for (size_t i = 0; i < kRandom / 2; ++i)
+    ops.push_back({i % 2 ? src.any() : src.moderate(), 0, 0});
+  const auto unary = [](uint32_t (*f)(uint32_t)) {
+    return [f](uint32_t a, uint32_t, uint32_t) { return f(a); };
+  };
+  check("f2iz", F2IZ, ops, unary(soft::f2iz));
+  check("f2lzlo", F2LZLO, ops, unary(soft::f2lzlo));
+  check("f2lzhi", F2LZHI, ops, unary(soft::f2lzhi));
 }
 
 } // namespace

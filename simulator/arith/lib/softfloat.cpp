@@ -292,4 +292,56 @@ uint32_t i2f(uint32_t a) {
   return roundPack(negative, 0, magnitude);
 }
 
+namespace {
+
+// |a| truncated toward zero as an integer, for |a| < 2^64 (callers saturate
+// larger magnitudes first); denormals and |a| < 1 give 0.
+uint64_t truncatedMagnitude(uint32_t a) {
+  if (isZeroOrDenormal(a))
+    return 0;
+  const int shift = significandExponent(a);
+  const uint64_t m = significand(a);
+  if (shift >= 0)
+    return m << shift;
+  return shift <= -24 ? 0 : m >> -shift;
+}
+
+// a truncated toward zero as an int64, saturating; NaN gives 0.
+uint64_t truncateToInt64(uint32_t a) {
+  if (isNan(a))
+    return 0;
+  const bool negative = signOf(a);
+  if (biasedExponent(a) >= kBias + 63) // |a| >= 2^63 (-2^63 itself saturates to itself)
+    return negative ? 0x8000000000000000u : 0x7fffffffffffffffu;
+  const uint64_t magnitude = truncatedMagnitude(a);
+  return negative ? 0 - magnitude : magnitude;
+}
+
+} // namespace
+
+uint32_t f2iz(uint32_t a) {
+  if (isNan(a))
+    return 0;
+  const bool negative = signOf(a);
+  if (biasedExponent(a) >= kBias + 31) // |a| >= 2^31
+    return negative ? 0x80000000u : 0x7fffffffu;
+  const uint64_t magnitude = truncatedMagnitude(a);
+  return static_cast<uint32_t>(negative ? 0 - magnitude : magnitude);
+}
+
+uint32_t f2lzlo(uint32_t a) {
+  return static_cast<uint32_t>(truncateToInt64(a));
+}
+
+uint32_t f2lzhi(uint32_t a) {
+  return static_cast<uint32_t>(truncateToInt64(a) >> 32);
+}
+
+uint32_t l2f(uint32_t lo, uint32_t hi) {
+  const uint64_t value = uint64_t(hi) << 32 | lo;
+  const bool negative = signOf(hi);
+  const uint64_t magnitude = negative ? 0 - value : value; // -2^63 stays 2^63
+  return roundPack(negative, 0, magnitude);
+}
+
 } // namespace npu::arith::soft

@@ -30,6 +30,7 @@ struct Rom {
   std::vector<uint32_t> constants;
   struct ProgramEntry {
     uint64_t start = 0, length = 0, inputs = 0, result = 0;
+    bool rawInputs = false;
   };
   std::map<std::string, ProgramEntry> programs; // by upper-case name
 };
@@ -82,6 +83,9 @@ Rom readRom(const std::string &path) {
      : field == "inputs" ? e.inputs
                          : e.result) = v;
   }
+  const std::regex raw(R"(MC_PROG_(\w+): mc_prog_raw_inputs = 1'b([01]);)");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), raw); it != std::sregex_iterator(); ++it)
+    rom.programs[(*it)[1]].rawInputs = (*it)[2] == "1";
   return rom;
 }
 
@@ -113,6 +117,18 @@ Prim primitive(const std::string &name) {
       {"ior", [](uint32_t a, uint32_t b, uint32_t) { return R::ior(a, b); }},
       {"ixor", [](uint32_t a, uint32_t b, uint32_t) { return R::ixor(a, b); }},
       {"sel", [](uint32_t m, uint32_t a, uint32_t b) { return R::sel(m, a, b); }},
+      {"imul", [](uint32_t a, uint32_t b, uint32_t) { return R::imul(a, b); }},
+      {"imulhu", [](uint32_t a, uint32_t b, uint32_t) { return R::imulhu(a, b); }},
+      {"ieq", [](uint32_t a, uint32_t b, uint32_t) { return R::ieq(a, b); }},
+      {"ilt", [](uint32_t a, uint32_t b, uint32_t) { return R::ilt(a, b); }},
+      {"iltu", [](uint32_t a, uint32_t b, uint32_t) { return R::iltu(a, b); }},
+      {"ishlv", [](uint32_t a, uint32_t b, uint32_t) { return R::ishlv(a, b); }},
+      {"ishrv", [](uint32_t a, uint32_t b, uint32_t) { return R::ishrv(a, b); }},
+      {"israv", [](uint32_t a, uint32_t b, uint32_t) { return R::israv(a, b); }},
+      {"l2f", [](uint32_t lo, uint32_t hi, uint32_t) { return R::l2f(lo, hi); }},
+      {"f2iz", [](uint32_t a, uint32_t, uint32_t) { return R::f2iz(a); }},
+      {"f2lzlo", [](uint32_t a, uint32_t, uint32_t) { return R::f2lzlo(a); }},
+      {"f2lzhi", [](uint32_t a, uint32_t, uint32_t) { return R::f2lzhi(a); }},
   };
   return table.at(name);
 }
@@ -126,12 +142,13 @@ struct Step {
 };
 
 // The lane's sequencer for one program: inputs are canonicalised when
-// loaded, then the words run in ROM order on the register file.
+// loaded (unless the program's are raw integers), then the words run in ROM
+// order on the register file.
 class Sequencer {
 public:
   Sequencer(const Rom &rom, const Rom::ProgramEntry &prog)
       : constants_(rom.constants), registers_(size_t(1) << rom.params.at("MC_REG_BITS")),
-        result_(prog.result) {
+        result_(prog.result), raw_(prog.rawInputs) {
     const uint64_t srcBits = rom.params.at("MC_SRC_BITS");
     const uint64_t regMask = registers_.size() - 1;
     const uint64_t indexMask = (uint64_t(1) << (srcBits - 1)) - 1;
@@ -157,7 +174,7 @@ public:
   uint32_t run(const std::vector<uint32_t> &inputs) {
     std::fill(registers_.begin(), registers_.end(), 0xdeadbeefu);
     for (size_t i = 0; i < inputs.size(); ++i)
-      registers_[i] = soft::canonical(inputs[i]);
+      registers_[i] = raw_ ? inputs[i] : soft::canonical(inputs[i]);
     for (const Step &s : steps_) {
       uint32_t v[3];
       for (int k = 0; k < 3; ++k)
@@ -171,6 +188,7 @@ private:
   const std::vector<uint32_t> &constants_;
   std::vector<uint32_t> registers_;
   uint64_t result_;
+  bool raw_;
   std::vector<Step> steps_;
 };
 
@@ -197,10 +215,15 @@ TEST_P(MicrocodeRomProgram, ComputesWhatTheCppComputes) {
   const Rom::ProgramEntry &entry = theRom().programs.at(upper);
   ASSERT_EQ(entry.length, info.numSteps);
   ASSERT_EQ(entry.inputs, info.numInputs);
+  ASSERT_EQ(entry.rawInputs, info.rawInputs);
   Sequencer lane(theRom(), entry);
-  // Every combination of special values, then random operands.
+  // Every combination of special values (with the integer edge values for
+  // a program of integer inputs), then random operands.
   std::vector<std::vector<uint32_t>> inputs{{}};
-  const std::vector<uint32_t> specials = test::specialValues();
+  std::vector<uint32_t> specials = test::specialValues();
+  if (info.rawInputs)
+    for (uint32_t v : test::integerEdgeValues())
+      specials.push_back(v);
   for (unsigned k = 0; k < info.numInputs; ++k) {
     std::vector<std::vector<uint32_t>> longer;
     for (const std::vector<uint32_t> &prefix : inputs)

@@ -59,7 +59,12 @@ std::vector<uint32_t> run(Program program, const std::vector<std::vector<uint32_
 std::vector<std::vector<uint32_t>> inputsFor(Program program, size_t randomCount, uint64_t seed) {
   const unsigned numInputs = programInfo(program).numInputs;
   std::vector<std::vector<uint32_t>> columns(numInputs);
-  const std::vector<uint32_t> specials = specialValues();
+  // A program of integer inputs also gets the integer edge values, among
+  // them the patterns a binary32 load would canonicalise (1, -1).
+  std::vector<uint32_t> specials = specialValues();
+  if (programInfo(program).rawInputs)
+    for (uint32_t v : test::integerEdgeValues())
+      specials.push_back(v);
   size_t combinations = 1;
   for (unsigned k = 0; k < numInputs; ++k)
     combinations *= specials.size();
@@ -363,6 +368,51 @@ TEST(Microcode, SpecialValues) {
     EXPECT_EQ(evaluate(c.program, c.in), c.want)
         << programInfo(c.program).name << "(" << hex(c.in[0])
         << (c.in.size() > 1 ? ", " + hex(c.in[1]) : "") << ")";
+}
+
+// The element programs of cast (isa/cast.td): integer inputs are bits, so
+// the int32 1 (a denormal pattern) and -1 (a NaN pattern) keep their
+// values, on every implementation; a float input still loads canonicalised
+// (a denormal is a zero: nonzero of |denormal| is false).
+TEST(Microcode, CastProgramsReadIntegersAsBits) {
+  struct Case {
+    Program program;
+    std::vector<uint32_t> in;
+    uint32_t want;
+  };
+  const Case cases[] = {
+      {Program::CopyBits, {0x00000001}, 0x00000001},
+      {Program::CopyBits, {0xffffffff}, 0xffffffff},
+      {Program::CopyBits, {0x7f800001}, 0x7f800001},
+      {Program::I2f, {0x00000001}, 0x3f800000},
+      {Program::I2f, {0xffffffff}, 0xbf800000},
+      {Program::L2f, {0xffffffff, 0xffffffff}, 0xbf800000},
+      {Program::L2f, {0x00000001, 0x00000001}, 0x4f800000},
+      {Program::SignFill, {0x80000000}, 0xffffffff},
+      {Program::SignFill, {0x7fffffff}, 0},
+      {Program::Nonzero, {0x00000001}, 0xffffffff},
+      {Program::Nonzero, {0}, 0},
+      {Program::BitOr, {0, 0x00000001}, 0x00000001},
+      {Program::MaskToF, {0xffffffff}, 0x3f800000},
+      {Program::MaskToF, {0}, 0},
+      {Program::MaskToI, {0xffffffff}, 1},
+      {Program::F2iz, {0xbfffffff}, 0xffffffff},
+      {Program::F2iz, {0x00000001}, 0},
+      {Program::F2lzhi, {0xbf800000}, 0xffffffff},
+      {Program::F2lzlo, {0x4f800000}, 0},
+      {Program::F2lzhi, {0x4f800000}, 1},
+      {Program::Abs, {0x00000001}, 0},
+  };
+  std::vector<Implementation> impls = {Implementation::Reference};
+  if (hostHasAvx2Fma())
+    impls.insert(impls.end(), {Implementation::HostScalar, Implementation::Avx2});
+  for (Implementation impl : impls)
+    for (const Case &c : cases)
+      EXPECT_EQ(evaluate(c.program, c.in, impl), c.want)
+          << programInfo(c.program).name << "(" << hex(c.in[0])
+          << (c.in.size() > 1 ? ", " + hex(c.in[1]) : "") << ") on " << implementationName(impl);
+  EXPECT_TRUE(programInfo(Program::I2f).rawInputs);
+  EXPECT_FALSE(programInfo(Program::F2iz).rawInputs);
 }
 
 } // namespace

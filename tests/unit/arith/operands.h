@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace npu::arith::test {
@@ -55,6 +56,62 @@ inline std::vector<uint32_t> narrowingPatterns(int lowBits) {
   std::mt19937 rng(7);
   for (int i = 0; i < 4'000'000; ++i)
     out.push_back(rng());
+  return out;
+}
+
+// 32-bit integer patterns where integer primitives change behaviour: 0, the
+// extremes of int32 and uint32, every power of two and its neighbours of
+// both signs, and the shift amounts around the 32-bit width.
+inline std::vector<uint32_t> integerEdgeValues() {
+  std::vector<uint32_t> v = {0u,          1u,          2u,          31u,         32u,
+                             33u,         63u,         64u,         0x7fffffffu, 0x80000000u,
+                             0x80000001u, 0xfffffffeu, 0xffffffffu, 0xffffffe0u, 0xffffffe1u};
+  for (uint32_t k = 0; k < 32; ++k)
+    for (uint32_t d : {0xffffffffu, 0u, 1u}) {
+      v.push_back((1u << k) + d);
+      v.push_back(0u - (1u << k) + d);
+    }
+  return v;
+}
+
+// int64 values as (low word, high word): every power of two and its
+// neighbours of both signs, the int64 extremes, and the rounding
+// neighbourhoods of a conversion to binary32 (a 24-bit significand) at
+// every binade: ties, one either side, and ties decided only by a low bit
+// far below (the sticky bits of a 64-bit source).
+inline std::vector<std::pair<uint32_t, uint32_t>> int64EdgePairs() {
+  using u64 = uint64_t;
+  const u64 one = 1, all = ~u64{0};
+  std::vector<u64> values = {0,         1,         all,      all >> 1, ~(all >> 1), ~(all >> 1) + 1,
+                             all >> 32, one << 32, all << 32};
+  for (int k = 0; k < 64; ++k)
+    for (u64 d : {all, u64{0}, one, u64{2}}) {
+      values.push_back((one << k) + d);
+      values.push_back(0 - (one << k) + d);
+    }
+  for (int top = 24; top < 63; ++top) {
+    const u64 lead = one << top, half = one << (top - 24);
+    for (u64 significand : {lead, lead + (one << (top - 23)), (lead << 1) - (half << 1)})
+      for (u64 low : {half, half - 1, half + 1, half | one, u64{0}}) {
+        values.push_back(significand + low);
+        values.push_back(0 - (significand + low));
+      }
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (u64 v : values)
+    out.emplace_back(static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32));
+  return out;
+}
+
+// Binary32 patterns around the places a truncating conversion changes: every
+// binade from 2^-2 to 2^64 (the integer boundaries and the int32 and int64
+// ranges' ends) with a few significands and one unit either side, both signs.
+inline std::vector<uint32_t> truncationPatterns() {
+  std::vector<uint32_t> out;
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t exponent = 125; exponent <= 191; ++exponent)
+      for (uint32_t fraction : {0u, 1u, 0x400000u, 0x7fffffu, 0x7ffffeu, 0x000100u, 0x3fffffu})
+        out.push_back(sign | exponent << 23 | fraction);
   return out;
 }
 

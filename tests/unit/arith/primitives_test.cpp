@@ -164,6 +164,13 @@ TEST_F(PrimitivesTest, UnaryPrimitivesMatchTheHost) {
     inputs.push_back(u);
   for (uint32_t u = 0x4effff00; u < 0x4f000100; ++u)
     inputs.push_back(u);
+  // Around the truncating conversions' boundaries (1, 2^31, 2^63) too.
+  for (uint32_t u : test::truncationPatterns())
+    inputs.push_back(u);
+  for (uint32_t u = 0x5effff00; u < 0x5f000100; ++u) {
+    inputs.push_back(u);
+    inputs.push_back(u | 0x80000000u);
+  }
   int failures = 0;
   auto check = [&](const char *name, uint32_t in, uint32_t want, uint32_t gotScalar,
                    uint32_t gotVector) {
@@ -183,8 +190,48 @@ TEST_F(PrimitivesTest, UnaryPrimitivesMatchTheHost) {
           soft::canonical(lane0(Avx2::fround(v))));
     check("f2i", x, soft::f2i(x), bitsOf(HostScalar::f2i(f)), lane0(Avx2::f2i(v)));
     check("i2f", x, soft::i2f(x), bitsOf(HostScalar::i2f(f)), lane0(Avx2::i2f(v)));
+    check("f2iz", x, soft::f2iz(x), bitsOf(HostScalar::f2iz(f)), lane0(Avx2::f2iz(v)));
+    check("f2lzlo", x, soft::f2lzlo(x), bitsOf(HostScalar::f2lzlo(f)), lane0(Avx2::f2lzlo(v)));
+    check("f2lzhi", x, soft::f2lzhi(x), bitsOf(HostScalar::f2lzhi(f)), lane0(Avx2::f2lzhi(v)));
   }
   EXPECT_EQ(failures, 0);
+}
+
+// The integer primitives of docs/types.md §4 on the integer edge values
+// crossed with each other and on random pairs (half of them with small
+// second operands, the shift amounts that matter).
+TEST_F(PrimitivesTest, IntegerPrimitivesMatchTheHost) {
+  std::vector<std::pair<uint32_t, uint32_t>> ops;
+  const std::vector<uint32_t> edges = test::integerEdgeValues();
+  for (uint32_t a : edges)
+    for (uint32_t b : edges)
+      ops.emplace_back(a, b);
+  OperandSource src(5);
+  for (size_t i = 0; i < kRandom / 4; ++i)
+    ops.emplace_back(src.any(), i % 2 ? src.any() : static_cast<uint32_t>(src.rng()() % 40));
+  checkBinary("imul", soft::imul, HostScalar::imul, Avx2::imul, Compare::Exact, ops);
+  checkBinary("imulhu", soft::imulhu, HostScalar::imulhu, Avx2::imulhu, Compare::Exact, ops);
+  checkBinary("ieq", soft::ieq, HostScalar::ieq, Avx2::ieq, Compare::Exact, ops);
+  checkBinary("ilt", soft::ilt, HostScalar::ilt, Avx2::ilt, Compare::Exact, ops);
+  checkBinary("iltu", soft::iltu, HostScalar::iltu, Avx2::iltu, Compare::Exact, ops);
+  checkBinary("ishlv", soft::ishlv, HostScalar::ishlv, Avx2::ishlv, Compare::Exact, ops);
+  checkBinary("ishrv", soft::ishrv, HostScalar::ishrv, Avx2::ishrv, Compare::Exact, ops);
+  checkBinary("israv", soft::israv, HostScalar::israv, Avx2::israv, Compare::Exact, ops);
+  // ieq must see equal patterns as equal: the crossed edges include a == b.
+  for (uint32_t a : edges)
+    EXPECT_EQ(soft::ieq(a, a), ~0u) << hex(a);
+}
+
+// l2f (lo, hi) against the host's int64 conversion: the rounding
+// neighbourhoods of every binade and random int64 values of every size.
+TEST_F(PrimitivesTest, Int64ToFloatMatchesTheHost) {
+  std::vector<std::pair<uint32_t, uint32_t>> ops = test::int64EdgePairs();
+  OperandSource src(6);
+  for (size_t i = 0; i < kRandom / 4; ++i) {
+    const uint64_t v = src.rng()() >> (src.rng()() % 64);
+    ops.emplace_back(static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32));
+  }
+  checkBinary("l2f", soft::l2f, HostScalar::l2f, Avx2::l2f, Compare::Exact, ops);
 }
 
 // Hand-checked cases of the spec that the host comparison alone would not
@@ -228,6 +275,53 @@ TEST(SoftFloat, SpecExamples) {
   EXPECT_EQ(soft::f2i(0x7fc00000), 0u);
   EXPECT_EQ(soft::i2f(0x01000001), 0x4b800000u); // 2^24 + 1 -> 2^24 (tie to even)
   EXPECT_EQ(soft::i2f(0x80000000), 0xcf000000u);
+  // Truncation toward zero, saturating at the int32 and int64 ranges; NaN
+  // and denormals give 0.
+  EXPECT_EQ(soft::f2iz(0x3fffffff), 1u);          // 1.9999999 -> 1
+  EXPECT_EQ(soft::f2iz(0xbfffffff), 0xffffffffu); // -1.9999999 -> -1
+  EXPECT_EQ(soft::f2iz(0xbf7fffff), 0u);          // -0.99999994 -> 0
+  EXPECT_EQ(soft::f2iz(0x4effffff), 0x7fffff80u);
+  EXPECT_EQ(soft::f2iz(0x4f000000), 0x7fffffffu); // 2^31 saturates
+  EXPECT_EQ(soft::f2iz(0xcf000000), 0x80000000u); // -2^31 is exact
+  EXPECT_EQ(soft::f2iz(0xcf000001), 0x80000000u);
+  EXPECT_EQ(soft::f2iz(0xff800000), 0x80000000u);
+  EXPECT_EQ(soft::f2iz(0x7f800000), 0x7fffffffu);
+  EXPECT_EQ(soft::f2iz(0xffc00001), 0u);
+  EXPECT_EQ(soft::f2iz(0x80000001), 0u);
+  auto f2lz = [](uint32_t a) { return uint64_t(soft::f2lzhi(a)) << 32 | soft::f2lzlo(a); };
+  EXPECT_EQ(f2lz(0x4f800000), 0x0000000100000000u); // 2^32
+  EXPECT_EQ(f2lz(0xcf800000), 0xffffffff00000000u); // -2^32
+  EXPECT_EQ(f2lz(0xbfc00000), 0xffffffffffffffffu); // -1.5 -> -1
+  EXPECT_EQ(f2lz(0x5effffff), 0x7fffff8000000000u); // the largest below 2^63
+  EXPECT_EQ(f2lz(0x5f000000), 0x7fffffffffffffffu); // 2^63 saturates
+  EXPECT_EQ(f2lz(0xdf000000), 0x8000000000000000u); // -2^63 is exact
+  EXPECT_EQ(f2lz(0xff800000), 0x8000000000000000u);
+  EXPECT_EQ(f2lz(0x7fc00000), 0u);
+  EXPECT_EQ(f2lz(0x00400000), 0u);
+  // int64 to binary32, one rounding from all 64 bits.
+  EXPECT_EQ(soft::l2f(0x00000001, 0x00000001), 0x4f800000u); // 2^32 + 1 -> 2^32
+  EXPECT_EQ(soft::l2f(0x01000001, 0), 0x4b800000u);          // 2^24 + 1: tie to even
+  EXPECT_EQ(soft::l2f(0x01000003, 0), 0x4b800002u);          // 2^24 + 3: tie to even, up
+  EXPECT_EQ(soft::l2f(0x00010001, 0x100), 0x53800001u);      // 2^40 + 2^16 + 1: sticky
+  EXPECT_EQ(soft::l2f(0x00010000, 0x100), 0x53800000u);      // 2^40 + 2^16: tie, down
+  EXPECT_EQ(soft::l2f(0xffffffff, 0x7fffffff), 0x5f000000u); // INT64_MAX -> 2^63
+  EXPECT_EQ(soft::l2f(0, 0x80000000), 0xdf000000u);          // INT64_MIN
+  EXPECT_EQ(soft::l2f(0xffffffff, 0xffffffff), 0xbf800000u); // -1
+  EXPECT_EQ(soft::l2f(0, 0), 0u);
+  // Integer primitives: products, orders, variable shifts out of range.
+  EXPECT_EQ(soft::imul(0x00010000, 0x00010000), 0u);
+  EXPECT_EQ(soft::imulhu(0xffffffff, 0xffffffff), 0xfffffffeu);
+  EXPECT_EQ(soft::imul(0xffffffff, 0xffffffff), 1u);
+  EXPECT_EQ(soft::ilt(0xffffffff, 0), ~0u);
+  EXPECT_EQ(soft::iltu(0xffffffff, 0), 0u);
+  EXPECT_EQ(soft::ilt(0x80000000, 0x7fffffff), ~0u);
+  EXPECT_EQ(soft::ishlv(1, 31), 0x80000000u);
+  EXPECT_EQ(soft::ishlv(1, 32), 0u);
+  EXPECT_EQ(soft::ishlv(1, 0xffffffff), 0u); // a negative amount is out of range
+  EXPECT_EQ(soft::ishrv(0x80000000, 31), 1u);
+  EXPECT_EQ(soft::ishrv(0x80000000, 32), 0u);
+  EXPECT_EQ(soft::israv(0x80000000, 32), 0xffffffffu);
+  EXPECT_EQ(soft::israv(0x40000000, 100), 0u);
   // Overflow after rounding.
   EXPECT_EQ(soft::fadd(0x7f7fffff, 0x73000000), 0x7f800000u);
   EXPECT_EQ(soft::fadd(0x7f7fffff, 0x72ffffff), 0x7f7fffffu);

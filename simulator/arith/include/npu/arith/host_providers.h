@@ -74,6 +74,46 @@ struct HostScalar {
   static V ior(V a, V b) { return fromBits(bits(a) | bits(b)); }
   static V ixor(V a, V b) { return fromBits(bits(a) ^ bits(b)); }
   static V sel(V m, V a, V b) { return fromBits((bits(m) & bits(a)) | (~bits(m) & bits(b))); }
+  static V imul(V a, V b) { return fromBits(bits(a) * bits(b)); }
+  static V imulhu(V a, V b) {
+    return fromBits(static_cast<uint32_t>((uint64_t(bits(a)) * bits(b)) >> 32));
+  }
+  static V ieq(V a, V b) { return mask(bits(a) == bits(b)); }
+  static V ilt(V a, V b) {
+    return mask(static_cast<int32_t>(bits(a)) < static_cast<int32_t>(bits(b)));
+  }
+  static V iltu(V a, V b) { return mask(bits(a) < bits(b)); }
+  // C++ shifts by 32 or more are undefined: the out-of-range amounts are
+  // spelled out (docs/types.md §3).
+  static V ishlv(V a, V b) { return fromBits(bits(b) < 32 ? bits(a) << bits(b) : 0u); }
+  static V ishrv(V a, V b) { return fromBits(bits(b) < 32 ? bits(a) >> bits(b) : 0u); }
+  static V israv(V a, V b) {
+    return fromBits(
+        static_cast<uint32_t>(static_cast<int32_t>(bits(a)) >> (bits(b) < 32 ? bits(b) : 31u)));
+  }
+  // cvtsi2ss rounds by MXCSR, which FloatEnvGuard sets to nearest even.
+  static V l2f(V lo, V hi) {
+    const int64_t value = static_cast<int64_t>(uint64_t(bits(hi)) << 32 | bits(lo));
+    return out(_mm_cvtsi64_ss(_mm_setzero_ps(), value));
+  }
+  // cvttss2si gives the "integer indefinite" (the minimum) for NaN and for
+  // every out-of-range value: NaN becomes 0, too large the maximum.
+  static V f2iz(V a) {
+    if (a != a)
+      return fromBits(0);
+    if (a >= 2147483648.0f)
+      return fromBits(0x7fffffffu);
+    return fromBits(static_cast<uint32_t>(_mm_cvttss_si32(in(a))));
+  }
+  static uint64_t truncateToInt64(V a) {
+    if (a != a)
+      return 0;
+    if (a >= 9223372036854775808.0f)
+      return 0x7fffffffffffffffu;
+    return static_cast<uint64_t>(_mm_cvttss_si64(in(a)));
+  }
+  static V f2lzlo(V a) { return fromBits(static_cast<uint32_t>(truncateToInt64(a))); }
+  static V f2lzhi(V a) { return fromBits(static_cast<uint32_t>(truncateToInt64(a) >> 32)); }
   static V canonicalNan(V a) { return soft::isNan(bits(a)) ? fromBits(soft::kCanonicalNan) : a; }
   static V flushDenormal(V a) {
     return soft::isZeroOrDenormal(bits(a)) ? fromBits(bits(a) & soft::kSignBit) : a;
@@ -123,6 +163,51 @@ struct Avx2 {
   // Masks are all-ones or all-zero (the generator checks that every sel mask
   // comes from a compare), so selecting on the sign bit is the same.
   static V sel(V m, V a, V b) { return _mm256_blendv_ps(b, a, m); }
+  static V imul(V a, V b) { return asFloat(_mm256_mullo_epi32(asInt(a), asInt(b))); }
+  // mul_epu32 multiplies the even lanes into 64-bit products: the high
+  // words of the even lanes' products are shifted down, the odd lanes'
+  // products (their operands shifted down first) have theirs in place.
+  static V imulhu(V a, V b) {
+    const __m256i even = _mm256_srli_epi64(_mm256_mul_epu32(asInt(a), asInt(b)), 32);
+    const __m256i odd =
+        _mm256_mul_epu32(_mm256_srli_epi64(asInt(a), 32), _mm256_srli_epi64(asInt(b), 32));
+    return asFloat(_mm256_blend_epi32(even, odd, 0xaa));
+  }
+  static V ieq(V a, V b) { return asFloat(_mm256_cmpeq_epi32(asInt(a), asInt(b))); }
+  static V ilt(V a, V b) { return asFloat(_mm256_cmpgt_epi32(asInt(b), asInt(a))); }
+  // Unsigned order is signed order with both sign bits flipped.
+  static V iltu(V a, V b) {
+    const __m256i flip = _mm256_set1_epi32(static_cast<int32_t>(0x80000000u));
+    return asFloat(
+        _mm256_cmpgt_epi32(_mm256_xor_si256(asInt(b), flip), _mm256_xor_si256(asInt(a), flip)));
+  }
+  // The AVX2 variable shifts read the amount as unsigned and give 0 (the
+  // sign fill for srav) from 32 up: the primitives' definition.
+  static V ishlv(V a, V b) { return asFloat(_mm256_sllv_epi32(asInt(a), asInt(b))); }
+  static V ishrv(V a, V b) { return asFloat(_mm256_srlv_epi32(asInt(a), asInt(b))); }
+  static V israv(V a, V b) { return asFloat(_mm256_srav_epi32(asInt(a), asInt(b))); }
+  // AVX2 has no 64-bit integer conversions: lane by lane on the scalar unit.
+  template <class F> static V perLane(V a, V b, F f) {
+    alignas(32) uint32_t x[8], y[8], r[8];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(x), asInt(a));
+    _mm256_store_si256(reinterpret_cast<__m256i *>(y), asInt(b));
+    for (int l = 0; l < 8; ++l)
+      r[l] = HostScalar::bits(f(HostScalar::fromBits(x[l]), HostScalar::fromBits(y[l])));
+    return asFloat(_mm256_load_si256(reinterpret_cast<const __m256i *>(r)));
+  }
+  static V l2f(V lo, V hi) { return perLane(lo, hi, HostScalar::l2f); }
+  static V f2iz(V a) {
+    V converted = asFloat(_mm256_cvttps_epi32(a));
+    V tooLarge = _mm256_cmp_ps(a, constant(0x4f000000u), _CMP_GE_OQ);
+    V ordered = _mm256_cmp_ps(a, a, _CMP_ORD_Q);
+    return _mm256_and_ps(_mm256_xor_ps(converted, tooLarge), ordered);
+  }
+  static V f2lzlo(V a) {
+    return perLane(a, a, [](float x, float) { return HostScalar::f2lzlo(x); });
+  }
+  static V f2lzhi(V a) {
+    return perLane(a, a, [](float x, float) { return HostScalar::f2lzhi(x); });
+  }
   static V canonicalNan(V a) {
     return _mm256_blendv_ps(a, constant(soft::kCanonicalNan), _mm256_cmp_ps(a, a, _CMP_UNORD_Q));
   }

@@ -47,6 +47,18 @@ concept PrimitiveProvider = requires(typename P::V a, uint32_t bits, int count) 
   { P::ior(a, a) } -> std::same_as<typename P::V>;
   { P::ixor(a, a) } -> std::same_as<typename P::V>;
   { P::sel(a, a, a) } -> std::same_as<typename P::V>;
+  { P::imul(a, a) } -> std::same_as<typename P::V>;
+  { P::imulhu(a, a) } -> std::same_as<typename P::V>;
+  { P::ieq(a, a) } -> std::same_as<typename P::V>;
+  { P::ilt(a, a) } -> std::same_as<typename P::V>;
+  { P::iltu(a, a) } -> std::same_as<typename P::V>;
+  { P::ishlv(a, a) } -> std::same_as<typename P::V>;
+  { P::ishrv(a, a) } -> std::same_as<typename P::V>;
+  { P::israv(a, a) } -> std::same_as<typename P::V>;
+  { P::l2f(a, a) } -> std::same_as<typename P::V>;
+  { P::f2iz(a) } -> std::same_as<typename P::V>;
+  { P::f2lzlo(a) } -> std::same_as<typename P::V>;
+  { P::f2lzhi(a) } -> std::same_as<typename P::V>;
   { P::canonicalNan(a) } -> std::same_as<typename P::V>;
   { P::flushDenormal(a) } -> std::same_as<typename P::V>;
 };
@@ -78,6 +90,18 @@ struct ReferenceProvider {
   static V ior(V a, V b) { return a | b; }
   static V ixor(V a, V b) { return a ^ b; }
   static V sel(V m, V a, V b) { return (m & a) | (~m & b); }
+  static V imul(V a, V b) { return soft::imul(a, b); }
+  static V imulhu(V a, V b) { return soft::imulhu(a, b); }
+  static V ieq(V a, V b) { return soft::ieq(a, b); }
+  static V ilt(V a, V b) { return soft::ilt(a, b); }
+  static V iltu(V a, V b) { return soft::iltu(a, b); }
+  static V ishlv(V a, V b) { return soft::ishlv(a, b); }
+  static V ishrv(V a, V b) { return soft::ishrv(a, b); }
+  static V israv(V a, V b) { return soft::israv(a, b); }
+  static V l2f(V lo, V hi) { return soft::l2f(lo, hi); }
+  static V f2iz(V a) { return soft::f2iz(a); }
+  static V f2lzlo(V a) { return soft::f2lzlo(a); }
+  static V f2lzhi(V a) { return soft::f2lzhi(a); }
   static V canonicalNan(V a) { return soft::isNan(a) ? soft::kCanonicalNan : a; }
   static V flushDenormal(V a) { return soft::isZeroOrDenormal(a) ? (a & soft::kSignBit) : a; }
 };

@@ -57,6 +57,45 @@ uint32_t f2i(uint32_t a);
 // int32 (two's complement) to binary32, round to nearest even.
 uint32_t i2f(uint32_t a);
 
+// Toward zero (truncation), saturating at the int32 range; NaN gives 0
+// (docs/types.md §3, the float-to-integer cast).
+uint32_t f2iz(uint32_t a);
+// The low and high words of a truncated toward zero as an int64,
+// saturating at the int64 range; NaN gives 0.
+uint32_t f2lzlo(uint32_t a);
+uint32_t f2lzhi(uint32_t a);
+// The int64 (hi:lo) to binary32, one rounding to nearest even.
+uint32_t l2f(uint32_t lo, uint32_t hi);
+
+// The integer primitives of docs/types.md §4 on 32-bit patterns.
+constexpr uint32_t imul(uint32_t a, uint32_t b) {
+  return a * b;
+}
+constexpr uint32_t imulhu(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>((uint64_t(a) * b) >> 32);
+}
+constexpr uint32_t ieq(uint32_t a, uint32_t b) {
+  return a == b ? ~0u : 0u;
+}
+constexpr uint32_t ilt(uint32_t a, uint32_t b) {
+  return static_cast<int32_t>(a) < static_cast<int32_t>(b) ? ~0u : 0u;
+}
+constexpr uint32_t iltu(uint32_t a, uint32_t b) {
+  return a < b ? ~0u : 0u;
+}
+// Variable shifts: the amount b is unsigned; from 32 up every bit is
+// shifted out (PyTorch's results for such amounts, not C's undefined
+// behaviour).
+constexpr uint32_t ishlv(uint32_t a, uint32_t b) {
+  return b < 32 ? a << b : 0u;
+}
+constexpr uint32_t ishrv(uint32_t a, uint32_t b) {
+  return b < 32 ? a >> b : 0u;
+}
+constexpr uint32_t israv(uint32_t a, uint32_t b) {
+  return static_cast<uint32_t>(static_cast<int32_t>(a) >> (b < 32 ? b : 31));
+}
+
 // Rounds sign * magnitude * 2^exponent to binary32 with the rules above
 // (magnitude may be 0). Shared with the tests' correctly rounded references.
 uint32_t roundToFloat(bool negative, int exponent, uint64_t magnitude);

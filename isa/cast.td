@@ -1,0 +1,49 @@
+//===- cast.td - Type conversion ------------------------------------------===//
+//
+// The element programs of `cast` (docs/types.md §3, §5): the vector
+// engine's streams convert storage to lane form and back (types.md §2), so
+// a conversion is written once per pair of lane forms (F binary32, I int32,
+// L an int64 register pair, M a mask), each output word one program of one
+// primitive. Programs reading I, L or M have RawInputs: their inputs are
+// integer patterns, which canonicalising would corrupt (1 is a denormal
+// pattern, -1 a NaN one).
+//
+//===----------------------------------------------------------------------===//
+
+// The bits as they are: I -> I, L -> L (each word), L -> I (the low word),
+// I -> L (the low word), M -> M.
+let RawInputs = 1 in
+def MP_copy_bits : MicroProgram<"copy_bits", ["x"], [(ior:$y $x, 0)], "y",
+                                "The integer pattern x, unchanged.">;
+
+// F -> I, F -> L: truncation toward zero, saturating, NaN gives 0.
+def MP_f2iz : MicroProgram<"f2iz", ["x"], [(f2iz:$y $x)], "y",
+                           "int32 of x truncated toward zero, saturating; NaN gives 0.">;
+def MP_f2lzlo : MicroProgram<"f2lzlo", ["x"], [(f2lzlo:$y $x)], "y",
+                             "Low word of x truncated toward zero as an int64, saturating; NaN "
+                             "gives 0.">;
+def MP_f2lzhi : MicroProgram<"f2lzhi", ["x"], [(f2lzhi:$y $x)], "y",
+                             "High word of x truncated toward zero as an int64, saturating; NaN "
+                             "gives 0.">;
+
+let RawInputs = 1 in {
+// I -> F, L -> F: round to nearest even, L from all 64 bits at once.
+def MP_i2f : MicroProgram<"i2f", ["x"], [(i2f:$y $x)], "y",
+                          "binary32 nearest the int32 x, ties to even.">;
+def MP_l2f : MicroProgram<"l2f", ["lo", "hi"], [(l2f:$y $lo, $hi)], "y",
+                          "binary32 nearest the int64 (hi:lo), ties to even.">;
+// I -> L: the high word is the sign fill of the low one.
+def MP_sign_fill : MicroProgram<"sign_fill", ["x"], [(isra:$y $x, 31)], "y",
+                                "The high word of the int32 x widened to int64.">;
+// -> M: nonzero is true. F goes through |x| (a canonical binary32: +0 for
+// both zeros, the canonical NaN for every NaN, which is true), L through
+// the OR of its words.
+def MP_nonzero : MicroProgram<"nonzero", ["x"], [(iltu:$m 0, $x)], "m",
+                              "The mask x != 0.">;
+def MP_bit_or : MicroProgram<"bit_or", ["a", "b"], [(ior:$y $a, $b)], "y", "a | b, bitwise.">;
+// M -> F, I, L: 1.0 and 1 for true, 0 for false.
+def MP_mask_to_f : MicroProgram<"mask_to_f", ["m"], [(iand:$y $m, 0x3f800000)], "y",
+                                "1.0 where the mask m is true, else +0.">;
+def MP_mask_to_i : MicroProgram<"mask_to_i", ["m"], [(iand:$y $m, 1)], "y",
+                                "1 where the mask m is true, else 0.">;
+}
