@@ -178,8 +178,8 @@ TEST(Generator, OutOfRegionFaultsFavourComputedViewsAndSingleSteps) {
   EXPECT_GT(singleSteps, injected / 3) << singleSteps << " of " << injected;
 }
 
-// Half the invalid-operand injections into a strided view make a negative
-// stride reach below address 0, half of those with a magnitude past 2^30;
+// Most invalid-operand injections into a strided view make a negative
+// stride reach below address 0, most of those with a magnitude past 2^30;
 // the ISS faults on each as intended (a view's sign and magnitude are where
 // an engine's extent check goes wrong: the RTL mutant that took a stride's
 // sign from bit 30 survived every other stream).
@@ -204,8 +204,8 @@ TEST(Generator, StridedViewsAreMadeToReachBelowAddressZero) {
     }
   }
   ASSERT_GT(injected, 100);
-  EXPECT_GT(belowZero, injected / 4) << belowZero << " of " << injected;
-  EXPECT_GT(past30, belowZero / 4) << past30 << " of " << belowZero;
+  EXPECT_GT(belowZero, injected / 2) << belowZero << " of " << injected;
+  EXPECT_GT(past30, belowZero / 2) << past30 << " of " << belowZero;
 }
 
 // Some invalid-operand injections make an extent too large for 64 bits, on

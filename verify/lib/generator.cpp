@@ -258,10 +258,11 @@ private:
         if (CoverageModel::instance().find(isa::info(o).mnemonic + suffix))
           able.push_back(o);
     }
-    // Half the out-of-region faults go to instructions with a matrix or
-    // strided view: their extents are computed from several operands, where
-    // an engine's bound check has the most to get wrong.
-    if (planned == mem::FaultCode::OutOfRegion && rng_.percent(50)) {
+    // Half the out-of-region and invalid-operand faults go to instructions
+    // with a matrix or strided view: their extents are computed from several
+    // operands, where an engine's bound check has the most to get wrong.
+    if ((planned == mem::FaultCode::OutOfRegion || planned == mem::FaultCode::InvalidOperand) &&
+        rng_.percent(50)) {
       std::vector<isa::Opcode> viewed;
       std::copy_if(able.begin(), able.end(), std::back_inserter(viewed), hasComputedExtent);
       if (!viewed.empty())
@@ -740,9 +741,9 @@ private:
   // An operand outside the range the table gives it (a size of 0, an enum
   // value that names nothing).
   bool breakRange(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
-    if (rng_.percent(50) && reachBelowZero(inst, packet, note))
+    if (rng_.percent(75) && reachBelowZero(inst, packet, note))
       return true;
-    if (rng_.percent(35) && overflowExtent(inst, packet, note))
+    if (rng_.percent(50) && overflowExtent(inst, packet, note))
       return true;
     const std::vector<rules::OutOfRange> values = rules::outOfRangeValues(isa::info(inst.opcode));
     if (values.empty())
@@ -756,8 +757,8 @@ private:
 
   // A strided view whose negative stride reaches below address 0, which
   // makes the operand invalid: the view's sign and magnitude arithmetic is
-  // where an engine's check goes wrong, so half the strides are past 2^30
-  // in magnitude (their bit 30 differs from the sign bit).
+  // where an engine's check goes wrong, so three quarters of the strides are
+  // past 2^30 in magnitude (their bit 30 differs from the sign bit).
   bool reachBelowZero(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
     constexpr uint64_t kMostNegative = uint64_t(1) << 31;
     const isa::InstrInfo &info = isa::info(inst.opcode);
@@ -786,7 +787,7 @@ private:
     const uint64_t most = stride.hasRange ? std::min<uint64_t>(kMostNegative, -stride.min)
                                           : kMostNegative;
     uint64_t least = c.least;
-    if (rng_.percent(50) && most > (uint64_t(1) << 30))
+    if (rng_.percent(75) && most > (uint64_t(1) << 30))
       least = std::max<uint64_t>(least, (uint64_t(1) << 30) + 1);
     const uint64_t magnitude = least + rng_.below(most - least + 1);
     setBits(packet, stride.bitOffset, stride.bitWidth,
