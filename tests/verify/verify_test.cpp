@@ -27,6 +27,14 @@ verify::GeneratorOptions optionsFor(uint64_t seed, uint32_t packets = 40) {
   return options;
 }
 
+// Streams whose every packet is meant to fault with `code`.
+verify::GeneratorOptions faultingOptions(uint64_t seed, uint32_t packets, mem::FaultCode code) {
+  verify::GeneratorOptions options = optionsFor(seed, packets);
+  options.faultPercent = 100;
+  options.faultClasses = {code};
+  return options;
+}
+
 verify::RunOptions onIss() {
   verify::RunOptions run;
   run.backend = "iss";
@@ -131,9 +139,7 @@ TEST(Generator, EveryFaultClassFaultsAsIntendedOnTheIss) {
   for (mem::FaultCode code : verify::injectableFaults()) {
     std::map<mem::FaultCode, int> seen;
     for (uint64_t seed = 0; seed < 25; ++seed) {
-      verify::GeneratorOptions options = optionsFor(seed, 12);
-      options.faultPercent = 100;
-      options.faultClasses = {code};
+      verify::GeneratorOptions options = faultingOptions(seed, 12, code);
       const verify::Stream stream = verify::generate(options);
       const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
       for (const std::string &u : r.unexpected)
@@ -152,9 +158,7 @@ TEST(Generator, EveryFaultClassFaultsAsIntendedOnTheIss) {
 TEST(Generator, OutOfRegionFaultsFavourComputedViewsAndSingleSteps) {
   int injected = 0, onViews = 0, singleSteps = 0;
   for (uint64_t seed = 0; seed < 40; ++seed) {
-    verify::GeneratorOptions options = optionsFor(seed, 12);
-    options.faultPercent = 100;
-    options.faultClasses = {mem::FaultCode::OutOfRegion};
+    verify::GeneratorOptions options = faultingOptions(seed, 12, mem::FaultCode::OutOfRegion);
     const verify::Stream stream = verify::generate(options);
     for (size_t i = 0; i < stream.intents.size(); ++i) {
       const verify::PacketIntent &intent = stream.intents[i];
@@ -186,9 +190,7 @@ TEST(Generator, OutOfRegionFaultsFavourComputedViewsAndSingleSteps) {
 TEST(Generator, StridedViewsAreMadeToReachBelowAddressZero) {
   int injected = 0, belowZero = 0, past30 = 0;
   for (uint64_t seed = 0; seed < 30; ++seed) {
-    verify::GeneratorOptions options = optionsFor(seed, 10);
-    options.faultPercent = 100;
-    options.faultClasses = {mem::FaultCode::InvalidOperand};
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::InvalidOperand);
     options.opcodes = {isa::Opcode::COPY_STRIDED};
     const verify::Stream stream = verify::generate(options);
     const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
@@ -216,9 +218,7 @@ TEST(Generator, ExtentsAreMadeTooLargeForSixtyFourBits) {
   std::set<std::string> mnemonics;
   int overflows = 0;
   for (uint64_t seed = 0; seed < 60; ++seed) {
-    verify::GeneratorOptions options = optionsFor(seed, 10);
-    options.faultPercent = 100;
-    options.faultClasses = {mem::FaultCode::InvalidOperand};
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::InvalidOperand);
     const verify::Stream stream = verify::generate(options);
     const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
     for (const std::string &u : r.unexpected)
