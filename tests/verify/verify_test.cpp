@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -252,7 +253,7 @@ TEST(Generator, FloatScalarsAreOftenSmallIntegers) {
         const uint32_t bits = static_cast<uint32_t>(inst.operands[i]);
         std::memcpy(&v, &bits, 4);
         ++scalars;
-        if (v == static_cast<float>(static_cast<int>(v)) && v >= -4 && v <= 4) {
+        if (v >= -4 && v <= 4 && v == std::trunc(v)) {
           ++integral;
           negative += v < 0;
         }
