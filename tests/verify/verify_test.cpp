@@ -236,6 +236,91 @@ TEST(Generator, ExtentsAreMadeTooLargeForSixtyFourBits) {
   EXPECT_GT(mnemonics.size(), 10u);
 }
 
+// Half the out-of-region injections into a strided view also stretch one
+// of its strides past 2^30 elements (positive: the view runs far past its
+// region), each faulting on the ISS as intended; the RTL mutant that took a
+// stride's sign from bit 30 reports a different range for exactly these.
+TEST(Generator, OutOfRegionStridedViewsRunFarOnAStridePastTwoToThe30) {
+  int injected = 0, stretched = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::OutOfRegion);
+    options.opcodes = {isa::Opcode::COPY_STRIDED};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (size_t i = 0; i < stream.intents.size(); ++i) {
+      const verify::PacketIntent &intent = stream.intents[i];
+      if (intent.injected != mem::FaultCode::OutOfRegion)
+        continue;
+      ++injected;
+      const size_t at = intent.note.find("(stride");
+      if (at == std::string::npos)
+        continue;
+      isa::Instruction inst;
+      ASSERT_TRUE(isa::decode(stream.object.text[i], inst));
+      const isa::InstrInfo &info = isa::info(inst.opcode);
+      const std::string name = intent.note.substr(at + 1, intent.note.find(' ', at) - at - 1);
+      const int index = info.operandIndex(name);
+      ASSERT_GE(index, 0) << intent.note;
+      const int64_t stride = isa::operandValue(info.operands[index], inst.operands[index]);
+      EXPECT_GT(stride, int64_t(1) << 30) << intent.note;
+      ++stretched;
+    }
+  }
+  ASSERT_GT(injected, 100);
+  EXPECT_GT(stretched, injected / 4) << stretched << " of " << injected;
+}
+
+// Some invalid-operand injections into a BMM grow only a batch and its
+// stride past 64 bits together, with every matrix small, each faulting on
+// the ISS as intended (the RTL mutant that reported this fault with a read
+// access survived the streams that grew every size at once).
+TEST(Generator, BatchesAloneAreMadeTooLargeForSixtyFourBits) {
+  int batchOnly = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::InvalidOperand);
+    options.opcodes = {isa::Opcode::BMM};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (size_t i = 0; i < stream.intents.size(); ++i) {
+      if (stream.intents[i].note.find("does not fit in 64 bits") == std::string::npos)
+        continue;
+      isa::Instruction inst;
+      ASSERT_TRUE(isa::decode(stream.object.text[i], inst));
+      const isa::InstrInfo &info = isa::info(inst.opcode);
+      const auto value = [&](const char *name) { return inst.operands[info.operandIndex(name)]; };
+      const uint64_t largest = std::max({value("m"), value("k"), value("n")});
+      batchOnly += largest < (uint64_t(1) << 16) && value("batch") > (uint64_t(1) << 30);
+    }
+  }
+  EXPECT_GT(batchOnly, 10);
+}
+
+// Some overlap injections into a BMM bring the matrices of its C closer
+// than one matrix apart, each faulting on the ISS as intended (the RTL
+// mutant that reported this fault with a read access survived the streams
+// whose overlaps were all between two operands).
+TEST(Generator, BatchedMatricesAreMadeToOverlapOneAnother) {
+  int injected = 0, batches = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::Overlap);
+    options.opcodes = {isa::Opcode::BMM};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (const verify::PacketIntent &intent : stream.intents) {
+      injected += intent.injected == mem::FaultCode::Overlap;
+      batches += intent.note.find("'s matrices overlap") != std::string::npos;
+    }
+  }
+  ASSERT_GT(injected, 100);
+  EXPECT_GT(batches, injected / 5) << batches << " of " << injected;
+}
+
 // Scalar operands are small integers often enough to reach the paths that
 // test integrality (POWS's integral exponents, negative ones among them).
 TEST(Generator, FloatScalarsAreOftenSmallIntegers) {
