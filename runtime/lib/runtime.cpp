@@ -317,7 +317,9 @@ Runtime::~Runtime() {
   impl_->worker.join();
 }
 
-std::string Runtime::backendName() const { return std::string(impl_->backend->name()); }
+std::string Runtime::backendName() const {
+  return std::string(impl_->backend->name());
+}
 
 uint64_t Runtime::malloc(uint64_t bytes) {
   for (const auto &heap : impl_->heaps)
@@ -402,7 +404,9 @@ bool Runtime::eventDone(uint64_t event) {
   return impl_->completed >= impl_->packetsBefore(event);
 }
 
-void Runtime::waitEvent(uint64_t event) { impl_->waitFor(event); }
+void Runtime::waitEvent(uint64_t event) {
+  impl_->waitFor(event);
+}
 
 uint64_t Runtime::recordTimedEvent() {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);
@@ -439,7 +443,9 @@ void Runtime::releaseTimedEvent(uint64_t timedEvent) {
     impl_->timed.erase(it);
 }
 
-void Runtime::synchronize() { waitEvent(recordEvent()); }
+void Runtime::synchronize() {
+  waitEvent(recordEvent());
+}
 
 std::optional<FaultInfo> Runtime::lastFault() const {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);

@@ -113,8 +113,7 @@ DeviceAllocator::Stats DeviceAllocator::stats() const {
 
 void DeviceAllocator::resetPeak() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (c10::Stat *stat : {&stats_.allocatedBytes, &stats_.requestedBytes, &stats_.reservedBytes,
-                          &stats_.liveBlocks, &stats_.reservedBlocks})
+  for (Stat *stat : stats_.counters())
     stat->reset_peak();
 }
 
@@ -137,8 +136,7 @@ c10::CachingDeviceAllocator::DeviceStats DeviceAllocator::getDeviceStats(c10::De
 
 void DeviceAllocator::resetAccumulatedStats(c10::DeviceIndex) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (c10::Stat *stat : {&stats_.allocatedBytes, &stats_.requestedBytes, &stats_.reservedBytes,
-                          &stats_.liveBlocks, &stats_.reservedBlocks})
+  for (Stat *stat : stats_.counters())
     stat->reset_accumulated();
   stats_.allocations = stats_.cacheHits = stats_.frees = stats_.retries = stats_.ooms = 0;
 }

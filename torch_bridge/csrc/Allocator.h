@@ -7,6 +7,7 @@
 
 #include <c10/core/CachingDeviceAllocator.h>
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -19,18 +20,22 @@ namespace npu::bridge {
 // CUDA's caching allocator.
 class DeviceAllocator final : public c10::DeviceAllocator {
 public:
+  using Stat = c10::CachingAllocator::Stat;
   struct Stats {
-    c10::Stat allocatedBytes; // held by live tensors (block sizes)
-    c10::Stat requestedBytes; // what the tensors asked for
-    c10::Stat reservedBytes;  // allocated plus cached, all taken from the runtime
-    c10::Stat liveBlocks;
-    c10::Stat reservedBlocks; // blocks taken from the runtime
+    Stat allocatedBytes; // held by live tensors (block sizes)
+    Stat requestedBytes; // what the tensors asked for
+    Stat reservedBytes;  // allocated plus cached, all taken from the runtime
+    Stat liveBlocks;
+    Stat reservedBlocks; // blocks taken from the runtime
     uint64_t cachedBlocks = 0;
     uint64_t allocations = 0;
     uint64_t cacheHits = 0;
     uint64_t frees = 0;
     uint64_t retries = 0; // allocations that emptied the cache to fit
     uint64_t ooms = 0;
+    std::array<Stat *, 5> counters() {
+      return {&allocatedBytes, &requestedBytes, &reservedBytes, &liveBlocks, &reservedBlocks};
+    }
   };
 
   c10::DataPtr allocate(size_t bytes) override;

@@ -23,7 +23,9 @@ void checkDevice(c10::Device d) {
               " does not exist: there is one NPU (npu:0)");
 }
 
-c10::Device npu0() { return {kType, 0}; }
+c10::Device npu0() {
+  return {kType, 0};
+}
 
 // Stream ids handed out so far (0 is the default stream).
 std::atomic<c10::StreamId> g_lastStreamId{0};
@@ -87,9 +89,8 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     Event &e = *static_cast<Event *>(*event);
     releasePoint(e);
     e.timed = flag == c10::EventFlag::BACKEND_DEFAULT;
-    e.point = deviceCall([&] {
-      return e.timed ? runtime().recordTimedEvent() : runtime().recordEvent();
-    });
+    e.point = deviceCall(
+        [&] { return e.timed ? runtime().recordTimedEvent() : runtime().recordEvent(); });
   }
   void destroyEvent(void *event, const c10::DeviceIndex) const noexcept override {
     if (!event)

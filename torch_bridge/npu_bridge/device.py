@@ -117,11 +117,11 @@ class device:
     argument; None or a negative index is a no-op, as on CUDA."""
 
     def __init__(self, device: torch.device | str | int | None) -> None:
-        self.idx = -1 if device is None or (isinstance(device, int) and device < 0) else _device_index(device)
-        self.prev_idx = -1
+        if not (device is None or (isinstance(device, int) and device < 0)):
+            _device_index(device, optional=True)
 
     def __enter__(self) -> None:
-        self.prev_idx = current_device()
+        pass
 
     def __exit__(self, *exc: object) -> bool:
         return False
@@ -159,14 +159,13 @@ class Stream(torch.Stream):
                                priority=priority)
 
 
-class Event(torch.Event):
-    """An npu event: ``torch.Event(device="npu")`` with the device implied."""
-
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> "Event":
-        if interprocess:
-            raise RuntimeError("npu events cannot be shared between processes (interprocess=True)")
-        return super().__new__(cls, device=torch.device("npu", 0), enable_timing=enable_timing,
-                               blocking=blocking)
+def Event(enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> torch.Event:
+    """An npu event: ``torch.Event(device="npu")``. A torch.Event itself, not
+    a subclass: PyTorch's Event methods accept only that exact type as the
+    other event (``elapsed_time``, ``Stream.wait_event``)."""
+    if interprocess:
+        raise RuntimeError("npu events cannot be shared between processes (interprocess=True)")
+    return torch.Event(device=torch.device("npu", 0), enable_timing=enable_timing, blocking=blocking)
 
 
 def current_stream(device: torch.device | str | int | None = None) -> torch.Stream:
@@ -240,14 +239,18 @@ def memory_summary(device: torch.device | str | int | None = None, abbreviated: 
         raise AssertionError("unreachable")
 
     stats = memory_stats()
+
+    def sizes(current: str, peak: str = "") -> tuple[str, str]:
+        return size(stats[current]), size(stats[peak]) if peak else ""
+
     rows = [
-        ("Allocated memory", size(stats["allocated_bytes.all.current"]), size(stats["allocated_bytes.all.peak"])),
-        ("Reserved memory", size(stats["reserved_bytes.all.current"]), size(stats["reserved_bytes.all.peak"])),
+        ("Allocated memory", *sizes("allocated_bytes.all.current", "allocated_bytes.all.peak")),
+        ("Reserved memory", *sizes("reserved_bytes.all.current", "reserved_bytes.all.peak")),
         ("Live tensors' blocks", str(stats["active.all.current"]), ""),
         ("Cached blocks", str(stats["cached_blocks"]), ""),
-        ("Device heap in use", size(stats["device.allocated_bytes"]), size(stats["device.peak_allocated_bytes"])),
-        ("Device heap capacity", size(stats["device.capacity_bytes"]), ""),
-        ("Largest free block", size(stats["device.largest_free_block"]), ""),
+        ("Device heap in use", *sizes("device.allocated_bytes", "device.peak_allocated_bytes")),
+        ("Device heap capacity", *sizes("device.capacity_bytes")),
+        ("Largest free block", *sizes("device.largest_free_block")),
     ]
     if not abbreviated:
         rows += [
@@ -397,3 +400,34 @@ def strict() -> bool:
 def set_strict(enabled: bool) -> None:
     """As NPU_STRICT=1: any CPU fallback raises an error naming the op."""
     _C._set_strict(bool(enabled))
+
+
+# --- torch.compile ------------------------------------------------------------------
+# Inductor, torch.compile's default backend, looks up a code generator for a
+# renamed PrivateUse1 device in its device module (Scheduling and the wrapper
+# code generators). The NPU has none yet, so these refuse with a message
+# naming the backends that work, where Inductor would otherwise fail deep
+# inside with KeyError: 'npu'.
+
+_NO_INDUCTOR = (
+    "torch.compile's default backend (Inductor) generates CPU and GPU kernels and has no code "
+    "generator for the npu device. Use torch.compile(..., backend=\"aot_eager\") or "
+    "backend=\"eager\": they capture the graph (and its backward) and run its ops on the npu "
+    "as eager mode does."
+)
+
+
+class _Refusing(type):
+    # Inductor first reads a class attribute of the device's wrapper code
+    # generator (supports_caching), then builds it through create(): any
+    # attribute refuses.
+    def __getattr__(cls, name: str) -> object:
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+class _NoInductorCodegen(metaclass=_Refusing):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+Scheduling = PythonWrapperCodegen = CppWrapperCodegen = WrapperFxCodegen = _NoInductorCodegen

@@ -107,7 +107,7 @@ public:
   uint64_t recordTimedEvent();
   uint64_t eventCycles(uint64_t timedEvent);
   void releaseTimedEvent(uint64_t timedEvent); // its handle is gone: the time is not kept
-  void synchronize();             // waitEvent(recordEvent())
+  void synchronize();                          // waitEvent(recordEvent())
 
   // The pending fault, if the stream faulted since the last reset.
   std::optional<FaultInfo> lastFault() const;
