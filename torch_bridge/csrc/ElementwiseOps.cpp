@@ -9,6 +9,8 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/add_ops.h>
+#include <ATen/ops/clamp_max_ops.h>
+#include <ATen/ops/clamp_min_ops.h>
 #include <ATen/ops/clamp_ops.h>
 #include <ATen/ops/cos_ops.h>
 #include <ATen/ops/div_ops.h>
@@ -508,6 +510,39 @@ at::Tensor &clampOut(const at::Tensor &self, const std::optional<at::Scalar> &mi
   return unaryOut(counter, self, out, checkPointwiseOut, ClampBounds(min, max));
 }
 
+// clamp_min and clamp_max: clamp with one scalar bound (MAXS, MINS).
+template <bool kLower, class FunctionalOp, class InplaceOp, class OutOp> struct OneBoundKernels {
+  static ClampBounds bounds(const at::Scalar &bound) {
+    return kLower ? ClampBounds(bound, std::nullopt) : ClampBounds(std::nullopt, bound);
+  }
+  static bool lowerable(const at::Tensor &self, const at::Scalar &bound) {
+    return clampLowerable(self, bound, std::nullopt);
+  }
+  static at::Tensor functional(const at::Tensor &self, const at::Scalar &bound) {
+    static OpCounter counter(baseName<FunctionalOp>());
+    if (!lowerable(self, bound))
+      return fallbackTo<FunctionalOp>(self, bound);
+    return unaryFunctional(counter, self, bounds(bound));
+  }
+  static at::Tensor &inplace(at::Tensor &self, const at::Scalar &bound) {
+    static OpCounter counter(baseName<InplaceOp>());
+    if (!lowerable(self, bound))
+      return fallbackTo<InplaceOp>(self, bound);
+    return unaryInplace(counter, self, bounds(bound));
+  }
+  static at::Tensor &outForm(const at::Tensor &self, const at::Scalar &bound, at::Tensor &out) {
+    static OpCounter counter(operatorName<OutOp>());
+    if (!lowerable(self, bound) || !isFloatNpu(out))
+      return fallbackTo<OutOp>(self, bound, out);
+    return unaryOut(counter, self, out, checkPointwiseOut, bounds(bound));
+  }
+  static void registerIn(torch::Library &m) {
+    m.impl(operatorName<FunctionalOp>(), functional);
+    m.impl(operatorName<InplaceOp>(), inplace);
+    m.impl(operatorName<OutOp>(), outForm);
+  }
+};
+
 } // namespace
 
 // The registration lines: each names the ATen op and the instruction that
@@ -558,6 +593,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp", clampFunctional);
   m.impl("clamp_", clampInplace);
   m.impl("clamp.out", clampOut);
+  OneBoundKernels<true, NPU_ATEN_OP(clamp_min), NPU_ATEN_OP(clamp_min_),
+                  NPU_ATEN_OP2(clamp_min, out)>::registerIn(m);
+  OneBoundKernels<false, NPU_ATEN_OP(clamp_max), NPU_ATEN_OP(clamp_max_),
+                  NPU_ATEN_OP2(clamp_max, out)>::registerIn(m);
 }
 
 } // namespace npu::bridge

@@ -7,13 +7,18 @@
 #include "Ops.h"
 
 #include <ATen/core/op_registration/adaption.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <unordered_set>
+#include <utility>
 
 namespace npu::bridge {
 
@@ -102,9 +107,12 @@ void explainFallback(const std::string &op, const std::string &reason) {
     TORCH_WARN("npu: ", op, " runs on the CPU: ", reason);
 }
 
-void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
-  const std::string name = operatorName(op);
-  checkDevices(op, *stack, name);
+namespace {
+
+// What every fallback does first: NPU_STRICT=1 refuses it; otherwise it is
+// counted, warned about once per op, logged, and the queued packets are
+// submitted (the host reads their results).
+void enterFallback(const std::string &name, const std::string &arguments) {
   TORCH_CHECK(!strictMode(), "NPU_STRICT=1: ", name,
               " has no NPU kernel for these arguments and would run on the CPU");
   countFallback(name);
@@ -114,8 +122,67 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
                "(its tensors are copied to the host and back). Warned once per op; "
                "torch.npu.fallback_stats() counts every fallback.");
   if (logOps())
-    logLine("CPU", name + " " + describeArguments(op, *stack));
+    logLine("CPU", name + " " + arguments);
   flush();
+}
+
+std::optional<at::Tensor> onHost(const std::optional<at::Tensor> &t) {
+  return t && t->defined() ? std::optional<at::Tensor>(t->cpu()) : std::nullopt;
+}
+
+at::Tensor onNpu(const at::Tensor &t, c10::Device npu) {
+  return t.defined() ? t.to(npu) : t;
+}
+
+// Convolutions: ATen's convolution sends a device it has no kernel for to
+// convolution_overrideable, whose default kernel refuses (the boxed
+// fallback is never reached, and the CPU has no such kernel either). These
+// run ATen's own convolution and its backward on host copies instead, as
+// the boxed fallback would.
+at::Tensor convolutionOnHost(const at::Tensor &input, const at::Tensor &weight,
+                             const std::optional<at::Tensor> &bias, c10::SymIntArrayRef stride,
+                             c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+                             bool transposed, c10::SymIntArrayRef outputPadding,
+                             c10::SymInt groups) {
+  const std::string name = "aten::convolution_overrideable";
+  checkOnNpu(input, name, "input");
+  checkOnNpu(weight, name, "weight");
+  if (bias)
+    checkOnNpu(*bias, name, "bias");
+  enterFallback(name, shapeString(input) + ", " + shapeString(weight));
+  return onNpu(at::convolution_symint(input.cpu(), weight.cpu(), onHost(bias), stride, padding,
+                                      dilation, transposed, outputPadding, std::move(groups)),
+               input.device());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+convolutionBackwardOnHost(const at::Tensor &gradOutput, const at::Tensor &input,
+                          const at::Tensor &weight, c10::SymIntArrayRef stride,
+                          c10::SymIntArrayRef padding, c10::SymIntArrayRef dilation,
+                          bool transposed, c10::SymIntArrayRef outputPadding, c10::SymInt groups,
+                          std::array<bool, 3> outputMask) {
+  const std::string name = "aten::convolution_backward_overrideable";
+  checkOnNpu(gradOutput, name, "grad_output");
+  checkOnNpu(input, name, "input");
+  checkOnNpu(weight, name, "weight");
+  enterFallback(name,
+                shapeString(gradOutput) + ", " + shapeString(input) + ", " + shapeString(weight));
+  // The bias has one element per output channel.
+  const c10::SymInt channels = transposed ? weight.sym_size(1) * groups : weight.sym_size(0);
+  const std::vector<c10::SymInt> biasSizes{channels};
+  auto [gradInput, gradWeight, gradBias] = at::convolution_backward_symint(
+      gradOutput.cpu(), input.cpu(), weight.cpu(), c10::SymIntArrayRef(biasSizes), stride, padding,
+      dilation, transposed, outputPadding, std::move(groups), outputMask);
+  const c10::Device npu = input.device();
+  return {onNpu(gradInput, npu), onNpu(gradWeight, npu), onNpu(gradBias, npu)};
+}
+
+} // namespace
+
+void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  const std::string name = operatorName(op);
+  checkDevices(op, *stack, name);
+  enterFallback(name, describeArguments(op, *stack));
   std::vector<const c10::TensorImpl *> cpuArguments;
   std::optional<c10::Device> npuDevice;
   const size_t arguments = op.schema().arguments().size();
@@ -141,6 +208,11 @@ void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpuFallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", &convolutionOnHost);
+  m.impl("convolution_backward_overrideable", &convolutionBackwardOnHost);
 }
 
 } // namespace npu::bridge

@@ -97,6 +97,13 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::_reshape_alias": lambda: dict(self=randn(*SHAPE), size=[6, 4], stride=[4, 1]),
     "aten::as_strided": lambda: dict(self=randn(*SHAPE), size=[3, 2], stride=[1, 6], storage_offset=1),
     "aten::lerp.Scalar": lambda: dict(self=randn(*SHAPE), end=randn(*SHAPE), weight=0.3),
+    "aten::convolution_overrideable": lambda: dict(
+        input=randn(2, 3, 7, 7), weight=randn(4, 3, 3, 3), bias=randn(4), stride=[1, 1], padding=[1, 1],
+        dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1),
+    "aten::convolution_backward_overrideable": lambda: dict(
+        grad_output=randn(2, 4, 7, 7), input=randn(2, 3, 7, 7), weight=randn(4, 3, 3, 3), stride=[1, 1],
+        padding=[1, 1], dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1,
+        output_mask=[True, True, True]),
 }
 
 for _name in ("aten::_fused_adamw_", "aten::_fused_adam_"):
@@ -126,6 +133,8 @@ NAMED_VALUES: dict[str, Any] = {
     "approximate": "tanh",
     "weight": 0.3,
     "keepdim": False,
+    "min": -0.5,
+    "max": 0.5,
 }
 # Tensor arguments that are masks.
 BOOL_TENSORS = {"mask", "condition"}

@@ -4,8 +4,20 @@ refuses with a message naming them (until torch.compile(backend="npu"))."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import torch
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    # Compiled graphs hold the npu parameters they guard on; later tests
+    # (backend switches) need the device empty.
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+    gc.collect()
 
 
 def _model() -> torch.nn.Module:
@@ -15,7 +27,6 @@ def _model() -> torch.nn.Module:
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_graph_capturing_backends_run_on_the_npu(backend):
-    torch._dynamo.reset()
     model = _model()
     x = torch.randn(8, 16)
     expected = model(x)
@@ -29,7 +40,6 @@ def test_graph_capturing_backends_run_on_the_npu(backend):
 
 
 def test_inductor_refuses_naming_the_backends_that_work():
-    torch._dynamo.reset()
     compiled = torch.compile(lambda a: torch.relu(a) * 2.0)
     with pytest.raises(Exception, match='no code generator for the npu device.*backend="aot_eager"'):
         compiled(torch.randn(4, device="npu"))

@@ -133,3 +133,49 @@ def test_fallbacks_see_the_aliasing_of_their_tensors(call):
             errors.append(str(e).splitlines()[0])
     assert errors[1] == errors[0]
     torch.testing.assert_close(npu.cpu(), cpu, rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.nn.Conv1d(3, 4, 3, padding=1, bias=True),
+    lambda: torch.nn.Conv2d(2, 6, 3, stride=2, padding=1, groups=2),
+    lambda: torch.nn.ConvTranspose2d(4, 2, 3, stride=2, output_padding=1, bias=False),
+])
+def test_convolutions_fall_back_forward_and_backward(make):
+    # ATen sends a device without a convolution kernel to
+    # convolution_overrideable, whose default kernel refuses every device:
+    # the bridge runs ATen's CPU convolution there, counted as a fallback.
+    torch.manual_seed(3)
+    conv = make()
+    shape = {1: (2, 3, 10), 2: (2, conv.in_channels, 9, 9)}[conv.weight.dim() - 2]
+    x = torch.randn(*shape, requires_grad=True)
+    expected = conv(x)
+    expected.square().sum().backward()
+    on_npu = make().npu()
+    on_npu.load_state_dict(conv.state_dict())
+    x_npu = x.detach().npu().requires_grad_()
+    torch.npu.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = on_npu(x_npu)
+        out.square().sum().backward()
+    assert out.is_npu and x_npu.grad.is_npu
+    torch.testing.assert_close(out.cpu(), expected, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(x_npu.grad.cpu(), x.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(on_npu.weight.grad.cpu(), conv.weight.grad, rtol=1e-5, atol=1e-5)
+    if conv.bias is not None:
+        torch.testing.assert_close(on_npu.bias.grad.cpu(), conv.bias.grad, rtol=1e-5, atol=1e-5)
+    stats = torch.npu.fallback_stats()
+    assert stats["aten::convolution_overrideable"] == 1
+    assert stats["aten::convolution_backward_overrideable"] == 1
+
+
+def test_strict_mode_refuses_a_convolution():
+    x, w = torch.randn(1, 2, 5, 5).npu(), torch.randn(3, 2, 3, 3).npu()
+    torch.npu.set_strict(True)
+    try:
+        with pytest.raises(RuntimeError, match="NPU_STRICT=1: aten::convolution_overrideable"):
+            torch.nn.functional.conv2d(x, w)
+    finally:
+        torch.npu.set_strict(False)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.nn.functional.conv2d(x, torch.randn(3, 2, 3, 3))
