@@ -8,14 +8,21 @@
 
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/amax.h>
 #include <ATen/ops/amax_ops.h>
+#include <ATen/ops/linalg_vector_norm_ops.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/mean_ops.h>
+#include <ATen/ops/sqrt.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/sum_ops.h>
 #include <torch/library.h>
 
 #include <bit>
 #include <bitset>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 namespace npu::bridge {
@@ -213,6 +220,48 @@ at::Tensor &amaxOut(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, a
   return reduceOut<isa::inst::RowMax>(counter, self, dim, keepdim, out);
 }
 
+// linalg_vector_norm of order 2 (SQRT of the ROW_SUM of the squares), 1
+// (ROW_SUM of ABS) and +inf (ROW_MAX of ABS), composed of the native ops;
+// nullopt for another order, a dtype other than float32 or an empty
+// tensor (the CPU's rules). The squares are summed in float32 where the
+// CPU accumulates in double: elements past about 1e19 overflow to inf
+// here (docs/pytorch.md, "Tolerances").
+std::optional<at::Tensor> vectorNorm(const at::Tensor &self, const at::Scalar &ord,
+                                     at::OptionalIntArrayRef dim, bool keepdim,
+                                     std::optional<c10::ScalarType> dtype) {
+  if (!lowerable(self, dtype) || self.numel() == 0 || ord.isComplex())
+    return std::nullopt;
+  const double p = ord.toDouble();
+  if (p == 2)
+    return at::sqrt(at::sum(at::mul(self, self), dim, keepdim));
+  if (p == 1)
+    return at::sum(at::abs(self), dim, keepdim);
+  if (p == std::numeric_limits<double>::infinity())
+    return at::amax(at::abs(self), dim.value_or(at::IntArrayRef{}), keepdim);
+  return std::nullopt;
+}
+
+at::Tensor linalgVectorNorm(const at::Tensor &self, const at::Scalar &ord,
+                            at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<c10::ScalarType> dtype) {
+  if (std::optional<at::Tensor> norm = vectorNorm(self, ord, dim, keepdim, dtype))
+    return *norm;
+  return fallbackTo<NPU_ATEN_OP(linalg_vector_norm)>(self, ord, dim, keepdim, dtype);
+}
+
+at::Tensor &linalgVectorNormOut(const at::Tensor &self, const at::Scalar &ord,
+                                at::OptionalIntArrayRef dim, bool keepdim,
+                                std::optional<c10::ScalarType> dtype, at::Tensor &out) {
+  std::optional<at::Tensor> norm;
+  if (isFloatNpu(out))
+    norm = vectorNorm(self, ord, dim, keepdim, dtype);
+  if (!norm)
+    return fallbackTo<NPU_ATEN_OP2(linalg_vector_norm, out)>(self, ord, dim, keepdim, dtype, out);
+  at::native::resize_output(out, norm->sizes());
+  copyResult(out, *norm);
+  return out;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -223,6 +272,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mean.out", meanOut);
   m.impl("amax", amax);
   m.impl("amax.out", amaxOut);
+  m.impl("linalg_vector_norm", linalgVectorNorm);
+  m.impl("linalg_vector_norm.out", linalgVectorNormOut);
 }
 
 } // namespace npu::bridge

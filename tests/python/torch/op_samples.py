@@ -97,6 +97,8 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::_reshape_alias": lambda: dict(self=randn(*SHAPE), size=[6, 4], stride=[4, 1]),
     "aten::as_strided": lambda: dict(self=randn(*SHAPE), size=[3, 2], stride=[1, 6], storage_offset=1),
     "aten::lerp.Scalar": lambda: dict(self=randn(*SHAPE), end=randn(*SHAPE), weight=0.3),
+    "aten::linalg_vector_norm": lambda: dict(self=randn(*SHAPE), ord=2, dim=[0], keepdim=True),
+    "aten::linalg_vector_norm.out": lambda: dict(self=randn(*SHAPE), ord=1),
     "aten::convolution_overrideable": lambda: dict(
         input=randn(2, 3, 7, 7), weight=randn(4, 3, 3, 3), bias=randn(4), stride=[1, 1], padding=[1, 1],
         dilation=[1, 1], transposed=False, output_padding=[0, 0], groups=1),

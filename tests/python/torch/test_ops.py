@@ -806,3 +806,30 @@ def test_every_registered_op_on_its_sample_matches_the_cpu(op):
     for got, want in pairs:
         assert got.device.type == "npu"
         torch.testing.assert_close(got.cpu(), want, equal_nan=True, **tolerance)
+
+
+@pytest.mark.parametrize("ord_, dim, keepdim", [
+    (2, None, False), (2, (0, 2), True), (1, -1, False), (float("inf"), (1,), False), (float("inf"), None, True),
+])
+def test_vector_norm_is_native_for_orders_2_1_and_inf(ord_, dim, keepdim):
+    x = torch.randn(3, 5, 7)
+    with native():
+        got = torch.linalg.vector_norm(x.npu(), ord_, dim, keepdim)
+    torch.testing.assert_close(got.cpu(), torch.linalg.vector_norm(x, ord_, dim, keepdim), rtol=1e-5, atol=1e-6)
+
+
+def test_clip_grad_norm_runs_on_the_npu_without_fallback():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2))
+    reference = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2))
+    reference.load_state_dict(model.state_dict())
+    x = torch.randn(4, 8)
+    reference(x).square().sum().backward()
+    expected = torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.5)
+    model.npu()(x.npu()).square().sum().backward()
+    torch.npu.reset_stats()
+    total = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+    assert torch.npu.fallback_stats() == {}
+    torch.testing.assert_close(total.cpu(), expected, rtol=1e-5, atol=1e-6)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-5, atol=1e-6)
