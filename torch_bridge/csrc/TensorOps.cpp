@@ -230,25 +230,29 @@ at::Tensor &zero(at::Tensor &self) {
   return fillScalar(self, 0);
 }
 
+// Runs draw(generator) on the host with the npu generator's state (a CPU
+// generator of the same engine), which then advances as the CPU's would.
+template <class Draw> void drawOnHost(std::optional<at::Generator> generator, Draw draw) {
+  NpuGeneratorImpl *npuGen =
+      at::get_generator_or_default<NpuGeneratorImpl>(generator, defaultGenerator());
+  std::lock_guard<std::mutex> lock(npuGen->mutex_);
+  at::Generator cpuGen = at::make_generator<at::CPUGeneratorImpl>();
+  auto *cpu = at::check_generator<at::CPUGeneratorImpl>(cpuGen);
+  cpu->set_engine(npuGen->engine());
+  cpu->set_next_float_normal_sample(npuGen->next_float_normal_sample());
+  cpu->set_next_double_normal_sample(npuGen->next_double_normal_sample());
+  draw(cpuGen);
+  npuGen->set_engine(cpu->engine());
+  npuGen->set_next_float_normal_sample(cpu->next_float_normal_sample());
+  npuGen->set_next_double_normal_sample(cpu->next_double_normal_sample());
+}
+
 // Draws on the host with the npu generator's state, then uploads.
 template <class Draw>
 at::Tensor &randomFill(at::Tensor &self, std::optional<at::Generator> generator, Draw draw) {
   checkInternalOverlap(self);
-  NpuGeneratorImpl *npuGen =
-      at::get_generator_or_default<NpuGeneratorImpl>(generator, defaultGenerator());
   at::Tensor host = at::empty(self.sizes(), self.options().device(c10::kCPU));
-  {
-    std::lock_guard<std::mutex> lock(npuGen->mutex_);
-    at::Generator cpuGen = at::make_generator<at::CPUGeneratorImpl>();
-    auto *cpu = at::check_generator<at::CPUGeneratorImpl>(cpuGen);
-    cpu->set_engine(npuGen->engine());
-    cpu->set_next_float_normal_sample(npuGen->next_float_normal_sample());
-    cpu->set_next_double_normal_sample(npuGen->next_double_normal_sample());
-    draw(host, cpuGen);
-    npuGen->set_engine(cpu->engine());
-    npuGen->set_next_float_normal_sample(cpu->next_float_normal_sample());
-    npuGen->set_next_double_normal_sample(cpu->next_double_normal_sample());
-  }
+  drawOnHost(std::move(generator), [&](at::Generator &gen) { draw(host, gen); });
   copyInto(self, host);
   return self;
 }
@@ -263,6 +267,41 @@ at::Tensor &uniform(at::Tensor &self, double from, double to,
                     std::optional<at::Generator> generator) {
   return randomFill(self, std::move(generator),
                     [&](at::Tensor &host, at::Generator &gen) { host.uniform_(from, to, gen); });
+}
+
+// native_dropout (what F.dropout runs in training on a device): the keep
+// mask drawn on the host with the npu generator as the CPU kernel draws it
+// (bernoulli_ of 1 - p on a float tensor, so the same seed gives the same
+// mask as on the CPU), uploaded, and input * mask * (1 / (1 - p)) computed
+// on the device (MUL, MULS) as the CPU computes it. The device RNG of issue
+// 15 will draw the mask on the device instead.
+std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor &input, double p,
+                                                 std::optional<bool> train) {
+  if (!isFloatNpu(input) || input.numel() == 0 || !(p >= 0 && p <= 1))
+    return fallbackTo<NPU_ATEN_OP(native_dropout)>(input, p, train);
+  const bool training = train.value_or(true);
+  at::Tensor hostMask = at::empty(input.sizes(), input.options().device(c10::kCPU));
+  if (training)
+    drawOnHost(std::nullopt, [&](at::Generator &gen) { hostMask.bernoulli_(1.0 - p, gen); });
+  else
+    hostMask.fill_(1.0f);
+  at::Tensor keptMask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+  copyInto(keptMask, hostMask.to(at::kBool));
+  if (!training)
+    return {input.clone(), keptMask};
+  at::Tensor mask = at::empty(input.sizes(), input.options());
+  copyInto(mask, hostMask);
+  const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+  return {at::mul(input, mask).mul_(scale), keptMask};
+}
+
+// grad * mask * scale, as the CPU computes it (the bool mask converted to
+// float32 on the device).
+at::Tensor nativeDropoutBackward(const at::Tensor &gradOutput, const at::Tensor &mask,
+                                 double scale) {
+  if (!isFloatNpu(gradOutput) || !isNpu(mask) || mask.scalar_type() != at::kBool)
+    return fallbackTo<NPU_ATEN_OP(native_dropout_backward)>(gradOutput, mask, scale);
+  return at::mul(gradOutput, mask.to(at::kFloat)).mul_(scale);
 }
 
 // Whether `from`'s TensorImpl may be shallow-copied into `self`'s, which
@@ -319,6 +358,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("zero_", zero);
   m.impl("normal_", normal);
   m.impl("uniform_", uniform);
+  m.impl("native_dropout", nativeDropout);
+  m.impl("native_dropout_backward", nativeDropoutBackward);
   m.impl("_has_compatible_shallow_copy_type", hasCompatibleShallowCopyType);
 }
 

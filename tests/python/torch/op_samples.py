@@ -137,6 +137,9 @@ NAMED_VALUES: dict[str, Any] = {
     "keepdim": False,
     "min": -0.5,
     "max": 0.5,
+    "p": 0.5,
+    "train": True,
+    "scale": 2.0,
 }
 # Tensor arguments that are masks.
 BOOL_TENSORS = {"mask", "condition"}

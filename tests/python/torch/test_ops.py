@@ -749,6 +749,7 @@ NOT_COMPUTED = {
     "aten::set_.source_Storage_storage_offset": "metadata (test_memory.py)",
     "aten::set_.source_Tensor": "metadata (test_memory.py)",
     "aten::normal_": "random (test_device.py)",
+    "aten::native_dropout": "random (test_dropout.py)",
     "aten::convolution_overrideable": "the CPU convolution on host copies (test_fallback.py)",
     "aten::convolution_backward_overrideable": "the CPU convolution on host copies (test_fallback.py)",
     "aten::uniform_": "random (test_device.py)",
