@@ -7,6 +7,12 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Storage.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
 namespace npu::bridge {
 
 NpuGeneratorImpl::NpuGeneratorImpl(c10::DeviceIndex) {
@@ -24,6 +30,60 @@ const at::Generator &defaultGenerator() {
 }
 
 namespace {
+
+// Host memory for pin_memory() and DataLoader(pin_memory=True): page-aligned
+// blocks the allocator remembers, so that is_pinned() can tell them. The
+// runtime copies from any host memory alike (the device is simulated in
+// this process), so pinning buys no speed and the pages are not locked
+// (mlock would only take memory from the host).
+class PinnedAllocator final : public c10::Allocator {
+public:
+  c10::DataPtr allocate(size_t bytes) override {
+    constexpr size_t kPage = 4096;
+    void *block = bytes ? std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage) : nullptr;
+    TORCH_CHECK_WITH(OutOfMemoryError, !bytes || block, "cannot allocate ", bytes,
+                     " bytes of pinned host memory");
+    if (block) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      blocks_.emplace(reinterpret_cast<uintptr_t>(block), bytes);
+    }
+    return {block, block, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void *dest, const void *src, size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+  bool contains(const void *pointer) const {
+    const auto address = reinterpret_cast<uintptr_t>(pointer);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blocks_.upper_bound(address);
+    if (it == blocks_.begin())
+      return false;
+    --it;
+    return address < it->first + std::max<size_t>(it->second, 1);
+  }
+
+private:
+  static void release(void *block);
+  mutable std::mutex mutex_;
+  std::map<uintptr_t, size_t> blocks_; // address -> bytes
+};
+
+PinnedAllocator &pinnedAllocator() {
+  static PinnedAllocator *instance = new PinnedAllocator; // outlives every tensor
+  return *instance;
+}
+
+void PinnedAllocator::release(void *block) {
+  if (!block)
+    return;
+  {
+    PinnedAllocator &self = pinnedAllocator();
+    std::lock_guard<std::mutex> lock(self.mutex_);
+    self.blocks_.erase(reinterpret_cast<uintptr_t>(block));
+  }
+  std::free(block);
+}
 
 struct NpuHooks final : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
@@ -47,6 +107,8 @@ struct NpuHooks final : public at::PrivateUse1HooksInterface {
     return at::make_generator<NpuGeneratorImpl>(index);
   }
   at::Device getDeviceFromPtr(void *) const override { return {c10::DeviceType::PrivateUse1, 0}; }
+  bool isPinnedPtr(const void *data) const override { return pinnedAllocator().contains(data); }
+  c10::Allocator *getPinnedMemoryAllocator() const override { return &pinnedAllocator(); }
   void resizePrivateUse1Bytes(const c10::Storage &storage, size_t bytes) const override {
     resizeStorageBytes(storage.unsafeGetStorageImpl(), bytes);
   }

@@ -122,3 +122,20 @@ def test_storage_resize_and_set():
     w = torch.empty(0, device="npu").set_(x.untyped_storage())
     assert w.numel() == 16
     assert torch.empty(3, device="npu").set_().numel() == 0
+
+
+def test_pinned_host_memory_and_a_pinning_data_loader():
+    x = torch.randn(1000)
+    pinned = x.pin_memory()
+    assert pinned.is_pinned() and not x.is_pinned() and pinned[10:].is_pinned()
+    assert torch.equal(pinned, x) and pinned.device.type == "cpu"
+    on_npu = pinned.to("npu", non_blocking=True)
+    torch.npu.synchronize()
+    assert torch.equal(on_npu.cpu(), x)
+    dataset = torch.utils.data.TensorDataset(torch.randn(40, 5), torch.arange(40))
+    batches = list(torch.utils.data.DataLoader(dataset, batch_size=8, pin_memory=True))
+    assert len(batches) == 5 and all(a.is_pinned() and b.is_pinned() for a, b in batches)
+    assert torch.equal(torch.cat([b for _, b in batches]), torch.arange(40))
+    del pinned
+    gc.collect()
+    assert not torch.empty(16).is_pinned()
