@@ -40,10 +40,11 @@ namespace {
 
 using mem::fmt::hex;
 
-// The device heap: allocations come from these regions, in this order.
-// The first 4 KiB of the weights region stay unused so that no allocation
-// is at address 0, which clients (PyTorch) treat as null.
-constexpr const char *kHeapRegions[] = {"activations", "weights"};
+// The device heap: allocations come from these regions, in this order
+// ('device' is the large heap a client such as the PyTorch bridge adds to
+// the map). The first 4 KiB of the weights region stay unused so that no
+// allocation is at address 0, which clients (PyTorch) treat as null.
+constexpr const char *kHeapRegions[] = {"activations", "weights", "device"};
 constexpr uint64_t kNullGuard = 4096;
 
 } // namespace
@@ -284,7 +285,7 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
   }
   if (impl_->heaps.empty())
     throw Error(ErrorCode::InvalidValue,
-                "the address map has neither an 'activations' nor a 'weights' memory region");
+                "the address map has no heap region ('activations', 'weights' or 'device')");
   const mem::Region *ring = map.byName("ring");
   if (!ring || ring->size < 64 * 16)
     throw Error(ErrorCode::InvalidValue, "the address map needs a 'ring' region of >= 1 KiB");

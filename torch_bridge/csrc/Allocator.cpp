@@ -47,9 +47,12 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
         address = runtime().malloc(size);
       } catch (const rt::Error &e) {
         ++stats_.ooms;
-        TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory: tried to allocate ", bytes,
-                         " bytes; ", stats_.allocatedBytes.current,
-                         " bytes are held by live tensors. Runtime: ", e.what());
+        TORCH_CHECK_WITH(
+            OutOfMemoryError, false, "NPU out of memory: tried to allocate ", bytes, " bytes; ",
+            stats_.allocatedBytes.current, " bytes are held by live tensors, of a device heap of ",
+            runtime().memoryStats().reservedBytes,
+            " bytes (its 'device' region is NPU_MEMORY_SIZE=", deviceMemorySize(),
+            ": raise it, e.g. NPU_MEMORY_SIZE=32G, before the device starts). Runtime: ", e.what());
       }
     }
     stats_.reservedBytes.increase(size);

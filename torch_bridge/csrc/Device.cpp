@@ -4,6 +4,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "npu/mem/address_map.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -45,13 +47,41 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
+// Device memory for real models: besides the default map's 256 MiB
+// 'activations' and 'weights' heaps, a 'device' heap region at 8 GiB of
+// NPU_MEMORY_SIZE bytes (default 8G, which holds a 0.5B-parameter float32
+// model with its gradients and activations). The backends reserve it
+// sparsely: pages cost host memory only once written.
+constexpr const char *kDefaultMemorySize = "8G";
+constexpr const char *kDeviceHeapBase = "0x2_0000_0000";
+
+mem::AddressMap deviceAddressMap() {
+  mem::AddressMap map = mem::AddressMap::defaults();
+  const std::string size = deviceMemorySize();
+  try {
+    map.applyOverride(std::string("device=") + kDeviceHeapBase + ":" + size);
+    map.validate();
+  } catch (const std::invalid_argument &e) {
+    throw rt::Error(rt::ErrorCode::InvalidValue,
+                    "NPU_MEMORY_SIZE='" + size + "' is not a usable device memory size (" +
+                        e.what() + "); give bytes with an optional K, M or G suffix, e.g. 8G");
+  }
+  return map;
+}
+
 rt::Runtime *createRuntime(const std::string &backend) {
   rt::RuntimeOptions options;
   options.backend = backend;
+  options.backendOptions.addressMap = deviceAddressMap();
   return new rt::Runtime(options);
 }
 
 } // namespace
+
+std::string deviceMemorySize() {
+  const char *env = std::getenv("NPU_MEMORY_SIZE");
+  return env && *env ? env : kDefaultMemorySize;
+}
 
 rt::Runtime &runtime() {
   if (rt::Runtime *r = g_runtime.load(std::memory_order_acquire))

@@ -26,6 +26,9 @@ namespace npu::bridge {
 rt::Runtime &runtime();
 // The runtime if the device was used, else nullptr (starts nothing).
 rt::Runtime *startedRuntime();
+// The size of the device heap region the bridge adds to the address map:
+// $NPU_MEMORY_SIZE, or its default (8G).
+std::string deviceMemorySize();
 std::string backendName();
 // Re-creates the runtime (a fresh device) on the named backend. Fails with a
 // clear message when tensors are still live on the device (their addresses

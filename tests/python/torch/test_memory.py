@@ -4,6 +4,9 @@ resize_ and set_."""
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -87,9 +90,9 @@ def test_out_of_memory_raises_and_the_device_stays_usable():
     with pytest.raises(torch.OutOfMemoryError, match="NPU out of memory"):
         torch.empty(1 << 40, dtype=torch.uint8, device="npu")
     held = []
-    with pytest.raises(torch.OutOfMemoryError):
+    with pytest.raises(torch.OutOfMemoryError, match="NPU_MEMORY_SIZE"):
         for _ in range(64):
-            held.append(torch.empty(64 << 20, dtype=torch.uint8, device="npu"))
+            held.append(torch.empty(1 << 30, dtype=torch.uint8, device="npu"))
     assert len(held) >= 4
     assert torch.npu.memory_stats()["num_ooms"] >= 2
     del held
@@ -139,3 +142,28 @@ def test_pinned_host_memory_and_a_pinning_data_loader():
     del pinned
     gc.collect()
     assert not torch.empty(16).is_pinned()
+
+
+def _in_fresh_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **env})
+
+
+def test_device_memory_holds_a_real_model_and_its_size_is_configurable():
+    # The default 8G 'device' heap holds a Qwen2-0.5B-sized embedding (545 MB)
+    # in one block; NPU_MEMORY_SIZE sets it, and the out-of-memory message
+    # names it.
+    big = _in_fresh_python(
+        "import torch; e = torch.empty(151936, 896, device='npu'); e[-1].fill_(2.0);"
+        "free, total = torch.npu.mem_get_info(); print(total >= 8 << 30, e[-1, :2].cpu().tolist())")
+    assert big.returncode == 0, big.stderr
+    assert big.stdout.strip() == "True [2.0, 2.0]"
+    small = _in_fresh_python(
+        "import torch\n"
+        "x = torch.empty(700 << 20, dtype=torch.uint8, device='npu')\n"
+        "print(torch.npu.mem_get_info()[1] < 2 << 30)\n"
+        "torch.empty(2 << 30, dtype=torch.uint8, device='npu')", NPU_MEMORY_SIZE="1G")
+    assert small.stdout.strip() == "True"
+    assert "NPU out of memory" in small.stderr and "NPU_MEMORY_SIZE=1G" in small.stderr
+    bad = _in_fresh_python("import torch; torch.ones(1, device='npu')", NPU_MEMORY_SIZE="lots")
+    assert bad.returncode != 0 and "NPU_MEMORY_SIZE='lots' is not a usable device memory size" in bad.stderr
