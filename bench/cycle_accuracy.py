@@ -70,9 +70,13 @@ EXACT_TOLERANCE = {
 # which ones run on the vector engine), except these: a write's request
 # meeting a reader's request or the prefetch in a cycle the model orders
 # otherwise (up to a beat time), and EMBEDDING_BWD, whose rebased rows'
-# addresses are the indices' (data: not gated).
+# addresses are the indices' (data: not gated). SUB: one of the packets 1-3
+# cycles off that the gate on 200 seeds finds (docs/verification.md, "The
+# exact gate on more seeds"); the gate's 40 seeds reach one since CAST
+# joined the random mix (seed 32, packet 21, a column-broadcast SUB whose
+# two inputs coincide: 3 cycles, on main's model and RTL alike).
 VECTOR_TOLERANCE = {"layernorm": 4, "layernorm_bwd": 4, "rmsnorm": 4, "max": 4, "softmax_bwd": 4,
-                    "embedding_bwd": None}
+                    "sub": 3, "embedding_bwd": None}
 
 
 def exact_tolerances(build_dir):

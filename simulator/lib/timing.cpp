@@ -2,6 +2,7 @@
 
 #include "arith_util.h"
 #include "npu/isa/recipes.h"
+#include "recipe_select.h"
 
 #include <algorithm>
 #include <array>
@@ -194,21 +195,6 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 constexpr uint64_t kLanes = isa::hw::kVectorLanes;
 constexpr uint64_t kChunk = kLanes * 16; // npu_vector.sv: CH = L * G
 constexpr unsigned kSlots = 3;           // npu_vector.sv: NS, input buffer slots
-
-const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
-  for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
-    if (r.opcode != static_cast<uint32_t>(decoded.opcode))
-      continue;
-    bool matches = true;
-    for (unsigned c = 0; c < r.numConditions; ++c) {
-      const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
-      matches &= (decoded.operands[when.operand] == when.value) == when.equal;
-    }
-    if (matches)
-      return &r;
-  }
-  return nullptr;
-}
 
 uint64_t stepCycles(uint16_t first, uint16_t count) {
   uint64_t cycles = 0;
@@ -712,6 +698,21 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
 }
 
 } // namespace
+
+const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
+  for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
+    if (r.opcode != static_cast<uint32_t>(decoded.opcode))
+      continue;
+    bool matches = true;
+    for (unsigned c = 0; c < r.numConditions; ++c) {
+      const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
+      matches &= (decoded.operands[when.operand] == when.value) == when.equal;
+    }
+    if (matches)
+      return &r;
+  }
+  return nullptr;
+}
 
 std::optional<uint64_t> vectorLaneCycles(const isa::Instruction &decoded) {
   const isa::recipe::Recipe *r = recipeOf(decoded);
