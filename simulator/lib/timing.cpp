@@ -1,6 +1,7 @@
 #include "timing.h"
 
 #include "arith_util.h"
+#include "dma_timing.h"
 #include "npu/isa/recipes.h"
 #include "recipe_select.h"
 
@@ -63,20 +64,6 @@ public:
     bytesWritten_ = satAdd(bytesWritten_, bytes);
     const uint64_t n = beats(address, bytes);
     return transfer(kWriteOverhead + 1, 2, n, n ? n - 1 : 0);
-  }
-
-  // A pitched read of one-beat bursts, one per element: the port issues an
-  // address per cycle while fewer than HW_AXI_OUTSTANDING bursts are in
-  // flight, the beats follow their addresses by the latency (burstsEnd);
-  // each address handshake and beat waits its expected wait states.
-  uint64_t pitchedRead(uint64_t elements, uint64_t elementBytes) {
-    bytesRead_ = satAdd(bytesRead_, satMul(elements, elementBytes));
-    if (!elements)
-      return transfer(kReadOverhead, 1, 0, 0);
-    const uint64_t end =
-        burstsEnd(std::vector<uint64_t>(elements, 1), false, isa::hw::kAxiOutstanding);
-    const double cycles = double(end + 1) + wait_ * double(2 * elements) + 0.5;
-    return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
   }
 
   // A request of many runs (`beats` in all), pipelined like one.
@@ -492,37 +479,17 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
     const uint64_t tail = Port::beats(work.writeAddress + bytes - landing, landing);
     return satAdd(satAdd(3, read), memory.latency + 3 + (tail - 1) * memory.beatCycles() + bubbles);
   }
-  const uint64_t element = uint64_t(1) << runs.elementLog2;
-  const Traffic before = port.traffic();
-  uint64_t run = runs.indexBytes ? port.read(0, runs.indexBytes) + 3 : 1;
-  for (uint64_t done = 0; done < runs.elements;) {
-    const uint64_t take =
-        std::min(runs.elements - done,
-                 runs.kind == Work::RunKind::Range ? kRequest >> runs.elementLog2 : kElementRows);
-    switch (runs.kind) {
-    case Work::RunKind::Range:
-      run = satAdd(run, port.read(runs.address, take << runs.elementLog2) + 1);
-      break;
-    case Work::RunKind::Packed:
-      run = satAdd(run, port.read(runs.address, (take - 1) * runs.pitch + element) + 1);
-      break;
-    case Work::RunKind::Pitched: run = satAdd(run, port.pitchedRead(take, element) + 1); break;
-    }
-    // The write side sends the request's bytes behind it; at one cycle per
-    // beat each further write burst costs its address cycle (the memory
-    // takes one write burst at a time), which the stream then waits for.
-    if (memory.beatCycles() == 1) {
-      const uint64_t at = work.writeAddress + (done << runs.elementLog2);
-      uint64_t writeBursts = 0;
-      forEachBurst(at, Port::beats(at, take << runs.elementLog2), [&](uint64_t) { ++writeBursts; });
-      run = satAdd(run, writeBursts - 1);
-    }
-    done += take;
+  // A run's requests read the same bytes wherever it starts: the index,
+  // then the range, the span of its packed elements or the elements.
+  uint64_t runRead = runs.indexBytes + (runs.elements << runs.elementLog2);
+  if (runs.kind == Work::RunKind::Packed) {
+    const uint64_t element = uint64_t(1) << runs.elementLog2, pitch = uint64_t(runs.pitch);
+    const uint64_t full = runs.elements / kElementRows, rest = runs.elements % kElementRows;
+    runRead = satMul(full, (kElementRows - 1) * pitch + element) +
+              (rest ? (rest - 1) * pitch + element : 0);
   }
-  // Every run reads what the first one does.
-  const Traffic one = port.traffic() - before;
-  port.add({satMul(runs.count - 1, one.bytesRead), 0});
-  return satAdd(satAdd(3, satMul(runs.count, run)), memory.latency + 3);
+  port.add({satMul(runs.count, runRead), 0});
+  return gatherCycles(work, memory);
 }
 
 // The matrix engine (rtl/npu_matrix.sv): blocks of BT x BT output tiles
