@@ -398,12 +398,14 @@ uint64_t VectorEngine::run(bool &prefetched) {
     c = read(c, decoded_.operands[r_.preLoadOperand], 4 * r_.preLoadWords, false) + 1;
   c += double(stepCycles(r_.firstPre, r_.numPre)) + 1;
   // Rows repeat once the first ones have set the port's pace, except for
-  // where their streams start within a beat, which repeats every `period`
-  // rows: the rows are simulated up to a whole number of periods before the
-  // end (at least two after the first), and the last simulated period's
-  // cycles and bytes stand for the rest.
+  // where their streams start within a beat and within a 4 KiB page (where
+  // a burst ends, which a write pays an address cycle for), which repeats
+  // every `period` rows: the rows are simulated up to a whole number of
+  // periods before the end (at least two after the first), and the last
+  // simulated period's cycles and bytes stand for the rest.
+  constexpr uint64_t kPage = 4096;
   const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
-  const uint64_t period = kBeat / std::gcd(rowBytes % kBeat ? rowBytes % kBeat : kBeat, kBeat);
+  const uint64_t period = kPage / std::gcd(rowBytes % kPage ? rowBytes % kPage : kPage, kPage);
   const uint64_t simulated =
       rows <= 1 + 3 * period ? rows : 1 + 2 * period + (rows - 1 - 2 * period) % period;
   double periodStart = c;
