@@ -19,7 +19,7 @@ constexpr uint64_t kRing = 2 * kMaxBurst * kBeat; // BUF_BYTES
 constexpr uint64_t kPackMax = kBeat / 2;          // PACK_MAX
 // Runs and cycles simulated at most before the rest of a gather is
 // extrapolated.
-constexpr uint64_t kGatherRuns = 65536, kCycleBudget = uint64_t(1) << 18;
+constexpr uint64_t kGatherRuns = 65536, kCycleBudget = uint64_t(1) << 20;
 
 using u128 = unsigned __int128;
 
