@@ -46,6 +46,9 @@ struct Work {
   // own address (its place in a beat and a 4 KiB page decides its bursts).
   enum class RunKind : uint8_t { Range, Packed, Pitched };
   struct Runs {
+    // COPY: one range, which the engine sets up as it starts; a gather's
+    // one contiguous run (COPY_STRIDED) costs a cycle more, to find it.
+    bool copy = false;
     uint64_t count = 0;
     uint64_t elements = 0;
     unsigned elementLog2 = 0;

@@ -451,7 +451,7 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   }
   // The write side requests the destination stream as it lands.
   port.add({0, work.bytesWritten});
-  if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
+  if (runs.copy) {
     // One range, read and written in requests of at most kRequest bytes,
     // the beats of each counted from its own address. At one cycle per beat
     // the write side trails the reads by the address cycle of each further

@@ -9,7 +9,7 @@ namespace npu::sim {
 
 Work work(const isa::inst::Copy &op) {
   Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes, .writeAddress = op.dst};
-  w.runs = {.count = 1, .elements = op.bytes, .address = op.src};
+  w.runs = {.copy = true, .count = 1, .elements = op.bytes, .address = op.src};
   return w;
 }
 
