@@ -417,6 +417,31 @@ TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
     EXPECT_EQ(perf.stats().ops[i].cycles, both.stats().ops[i].cycles);
 }
 
+// EMBEDDING's rows are timed where its indices point (the execution
+// reports them to the cycle model): 12-byte rows from a beat-aligned table
+// cross a beat boundary at row 2, not at row 0, so eight reads of row 2
+// cost more beats than eight of row 0. Perf mode executes nothing and
+// takes index t to select row t.
+TEST(IssModes, EmbeddingIsTimedAtTheRowsItsIndicesSelect) {
+  Twin twin(3);
+  isa::inst::Embedding e;
+  e.rows = 64;
+  e.dim = 3;
+  e.count = 8;
+  e.table = twin.floats(uint64_t(e.rows) * e.dim);
+  e.dst = twin.floats(uint64_t(e.count) * e.dim);
+  const auto cycles = [&](const std::vector<uint32_t> &indices, sim::Mode mode) {
+    e.indices = twin.values(indices);
+    sim::Iss iss(twin.issMemory, mode);
+    iss.step(validPacketOf(e), 0);
+    return iss.cycle();
+  };
+  const std::vector<uint32_t> rowT = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_GT(cycles(std::vector<uint32_t>(8, 2), sim::Mode::Both),
+            cycles(std::vector<uint32_t>(8, 0), sim::Mode::Both));
+  EXPECT_EQ(cycles(rowT, sim::Mode::Perf), cycles(rowT, sim::Mode::Both));
+}
+
 // Iss::run knows the stream: it tells every packet but the last that the
 // next one is queued (the command processor prefetches it), as the backends
 // do from the ring's tail, so it charges what stepping with that knowledge
