@@ -435,11 +435,12 @@ uint64_t VectorEngine::run(bool &prefetched) {
 }
 
 // The DMA engine (rtl/npu_dma.sv): a gather of source runs (Work::runs)
-// whose reads go one request at a time, a range in requests of at most
-// 64 KiB, a strided run in requests of at most 2,048 elements, while the
-// write side streams the landed bytes out concurrently; the packet ends
-// with the last write's response. Without runs (FILL) it is one write
-// request, split into bursts like any.
+// whose reads go one request at a time while the write side streams the
+// landed bytes out; the packet ends with the last write's response.
+// Without runs (FILL) it is one write request, split into bursts like any;
+// COPY's one range is requests alike but for their place in a beat, which
+// a closed form counts; the gathers' runs are each where they are, and
+// dma_timing.cpp steps them as the RTL does.
 uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   constexpr uint64_t kRequest = 64 * 1024, kElementRows = 2048;
   const Work::Runs &runs = work.runs;
