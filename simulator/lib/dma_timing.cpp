@@ -18,39 +18,41 @@ constexpr unsigned kElementRowsLog2 = 11;         // ELEMENT_ROWS = 2,048
 constexpr uint64_t kRing = 2 * kMaxBurst * kBeat; // BUF_BYTES
 constexpr uint64_t kPackMax = kBeat / 2;          // PACK_MAX
 // Runs and cycles simulated at most before the rest of a gather is
-// extrapolated.
+// extrapolated: the corpus's gathers are exact up to a million cycles, and
+// npu-randgen's footprint search pays the bound for every oversized
+// candidate it shrinks.
 constexpr uint64_t kGatherRuns = 65536, kCycleBudget = uint64_t(1) << 20;
 
 using u128 = unsigned __int128;
 
 // One request's bursts in issue order, as npu_mem_bursts.sv splits its
 // rows: each row from its first beat on, at most HW_AXI_MAX_BURST beats a
-// burst and never across a 4 KiB page.
+// burst and never across a 4 KiB page. A row past 2^64 goes on at address
+// 0, where the RTL would fault: only a packet no check has passed has one
+// (npu-randgen asks for the cycles of candidates it has not placed yet),
+// and its runs cost what they would anywhere.
 class Bursts {
 public:
-  // False for a range past 2^64, which the port fails at once (no memory
-  // is there: the packet faults).
-  bool load(uint64_t address, uint64_t bytes, uint64_t rows, uint64_t pitch) {
+  void load(uint64_t address, uint64_t bytes, uint64_t rows, uint64_t pitch) {
     bytes_ = bytes;
     rows_ = rows;
     pitch_ = pitch;
     row_ = 0;
     startRow(address);
     issuing_ = true;
-    return rowEnd_ >> 64 == 0;
   }
   bool issuing() const { return issuing_; }
-  uint64_t beat() const { return next_; }
+  uint64_t beat() const { return uint64_t(next_); }
   uint64_t row() const { return row_; }
   uint64_t rowStart() const { return rowStart_; }
   u128 rowEnd() const { return rowEnd_; }
   uint64_t beats() const {
-    const uint64_t toEnd = uint64_t((rowEnd_ - 1) / kBeat) - next_ / kBeat + 1;
-    return std::min({toEnd, kMaxBurst, kPageBeats - next_ / kBeat % kPageBeats});
+    const uint64_t toEnd = uint64_t((rowEnd_ - 1) / kBeat - next_ / kBeat + 1);
+    return std::min({toEnd, kMaxBurst, kPageBeats - uint64_t(next_ / kBeat % kPageBeats)});
   }
   bool last() const { return burstEnd() >= rowEnd_ && row_ + 1 >= rows_; }
-  // The burst at beat() was issued; false when the next row lies past 2^64.
-  bool advance() {
+  // The burst at beat() was issued.
+  void advance() {
     if (burstEnd() < rowEnd_)
       next_ += beats() * kBeat;
     else if (!last()) {
@@ -58,19 +60,18 @@ public:
       startRow(rowStart_ + pitch_);
     } else
       issuing_ = false;
-    return rowEnd_ >> 64 == 0;
   }
 
 private:
-  u128 burstEnd() const { return u128(next_) + beats() * kBeat; }
+  u128 burstEnd() const { return next_ + beats() * kBeat; }
   void startRow(uint64_t address) {
     rowStart_ = address;
     rowEnd_ = u128(address) + bytes_;
     next_ = address / kBeat * kBeat;
   }
 
-  uint64_t bytes_ = 0, rows_ = 0, pitch_ = 0, row_ = 0, rowStart_ = 0, next_ = 0;
-  u128 rowEnd_ = 0;
+  uint64_t bytes_ = 0, rows_ = 0, pitch_ = 0, row_ = 0, rowStart_ = 0;
+  u128 next_ = 0, rowEnd_ = 0;
   bool issuing_ = false;
 };
 
@@ -112,22 +113,23 @@ public:
       : runs_(work.runs), dst_(work.writeAddress), latency_(memory.latency),
         beatCycles_(memory.beatCycles()), percent_(memory.stallPercent),
         runBytes_(runs_.elements << runs_.elementLog2), embedding_(runs_.indexBytes != 0),
-        strided_(runs_.kind != Work::RunKind::Range), packed_(runs_.kind == Work::RunKind::Packed) {
-  }
+        byElement_(runs_.kind != Work::RunKind::Range),
+        packed_(runs_.kind == Work::RunKind::Packed) {}
 
-  // The cycle of the engine's done, once the whole stream is gathered or
-  // extrapolated from the simulated part.
+  // The engine's cycles from its start to its done, the whole stream
+  // gathered or extrapolated from the simulated part.
   uint64_t run();
 
 private:
-  enum class G { Idle, Setup, Next, IndexReq, Index, IndexCheck, ReadReq, Read, Drain, Finish };
-  enum class W { Idle, Req, Wait };
+  // npu_dma.sv's gather side (state_e) and write side (wstate_e).
+  enum class State { Idle, Setup, Next, IndexReq, Index, IndexCheck, ReadReq, Read, Drain, Finish };
+  enum class WState { Idle, Req, Wait };
   enum class PortRead { Idle, Busy, Done };
   enum class PortWrite { Idle, Addr, Data, Response, Done };
   // The registers a cycle reads; the cycle's updates take effect in the next.
   struct Regs {
-    G g = G::Idle;
-    W w = W::Idle;
+    State g = State::Idle;
+    WState w = WState::Idle;
     PortRead pr = PortRead::Idle;
     PortWrite pw = PortWrite::Idle;
     // Destination stream positions: read requests issued, landed in the
@@ -156,7 +158,10 @@ private:
   const uint64_t dst_, latency_, beatCycles_;
   const unsigned percent_;
   const uint64_t runBytes_;
-  const bool embedding_, strided_, packed_;
+  const bool embedding_;
+  // A run of elements `pitch` apart (packed or pitched), read in requests of
+  // up to 2,048 elements; else a range, in requests of up to 64 KiB.
+  const bool byElement_, packed_;
   std::array<uint64_t, 3> at_ = {}; // COPY_STRIDED: the outer indices of the next run
 };
 
@@ -209,7 +214,7 @@ uint64_t Gather::run() {
   for (uint64_t t = 0;; ++t) {
     const Regs s = r;
     // ---- the cycle's handshakes, from the registers ----
-    const bool rdReady = s.g != G::Read || s.landed - s.consumed <= kRing - kBeat;
+    const bool rdReady = s.g != State::Read || s.landed - s.consumed <= kRing - kBeat;
     // Each handshake the memory would take this cycle (its data and its
     // latency allow it), then whether it withholds it.
     const bool arOffered =
@@ -227,13 +232,14 @@ uint64_t Gather::run() {
     const bool awFire = awOffered && !awWait.hold(), wFire = wOffered && !wWait.hold();
     const bool bFire = bOffered && !bWait.hold();
     // The write side's request goes first.
-    const bool readAccepted =
-        s.w != W::Req && (s.g == G::IndexReq || s.g == G::ReadReq) && s.pr == PortRead::Idle;
-    const bool writeAccepted = s.w == W::Req && s.pw == PortWrite::Idle;
+    const bool readAccepted = s.w != WState::Req &&
+                              (s.g == State::IndexReq || s.g == State::ReadReq) &&
+                              s.pr == PortRead::Idle;
+    const bool writeAccepted = s.w == WState::Req && s.pw == PortWrite::Idle;
     const uint64_t writeBytes = std::min(s.planned - s.requested, kRequest);
 
     // ---- the port's read engine and the memory's read bursts ----
-    if (rFire && s.g == G::Read) {
+    if (rFire && s.g == State::Read) {
       const ReadBurst &b = reads.front();
       if (packed_) {
         const uint64_t count = packedCount(b.beat, s);
@@ -242,23 +248,20 @@ uint64_t Gather::run() {
         r.elementsLeft = s.elementsLeft - count;
       } else {
         // The stream position just past the beat's bytes of its row.
-        const uint64_t rowBase = s.readBase + (strided_ ? b.row * element : 0);
-        const uint64_t rowLength = strided_ ? element : s.take;
+        const uint64_t rowBase = s.readBase + (byElement_ ? b.row * element : 0);
+        const uint64_t rowLength = byElement_ ? element : s.take;
         r.landed = rowBase + std::min(b.beat + kBeat - b.rowStart, rowLength);
       }
     }
-    // A read past 2^64 faults the packet: it ends there (only a packet
-    // no check has passed can ask for one: a prediction from the packet).
     if (s.pr == PortRead::Idle && readAccepted) {
-      const bool mapped =
-          s.g == G::IndexReq
-              ? readBursts.load(runs_.indices + s.loaded * runs_.indexBytes, runs_.indexBytes, 1, 0)
-          : packed_  ? readBursts.load(s.runAddr,
-                                       ((s.take >> runs_.elementLog2) - 1) * pitch + element, 1, 0)
-          : strided_ ? readBursts.load(s.runAddr, element, s.take >> runs_.elementLog2, pitch)
-                     : readBursts.load(s.runAddr, s.take, 1, 0);
-      if (!mapped)
-        return t;
+      if (s.g == State::IndexReq)
+        readBursts.load(runs_.indices + s.loaded * runs_.indexBytes, runs_.indexBytes, 1, 0);
+      else if (packed_)
+        readBursts.load(s.runAddr, ((s.take >> runs_.elementLog2) - 1) * pitch + element, 1, 0);
+      else if (byElement_)
+        readBursts.load(s.runAddr, element, s.take >> runs_.elementLog2, pitch);
+      else
+        readBursts.load(s.runAddr, s.take, 1, 0);
       r.pr = PortRead::Busy;
     } else if (s.pr == PortRead::Busy) {
       if (rFire) {
@@ -271,8 +274,7 @@ uint64_t Gather::run() {
       if (arFire) {
         reads.push_back({readBursts.beat(), readBursts.rowStart(), readBursts.rowEnd(),
                          readBursts.row(), readBursts.beats(), t + latency_ + beatCycles_ - 1});
-        if (!readBursts.advance())
-          return t;
+        readBursts.advance();
       }
       if (!readBursts.issuing() && reads.empty())
         r.pr = PortRead::Done;
@@ -289,8 +291,7 @@ uint64_t Gather::run() {
     switch (s.pw) {
     case PortWrite::Idle:
       if (writeAccepted) {
-        if (!writeBursts.load(dst_ + s.requested, writeBytes, 1, 0))
-          return t;
+        writeBursts.load(dst_ + s.requested, writeBytes, 1, 0);
         r.pw = PortWrite::Addr;
       }
       break;
@@ -298,8 +299,7 @@ uint64_t Gather::run() {
       if (awFire) {
         r.beatAddr = writeBursts.beat();
         r.beatsLeft = writeBursts.beats();
-        if (!writeBursts.advance())
-          return t;
+        writeBursts.advance();
         r.writeBurstOpen = true;
         r.pw = PortWrite::Data;
       }
@@ -327,64 +327,64 @@ uint64_t Gather::run() {
 
     // ---- the DMA engine's write side ----
     switch (s.w) {
-    case W::Idle:
-      if (s.g != G::Idle && s.g != G::Finish && s.requested != s.planned)
-        r.w = W::Req;
+    case WState::Idle:
+      if (s.g != State::Idle && s.g != State::Finish && s.requested != s.planned)
+        r.w = WState::Req;
       break;
-    case W::Req:
+    case WState::Req:
       if (writeAccepted) {
         r.requested = r.writeEnd = s.requested + writeBytes;
-        r.w = W::Wait;
+        r.w = WState::Wait;
       }
       break;
-    case W::Wait:
+    case WState::Wait:
       if (s.pw == PortWrite::Done)
-        r.w = W::Idle;
+        r.w = WState::Idle;
       break;
     }
 
     // ---- the DMA engine's gather side ----
     switch (s.g) {
-    case G::Idle: r.g = G::Setup; break;
-    case G::Setup: r.g = G::Next; break;
-    case G::Next:
+    case State::Idle: r.g = State::Setup; break;
+    case State::Setup: r.g = State::Next; break;
+    case State::Next:
       if (s.runLeft) {
-        const uint64_t most = strided_ ? element << kElementRowsLog2 : kRequest;
+        const uint64_t most = byElement_ ? element << kElementRowsLog2 : kRequest;
         r.take = std::min(s.runLeft, most);
-        r.g = G::ReadReq;
+        r.g = State::ReadReq;
       } else if (s.exhausted) {
-        r.g = G::Drain;
+        r.g = State::Drain;
       } else if (embedding_) {
-        r.g = G::IndexReq;
+        r.g = State::IndexReq;
       } else {
         r.runAddr = runAddress(s.loaded);
         r.runLeft = runBytes_;
         r.exhausted = ++r.loaded == runs_.count;
       }
       break;
-    case G::IndexReq:
+    case State::IndexReq:
       if (readAccepted)
-        r.g = G::Index;
+        r.g = State::Index;
       break;
-    case G::Index:
+    case State::Index:
       if (s.pr == PortRead::Done)
-        r.g = G::IndexCheck;
+        r.g = State::IndexCheck;
       break;
-    case G::IndexCheck:
+    case State::IndexCheck:
       r.runAddr = runAddress(s.loaded);
       r.runLeft = runBytes_;
       r.exhausted = ++r.loaded == runs_.count;
-      r.g = G::Next;
+      r.g = State::Next;
       break;
-    case G::ReadReq:
+    case State::ReadReq:
       if (readAccepted) {
         r.readBase = s.planned;
         r.planned = s.planned + s.take;
-        r.runAddr = s.runAddr + (strided_ ? pitch << kElementRowsLog2 : s.take);
+        r.runAddr = s.runAddr + (byElement_ ? pitch << kElementRowsLog2 : s.take);
         r.nextElement = s.runAddr;
         r.elementsLeft = s.take >> runs_.elementLog2;
         r.runLeft = s.runLeft - s.take;
-        r.g = G::Read;
+        r.g = State::Read;
         if (r.planned >= 2 * markBytes) {
           markCycle = t;
           markBytes = r.planned;
@@ -399,15 +399,15 @@ uint64_t Gather::run() {
         }
       }
       break;
-    case G::Read:
+    case State::Read:
       if (s.pr == PortRead::Done)
-        r.g = G::Next;
+        r.g = State::Next;
       break;
-    case G::Drain:
-      if (s.w == W::Idle && s.requested == s.planned && s.landed == s.planned)
-        r.g = G::Finish;
+    case State::Drain:
+      if (s.w == WState::Idle && s.requested == s.planned && s.landed == s.planned)
+        r.g = State::Finish;
       break;
-    case G::Finish: return t + 1; // its cycles, the done's included
+    case State::Finish: return t + 1; // its cycles, the done's included
     }
 
     // A cycle that offered no handshake and changed no register repeats
