@@ -47,3 +47,49 @@ def MP_mask_to_f : MicroProgram<"mask_to_f", ["m"], [(iand:$y $m, 0x3f800000)], 
 def MP_mask_to_i : MicroProgram<"mask_to_i", ["m"], [(iand:$y $m, 1)], "y",
                                 "1 where the mask m is true, else 0.">;
 }
+
+//===----------------------------------------------------------------------===//
+// The instruction
+//===----------------------------------------------------------------------===//
+
+// One recipe per pair of (source, destination) types: one pass whose steps
+// run the pair's programs on the source stream (IB0, in lane form) into the
+// destination stream (OB0). The ISS runs the same recipe (the semantics
+// walk the record's steps), so both machines compute a pair with the same
+// programs by construction.
+class CastRecipe<int stype, int dtype, list<Step> steps>
+    : VectorRecipe<[When<"stype", stype>, When<"dtype", dtype>], "", "n",
+                   [Stream<"IB0", "src", 1, 0, "stype">, Stream<"OB0", "dst", 1, 0, "dtype">],
+                   [Pass<["IB0"], ["OB0"], steps>]>;
+
+// The types cast accepts today: those whose storage is the 32-bit lane word
+// itself. bf16, f16, i64 and b8 join once the vector engine's streams convert
+// them (docs/types.md §2, §7 phase 1).
+defvar CastTypes = ["f32", "i32"];
+
+// The type of the source (flags bits 4-7), of the same enumeration as dtype.
+class STypeOf<list<string> accepts>
+    : EnumOp<"stype", DType, FlagBits<4, 4>, "source element type"> {
+  let Accepts = accepts;
+}
+
+def CAST : Instruction<"cast", 0xa0, "convert",
+    [AddrOp<"dst", S_Dst, "result, of type dtype">, AddrOp<"src", S_Src0, "operand, of type stype">,
+     DimOp<"n", S_P0, "number of elements">, DTypeOf<CastTypes>,
+     STypeOf<CastTypes>],
+    "$dst, $src, $n", Cost<E_Vector, 4, 1>,
+    "Convert n elements from type stype to type dtype."> {
+  let Semantics = "dst[i] = src[i] converted from stype to dtype for i < n (docs/types.md §3): "
+                  "float to integer truncates toward zero, saturating at the integer type's "
+                  "range, NaN gives 0; integer to float rounds to nearest even; a float is read "
+                  "as the lanes read it (denormals are zeros, every NaN the canonical NaN).";
+  let Memory = [MemOperand<"dst", "w", Product<["n"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["n"], 1, "stype">>];
+  let Disjoints = [Disjoint<"dst", "src", 1>];
+  let Recipes = [
+    // F -> F: max(x, x) is x as the lanes hold it (canonical).
+    CastRecipe<0, 0, [Run<"max", "IB0", "IB0", "OB0">]>,
+    CastRecipe<0, 3, [Run<"f2iz", "IB0", "", "OB0">]>,
+    CastRecipe<3, 0, [Run<"i2f", "IB0", "", "OB0">]>,
+    CastRecipe<3, 3, [Run<"copy_bits", "IB0", "", "OB0">]>];
+}

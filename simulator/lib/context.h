@@ -7,11 +7,13 @@
 #include "npu/mem/physical_memory.h"
 #include "npu/sim/checks.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace npu::sim {
 
@@ -40,16 +42,32 @@ struct Work {
   // innermost row; EMBEDDING one per index, each after its index's read).
   // A run is `elements` elements of 2^elementLog2 bytes: a contiguous
   // range, or `pitch` bytes apart, packed (the span they cover is read) or
-  // pitched (one burst per element).
+  // pitched (one burst per element). The cycle model times each run at its
+  // own address (its place in a beat and a 4 KiB page decides its bursts).
   enum class RunKind : uint8_t { Range, Packed, Pitched };
   struct Runs {
+    // COPY: one range, which the engine sets up as it starts; a gather's
+    // one contiguous run (COPY_STRIDED) costs a cycle more, to find it.
+    bool copy = false;
     uint64_t count = 0;
     uint64_t elements = 0;
     unsigned elementLog2 = 0;
     RunKind kind = RunKind::Range;
-    uint64_t pitch = 0;
-    uint64_t address = 0;    // of the first run (its offset in a beat)
-    uint64_t indexBytes = 0; // read before each run
+    int64_t pitch = 0;    // bytes from one element of a run to the next
+    uint64_t address = 0; // of the first run
+    // COPY_STRIDED: run (i, j, k) of the outer sizes starts
+    // i * steps[0] + j * steps[1] + k * steps[2] bytes from the first.
+    std::array<uint64_t, 3> sizes = {1, 1, 1};
+    std::array<int64_t, 3> steps = {};
+    // EMBEDDING: run t is row rows[t] of the table at `address` (rows of
+    // `elements` bytes), after the read of the index at
+    // indices + t * indexBytes. The rows are the data's: the ISS records them
+    // when it executes the packet; without them (perf mode, a prediction
+    // from the packet alone) run t is taken to be row t mod tableRows.
+    uint64_t indexBytes = 0;
+    uint64_t indices = 0;
+    uint64_t tableRows = 0;
+    std::span<const uint32_t> rows = {};
   };
   Runs runs = {};
 };
@@ -93,6 +111,10 @@ public:
   const isa::InstrInfo &info() const { return info_; }
   uint64_t packetIndex() const { return packetIndex_; }
 
+  // The table rows a gather's indices selected, in order (EMBEDDING): the
+  // cycle model times each row's read where it is (Work::Runs::rows).
+  std::vector<uint32_t> &gatheredRows() { return gatheredRows_; }
+
 private:
   uint8_t *span(uint64_t address, uint64_t count, uint64_t elementSize, mem::Access access);
 
@@ -101,6 +123,7 @@ private:
   const isa::InstrInfo &info_;
   PacketBytes packet_;
   const OperandRanges &ranges_;
+  std::vector<uint32_t> gatheredRows_;
 };
 
 // The bit pattern of a float and back, for semantics that work on bits.

@@ -145,6 +145,9 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
     NPU_FOR_EACH_INSTRUCTION(NPU_DISPATCH)
 #undef NPU_DISPATCH
   }
+  // A gather's rows are the data's: the cycle model times them where the
+  // execution found them.
+  work.runs.rows = ctx.gatheredRows();
 
   // Every mode counts the bytes the engine requests; func charges no cycles.
   isa::Instruction decoded;

@@ -1,7 +1,9 @@
 #include "timing.h"
 
 #include "arith_util.h"
+#include "dma_timing.h"
 #include "npu/isa/recipes.h"
+#include "recipe_select.h"
 
 #include <algorithm>
 #include <array>
@@ -62,20 +64,6 @@ public:
     bytesWritten_ = satAdd(bytesWritten_, bytes);
     const uint64_t n = beats(address, bytes);
     return transfer(kWriteOverhead + 1, 2, n, n ? n - 1 : 0);
-  }
-
-  // A pitched read of one-beat bursts, one per element: the port issues an
-  // address per cycle while fewer than HW_AXI_OUTSTANDING bursts are in
-  // flight, the beats follow their addresses by the latency (burstsEnd);
-  // each address handshake and beat waits its expected wait states.
-  uint64_t pitchedRead(uint64_t elements, uint64_t elementBytes) {
-    bytesRead_ = satAdd(bytesRead_, satMul(elements, elementBytes));
-    if (!elements)
-      return transfer(kReadOverhead, 1, 0, 0);
-    const uint64_t end =
-        burstsEnd(std::vector<uint64_t>(elements, 1), false, isa::hw::kAxiOutstanding);
-    const double cycles = double(end + 1) + wait_ * double(2 * elements) + 0.5;
-    return cycles >= 1.8e19 ? UINT64_MAX : uint64_t(cycles);
   }
 
   // A request of many runs (`beats` in all), pipelined like one.
@@ -194,21 +182,6 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 constexpr uint64_t kLanes = isa::hw::kVectorLanes;
 constexpr uint64_t kChunk = kLanes * 16; // npu_vector.sv: CH = L * G
 constexpr unsigned kSlots = 3;           // npu_vector.sv: NS, input buffer slots
-
-const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
-  for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
-    if (r.opcode != static_cast<uint32_t>(decoded.opcode))
-      continue;
-    bool matches = true;
-    for (unsigned c = 0; c < r.numConditions; ++c) {
-      const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
-      matches &= (decoded.operands[when.operand] == when.value) == when.equal;
-    }
-    if (matches)
-      return &r;
-  }
-  return nullptr;
-}
 
 uint64_t stepCycles(uint16_t first, uint16_t count) {
   uint64_t cycles = 0;
@@ -425,12 +398,14 @@ uint64_t VectorEngine::run(bool &prefetched) {
     c = read(c, decoded_.operands[r_.preLoadOperand], 4 * r_.preLoadWords, false) + 1;
   c += double(stepCycles(r_.firstPre, r_.numPre)) + 1;
   // Rows repeat once the first ones have set the port's pace, except for
-  // where their streams start within a beat, which repeats every `period`
-  // rows: the rows are simulated up to a whole number of periods before the
-  // end (at least two after the first), and the last simulated period's
-  // cycles and bytes stand for the rest.
+  // where their streams start within a beat and within a 4 KiB page (where
+  // a burst ends, which a write pays an address cycle for), which repeats
+  // every `period` rows: the rows are simulated up to a whole number of
+  // periods before the end (at least two after the first), and the last
+  // simulated period's cycles and bytes stand for the rest.
+  constexpr uint64_t kPage = 4096;
   const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
-  const uint64_t period = kBeat / std::gcd(rowBytes % kBeat ? rowBytes % kBeat : kBeat, kBeat);
+  const uint64_t period = kPage / std::gcd(rowBytes % kPage ? rowBytes % kPage : kPage, kPage);
   const uint64_t simulated =
       rows <= 1 + 3 * period ? rows : 1 + 2 * period + (rows - 1 - 2 * period) % period;
   double periodStart = c;
@@ -460,11 +435,12 @@ uint64_t VectorEngine::run(bool &prefetched) {
 }
 
 // The DMA engine (rtl/npu_dma.sv): a gather of source runs (Work::runs)
-// whose reads go one request at a time, a range in requests of at most
-// 64 KiB, a strided run in requests of at most 2,048 elements, while the
-// write side streams the landed bytes out concurrently; the packet ends
-// with the last write's response. Without runs (FILL) it is one write
-// request, split into bursts like any.
+// whose reads go one request at a time while the write side streams the
+// landed bytes out; the packet ends with the last write's response.
+// Without runs (FILL) it is one write request, split into bursts like any;
+// COPY's one range is requests alike but for their place in a beat, which
+// a closed form counts; the gathers' runs are each where they are, and
+// dma_timing.cpp steps them as the RTL does.
 uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   constexpr uint64_t kRequest = 64 * 1024, kElementRows = 2048;
   const Work::Runs &runs = work.runs;
@@ -476,7 +452,7 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
   }
   // The write side requests the destination stream as it lands.
   port.add({0, work.bytesWritten});
-  if (runs.kind == Work::RunKind::Range && !runs.indexBytes && runs.count == 1) {
+  if (runs.copy) {
     // One range, read and written in requests of at most kRequest bytes,
     // the beats of each counted from its own address. At one cycle per beat
     // the write side trails the reads by the address cycle of each further
@@ -506,37 +482,17 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
     const uint64_t tail = Port::beats(work.writeAddress + bytes - landing, landing);
     return satAdd(satAdd(3, read), memory.latency + 3 + (tail - 1) * memory.beatCycles() + bubbles);
   }
-  const uint64_t element = uint64_t(1) << runs.elementLog2;
-  const Traffic before = port.traffic();
-  uint64_t run = runs.indexBytes ? port.read(0, runs.indexBytes) + 3 : 1;
-  for (uint64_t done = 0; done < runs.elements;) {
-    const uint64_t take =
-        std::min(runs.elements - done,
-                 runs.kind == Work::RunKind::Range ? kRequest >> runs.elementLog2 : kElementRows);
-    switch (runs.kind) {
-    case Work::RunKind::Range:
-      run = satAdd(run, port.read(runs.address, take << runs.elementLog2) + 1);
-      break;
-    case Work::RunKind::Packed:
-      run = satAdd(run, port.read(runs.address, (take - 1) * runs.pitch + element) + 1);
-      break;
-    case Work::RunKind::Pitched: run = satAdd(run, port.pitchedRead(take, element) + 1); break;
-    }
-    // The write side sends the request's bytes behind it; at one cycle per
-    // beat each further write burst costs its address cycle (the memory
-    // takes one write burst at a time), which the stream then waits for.
-    if (memory.beatCycles() == 1) {
-      const uint64_t at = work.writeAddress + (done << runs.elementLog2);
-      uint64_t writeBursts = 0;
-      forEachBurst(at, Port::beats(at, take << runs.elementLog2), [&](uint64_t) { ++writeBursts; });
-      run = satAdd(run, writeBursts - 1);
-    }
-    done += take;
+  // A run's requests read the same bytes wherever it starts: the index,
+  // then the range, the span of its packed elements or the elements.
+  uint64_t runRead = runs.indexBytes + (runs.elements << runs.elementLog2);
+  if (runs.kind == Work::RunKind::Packed) {
+    const uint64_t element = uint64_t(1) << runs.elementLog2, pitch = uint64_t(runs.pitch);
+    const uint64_t full = runs.elements / kElementRows, rest = runs.elements % kElementRows;
+    runRead = satMul(full, (kElementRows - 1) * pitch + element) +
+              (rest ? (rest - 1) * pitch + element : 0);
   }
-  // Every run reads what the first one does.
-  const Traffic one = port.traffic() - before;
-  port.add({satMul(runs.count - 1, one.bytesRead), 0});
-  return satAdd(satAdd(3, satMul(runs.count, run)), memory.latency + 3);
+  port.add({satMul(runs.count, runRead), 0});
+  return gatherCycles(work, memory);
 }
 
 // The matrix engine (rtl/npu_matrix.sv): blocks of BT x BT output tiles
@@ -712,6 +668,21 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
 }
 
 } // namespace
+
+const isa::recipe::Recipe *recipeOf(const isa::Instruction &decoded) {
+  for (const isa::recipe::Recipe &r : isa::recipe::kRecipes) {
+    if (r.opcode != static_cast<uint32_t>(decoded.opcode))
+      continue;
+    bool matches = true;
+    for (unsigned c = 0; c < r.numConditions; ++c) {
+      const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
+      matches &= (decoded.operands[when.operand] == when.value) == when.equal;
+    }
+    if (matches)
+      return &r;
+  }
+  return nullptr;
+}
 
 std::optional<uint64_t> vectorLaneCycles(const isa::Instruction &decoded) {
   const isa::recipe::Recipe *r = recipeOf(decoded);

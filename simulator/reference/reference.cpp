@@ -5,12 +5,16 @@
 // fast paths, so agreement between the two is evidence for both.
 #include "npu/sim/reference.h"
 
+#include "npu/arith/convert.h"
 #include "npu/arith/functions.h"
 #include "npu/arith/softfloat.h"
 
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace npu::sim::reference {
@@ -42,6 +46,17 @@ public:
     return v;
   }
   void u8(uint64_t a, uint8_t v) { m_.write(a, &v, 1); }
+  // A little-endian element of `size` bytes (1, 2, 4 or 8).
+  uint64_t element(uint64_t a, unsigned size) {
+    uint64_t v = 0;
+    for (unsigned b = 0; b < size; ++b)
+      v |= uint64_t(u8(a + b)) << (8 * b);
+    return v;
+  }
+  void element(uint64_t a, unsigned size, uint64_t v) {
+    for (unsigned b = 0; b < size; ++b)
+      u8(a + b, static_cast<uint8_t>(v >> (8 * b)));
+  }
   int64_t index(uint64_t base, uint64_t t, isa::IndexType type) {
     if (type == isa::IndexType::i64) {
       int64_t v;
@@ -383,6 +398,26 @@ void adamw(Mem &m, const isa::inst::Adamw &op) {
   }
 }
 
+// The element size of a DType value: its Bytes in the .td.
+unsigned typeBytes(uint64_t type) {
+  for (const isa::EnumInfo *e : isa::enums())
+    if (std::string_view(e->name) == "DType")
+      if (const isa::EnumValueInfo *v = e->findValue(type))
+        return v->bytes;
+  throw std::invalid_argument("no DType value " + std::to_string(type));
+}
+
+void run(Mem &m, const Cast &op) {
+  const unsigned from = typeBytes(static_cast<uint64_t>(op.stype)),
+                 to = typeBytes(static_cast<uint64_t>(op.dtype));
+  // Every source element is read before any is written (dst may alias src).
+  std::vector<uint64_t> in(op.n);
+  for (uint64_t i = 0; i < op.n; ++i)
+    in[i] = m.element(op.src + i * from, from);
+  for (uint64_t i = 0; i < op.n; ++i)
+    m.element(op.dst + i * to, to, castElement(op.stype, op.dtype, in[i]));
+}
+
 void run(Mem &, const Nop &) {}
 void run(Mem &, const Fence &) {}
 void run(Mem &, const Halt &) {}
@@ -512,6 +547,97 @@ void run(Mem &m, const EmbeddingBwd &op) {
 }
 
 } // namespace
+
+uint64_t castElement(isa::DType from, isa::DType to, uint64_t storage) {
+  // The element's value: a binary32 as the lane holds it, an integer, or a
+  // truth value.
+  enum class Kind { Float, Integer, Truth } kind;
+  uint32_t f = 0;
+  int64_t integer = 0;
+  bool truth = false;
+  switch (from) {
+  case isa::DType::f32:
+    kind = Kind::Float;
+    f = soft::canonical(static_cast<uint32_t>(storage));
+    break;
+  case isa::DType::bf16:
+    kind = Kind::Float;
+    f = soft::canonical(arith::widenBf16(static_cast<uint16_t>(storage)));
+    break;
+  case isa::DType::f16:
+    kind = Kind::Float;
+    f = soft::canonical(arith::widenF16(static_cast<uint16_t>(storage)));
+    break;
+  case isa::DType::i32:
+    kind = Kind::Integer;
+    integer = static_cast<int32_t>(static_cast<uint32_t>(storage));
+    break;
+  case isa::DType::i64:
+    kind = Kind::Integer;
+    integer = static_cast<int64_t>(storage);
+    break;
+  case isa::DType::b8:
+    kind = Kind::Truth;
+    truth = static_cast<uint8_t>(storage) != 0;
+    break;
+  default: throw std::invalid_argument("castElement: no such source type");
+  }
+  // To binary32 first for a float result (an integer rounds once to
+  // binary32, from all its bits; a store to bf16/f16 rounds again, as the
+  // stream's store does), to an integer for an integer result.
+  auto asFloat = [&]() -> uint32_t {
+    switch (kind) {
+    case Kind::Float: return f;
+    case Kind::Integer:
+      return soft::roundToFloat(integer < 0, 0,
+                                integer < 0 ? 0 - static_cast<uint64_t>(integer)
+                                            : static_cast<uint64_t>(integer));
+    case Kind::Truth: return truth ? kOne : kPlusZero;
+    }
+    return 0;
+  };
+  // Toward zero, saturating at [lo, hi]; NaN gives 0.
+  auto asInteger = [&](int64_t lo, int64_t hi) -> int64_t {
+    switch (kind) {
+    case Kind::Integer: return integer;
+    case Kind::Truth: return truth ? 1 : 0;
+    case Kind::Float: break;
+    }
+    if (soft::isNan(f))
+      return 0;
+    const bool negative = (f & 0x80000000u) != 0;
+    const int exponent = static_cast<int>((f >> 23) & 0xff) - 150; // of the significand's unit
+    if ((f & 0x7f800000u) == 0x7f800000u || exponent > 40)         // inf, or |f| >= 2^64
+      return negative ? lo : hi;
+    const uint64_t significand = (f & 0x7fffffu) | 0x800000u;
+    const uint64_t magnitude = (f & 0x7f800000u) == 0 ? 0
+                               : exponent >= 0        ? significand << exponent
+                               : exponent > -24       ? significand >> -exponent
+                                                      : 0;
+    if (!negative)
+      return magnitude > static_cast<uint64_t>(hi) ? hi : static_cast<int64_t>(magnitude);
+    // -2^63 is representable, its magnitude is not: negate in unsigned.
+    return magnitude > 0 - static_cast<uint64_t>(lo) ? lo : static_cast<int64_t>(0 - magnitude);
+  };
+  switch (to) {
+  case isa::DType::f32: return asFloat();
+  case isa::DType::bf16: return arith::narrowBf16(asFloat());
+  case isa::DType::f16: return arith::narrowF16(asFloat());
+  case isa::DType::i32:
+    // From an integer: its low 32 bits (two's complement wraps, as PyTorch's
+    // .int() of an int64 does).
+    return static_cast<uint32_t>(asInteger(INT32_MIN, INT32_MAX));
+  case isa::DType::i64: return static_cast<uint64_t>(asInteger(INT64_MIN, INT64_MAX));
+  case isa::DType::b8:
+    switch (kind) {
+    case Kind::Float: return (f & 0x7fffffffu) != 0; // a NaN is true, both zeros false
+    case Kind::Integer: return integer != 0;
+    case Kind::Truth: return truth;
+    }
+    return 0;
+  default: throw std::invalid_argument("castElement: no such result type");
+  }
+}
 
 void execute(mem::PhysicalMemory &memory, std::span<const uint8_t, isa::kPacketBytes> packet) {
   Mem m(memory);

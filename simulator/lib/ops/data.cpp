@@ -9,7 +9,7 @@ namespace npu::sim {
 
 Work work(const isa::inst::Copy &op) {
   Work w{.bytesRead = op.bytes, .bytesWritten = op.bytes, .writeAddress = op.dst};
-  w.runs = {.count = 1, .elements = op.bytes, .address = op.src};
+  w.runs = {.copy = true, .count = 1, .elements = op.bytes, .address = op.src};
   return w;
 }
 
@@ -65,14 +65,14 @@ StridedView viewOf(const isa::inst::CopyStrided &op) {
 Work work(const isa::inst::CopyStrided &op) {
   const StridedView v = viewOf(op);
   const uint64_t bytes = satMul(v.count, v.elementBytes);
-  Work w{.elements = v.count, .bytesRead = bytes, .bytesWritten = bytes};
+  Work w{.elements = v.count, .bytesRead = bytes, .bytesWritten = bytes, .writeAddress = op.dst};
   // The DMA engine packs elements under a beat apart (an aligned source,
   // a positive stride); it reads other strided runs one element per burst.
   const unsigned elementLog2 = unsigned(std::countr_zero(v.elementBytes));
-  const uint64_t pitch = uint64_t(v.strides[3] < 0 ? -v.strides[3] : v.strides[3]) << elementLog2;
+  const int64_t pitch = v.strides[3] * int64_t(v.elementBytes);
   const Work::RunKind kind =
       v.strides[3] == 1 ? Work::RunKind::Range
-      : v.strides[3] > 1 && pitch < isa::hw::kAxiDataBytes && op.src % v.elementBytes == 0
+      : v.strides[3] > 1 && pitch < int64_t(isa::hw::kAxiDataBytes) && op.src % v.elementBytes == 0
           ? Work::RunKind::Packed
           : Work::RunKind::Pitched;
   w.runs = {.count = satMul(satMul(v.sizes[0], v.sizes[1]), v.sizes[2]),
@@ -80,7 +80,10 @@ Work work(const isa::inst::CopyStrided &op) {
             .elementLog2 = elementLog2,
             .kind = kind,
             .pitch = pitch,
-            .address = op.src};
+            .address = op.src,
+            .sizes = {v.sizes[0], v.sizes[1], v.sizes[2]}};
+  for (int d = 0; d < 3; ++d)
+    w.runs.steps[d] = v.strides[d] * int64_t(v.elementBytes);
   return w;
 }
 

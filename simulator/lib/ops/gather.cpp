@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <span>
+#include <vector>
 
 namespace npu::sim {
 
@@ -35,11 +36,15 @@ uint64_t checkedIndex(ExecContext &ctx, const Op &op, std::span<const uint8_t> i
 } // namespace
 
 Work work(const isa::inst::Embedding &op) {
-  Work w{.elements = satMul(op.count, op.dim), .bytesWritten = satMul(satMul(op.count, op.dim), 4)};
+  Work w{.elements = satMul(op.count, op.dim),
+         .bytesWritten = satMul(satMul(op.count, op.dim), 4),
+         .writeAddress = op.dst};
   w.runs = {.count = op.count,
             .elements = satMul(op.dim, 4),
             .address = op.table,
-            .indexBytes = indexBytes(op.itype)};
+            .indexBytes = indexBytes(op.itype),
+            .indices = op.indices,
+            .tableRows = op.rows};
   return w;
 }
 
@@ -51,10 +56,14 @@ void execute(ExecContext &ctx, const isa::inst::Embedding &op) {
   const std::span<const uint8_t> indices = ctx.read<uint8_t>(op.indices, idxBytes);
   const std::span<const uint8_t> table = ctx.read<uint8_t>(op.table, tableBytes);
   const std::span<uint8_t> dst = ctx.write<uint8_t>(op.dst, outBytes);
-  for (uint64_t t = 0; t < op.count; ++t)
+  std::vector<uint32_t> &rows = ctx.gatheredRows();
+  rows.reserve(op.count);
+  for (uint64_t t = 0; t < op.count; ++t) {
+    const uint64_t row = checkedIndex(ctx, op, indices, t);
+    rows.push_back(uint32_t(row));
     std::memcpy(within(dst, t * rowBytes, rowBytes).data(),
-                within(table, checkedIndex(ctx, op, indices, t) * rowBytes, rowBytes).data(),
-                rowBytes);
+                within(table, row * rowBytes, rowBytes).data(), rowBytes);
+  }
 }
 
 Work work(const isa::inst::EmbeddingBwd &op) {

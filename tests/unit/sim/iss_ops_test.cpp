@@ -8,6 +8,7 @@
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
 #include "random_cases.h"
+#include "type_pairs.h"
 
 #include <gtest/gtest.h>
 
@@ -300,6 +301,32 @@ TEST_P(IssRecordCases, AgreeWithTheReferenceModel) {
 INSTANTIATE_TEST_SUITE_P(EveryInstruction, IssRecordCases,
                          ::testing::ValuesIn(cases::everyOpcode()), cases::mnemonicOf);
 
+// CAST on every pair of types it accepts, over the edge values of the
+// source type (type_pairs.h, the same pairs and values as RtlOps'), out of
+// place and, where the types have one size, in place.
+TEST(IssOps, CastEveryAcceptedTypePair) {
+  const int pairs = test::forEachAcceptedTypePair(isa::info(isa::Opcode::CAST), [](isa::DType from,
+                                                                                   isa::DType to) {
+    const std::vector<uint64_t> edges = test::edgeElements(from);
+    for (bool inPlace : {false, true}) {
+      if (inPlace && test::typeBytes(from) != test::typeBytes(to))
+        continue;
+      Twin twin(950);
+      isa::inst::Cast op;
+      op.n = static_cast<uint32_t>(edges.size());
+      op.stype = from;
+      op.dtype = to;
+      op.src = twin.values(test::packedWords(from, edges, 0x5a));
+      op.dst = inPlace ? op.src
+                       : twin.values(std::vector<uint32_t>((op.n * test::typeBytes(to) + 3) / 4,
+                                                           0xa5a5a5a5u));
+      twin.runAndCompare(validPacketOf(op), "cast " + test::typeName(from) + " -> " +
+                                                test::typeName(to) + (inPlace ? " in place" : ""));
+    }
+  });
+  EXPECT_GE(pairs, 4);
+}
+
 TEST(IssOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {
     Twin twin(1000 + t);
@@ -388,6 +415,31 @@ TEST(IssModes, PerfAndBothChargeTheSameCyclesAndFuncNone) {
   EXPECT_EQ(func.cycle(), 0u);
   for (size_t i = 0; i < isa::kNumOpcodes; ++i)
     EXPECT_EQ(perf.stats().ops[i].cycles, both.stats().ops[i].cycles);
+}
+
+// EMBEDDING's rows are timed where its indices point (the execution
+// reports them to the cycle model): 12-byte rows from a beat-aligned table
+// cross a beat boundary at row 2, not at row 0, so eight reads of row 2
+// cost more beats than eight of row 0. Perf mode executes nothing and
+// takes index t to select row t.
+TEST(IssModes, EmbeddingIsTimedAtTheRowsItsIndicesSelect) {
+  Twin twin(3);
+  isa::inst::Embedding e;
+  e.rows = 64;
+  e.dim = 3;
+  e.count = 8;
+  e.table = twin.floats(uint64_t(e.rows) * e.dim);
+  e.dst = twin.floats(uint64_t(e.count) * e.dim);
+  const auto cycles = [&](const std::vector<uint32_t> &indices, sim::Mode mode) {
+    e.indices = twin.values(indices);
+    sim::Iss iss(twin.issMemory, mode);
+    iss.step(validPacketOf(e), 0);
+    return iss.cycle();
+  };
+  const std::vector<uint32_t> rowT = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_GT(cycles(std::vector<uint32_t>(8, 2), sim::Mode::Both),
+            cycles(std::vector<uint32_t>(8, 0), sim::Mode::Both));
+  EXPECT_EQ(cycles(rowT, sim::Mode::Perf), cycles(rowT, sim::Mode::Both));
 }
 
 // Iss::run knows the stream: it tells every packet but the last that the
