@@ -26,6 +26,12 @@ bit). The ISS's performance model (cycles, bytes, cycle budgets) has no
 other check, and an RTL mutant that changes only when the RTL does what it
 does (a packed read, a skipped prefetch) changes nothing else.
 
+Targets: rtl (the SystemVerilog, in co-simulation against the ISS), iss
+(the code computing the ISS's values and faults, against the reference
+model) and iss-timing (its cycle model, which only the cycle gates check).
+The two ISS targets share their scratch builds: run them one after the
+other in one work directory.
+
 Usage:
   scripts/mutate.py --target iss --count 20 --seed 1 --work /tmp/npu-mutants [--seeds 40]
 Writes WORK/mutants-<target>.json (one entry per mutant: file, line, edit,
@@ -57,14 +63,20 @@ TARGETS = {
     # or writes past an array dies at once instead of hiding in the stack
     # layout.
     "iss": {"globs": ["simulator/lib/ops/*.cpp", "simulator/lib/vector_ops.cpp", "simulator/lib/context.cpp",
-                      "simulator/lib/iss.cpp", "simulator/lib/timing.cpp", "simulator/kernels/gemm.cpp",
+                      "simulator/lib/iss.cpp", "simulator/kernels/gemm.cpp",
                       "simulator/arith/lib/host_kernels.cpp"],
             "comment": "//", "backend": "reference",
             "configure": ["-DNPU_SANITIZE=ON"], "compilers": {"CC": "clang-16", "CXX": "clang++-16"},
-            "cycle_build": "separate"},
+            "cycle_build": "separate", "build": "iss"},
+    # The ISS's cycle model: what it predicts only the cycle gates check (the regression compares values and
+    # faults), so its score is measured apart from the values'.
+    "iss-timing": {"globs": ["simulator/lib/timing.cpp"],
+                   "comment": "//", "backend": "reference",
+                   "configure": ["-DNPU_SANITIZE=ON"], "compilers": {"CC": "clang-16", "CXX": "clang++-16"},
+                   "cycle_build": "separate", "build": "iss"},
     # The RTL's mutants run in co-simulation against the ISS; the cycle gates run in the same build.
     "rtl": {"globs": ["rtl/*.sv", "rtl/fpu/*.sv"], "comment": "//", "backend": "cosim",
-            "configure": [], "compilers": {}, "cycle_build": "same"},
+            "configure": [], "compilers": {}, "cycle_build": "same", "build": "rtl"},
 }
 
 BINARY_SWAPS = [(" + ", " - "), (" - ", " + "), (" & ", " | "), (" | ", " & "), (" ^ ", " & "),
@@ -266,7 +278,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(f"stopped by SIGTERM"))
     src = sync_tree(args.work, args.target)
     target = TARGETS[args.target]
-    build = args.work / f"build-{args.target}"  # a mutant rebuilds only what it touches
+    build = args.work / f"build-{target['build']}"  # a mutant rebuilds only what it touches
     env = dict(os.environ, CCACHE_BASEDIR=str(src), ASAN_OPTIONS="detect_leaks=0")
     if not (build / "build.ninja").exists():
         r = run(["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
@@ -279,7 +291,7 @@ def main():
     # recompiles one ISS file and relinks npu-sim. An RTL mutant's: the regression's build, whose
     # Verilated model it has just rebuilt.
     cycle_build = None if not args.cycle_random else \
-        build if target["cycle_build"] == "same" else args.work / f"build-{args.target}-cycle"
+        build if target["cycle_build"] == "same" else args.work / f"build-{target['build']}-cycle"
     if cycle_build and not (cycle_build / "build.ninja").exists():
         r = run(["cmake", "-S", src, "-B", cycle_build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                  "-DNPU_BUILD_TESTS=OFF", "-DNPU_BUILD_RTL=ON"], env=env)

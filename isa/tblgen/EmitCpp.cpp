@@ -175,6 +175,17 @@ void emitCppHeader(const IsaModel &model, llvm::raw_ostream &os) {
       os << "inline constexpr uint32_t " << reg.name << "_" << bit.name << " = 1u << " << bit.bit
          << ";\n";
   }
+  os << "// Every register, and whether a driver can read it.\n"
+        "struct Register {\n"
+        "  const char *name;\n"
+        "  uint32_t offset;\n"
+        "  bool readable;\n"
+        "};\n"
+        "inline constexpr Register kRegisters[] = {\n";
+  for (const CsrRegisterDef &reg : model.csrs)
+    os << "    {\"" << reg.name << "\", " << reg.name << ", " << (reg.access != "wo" ? "true" : "false")
+       << "},\n";
+  os << "};\n";
   os << "} // namespace csr\n\n";
 
   os << "// An instruction in generic form: each operand as the raw bits of its\n"

@@ -201,7 +201,12 @@ struct Device::Impl {
   }
 
   mem::FaultCode check(uint64_t address, unsigned beats, mem::Access access) const {
-    return memory.check(address, uint64_t(beats) * kBeatBytes, access).code;
+    const uint64_t bytes = uint64_t(beats) * kBeatBytes;
+    // Overlap, also for ranges that end at 2^64: either start lies in the other range.
+    if (options.refusedBytes && (address - options.refusedBase < options.refusedBytes ||
+                                 options.refusedBase - address < bytes))
+      return mem::FaultCode::Unmapped;
+    return memory.check(address, bytes, access).code;
   }
 
   void driveInputs(uint64_t cycle) {
@@ -473,6 +478,10 @@ unsigned Device::modelThreads() const {
 
 const AxiCounts &Device::axiCounts() const {
   return impl_->monitor.counts();
+}
+
+size_t Device::burstsInFlight() const {
+  return impl_->reads.size() + (impl_->writeBurst ? 1 : 0) + impl_->responses.size();
 }
 
 uint32_t Device::readCsr(uint32_t offset) {

@@ -44,6 +44,12 @@ struct DeviceOptions {
   // silently drops the first written beat of this packet (counted from the
   // last RESET), as if the master had never sent it. UINT64_MAX: none.
   uint64_t dropWriteAtPacket = UINT64_MAX;
+  // Fault injection for testing the engines' error paths: the interconnect
+  // answers every burst that touches [refusedBase, refusedBase +
+  // refusedBytes) with a slave error (code Unmapped), although the region
+  // table allows the access, as a bus error behind a mapped region would.
+  uint64_t refusedBase = 0;
+  uint64_t refusedBytes = 0;
 
   // The defaults, overridden by NPU_RTL_LATENCY, NPU_RTL_MEM_WIDTH,
   // NPU_RTL_STALL_PERCENT, NPU_RTL_STALL_SEED, NPU_RTL_HANG_CYCLES,
@@ -161,6 +167,9 @@ public:
   void resetStats() { stats_ = sim::Stats{}; }
 
   uint64_t cycle() const { return cycle_; } // clock cycles since construction
+  // Memory bursts accepted whose data or response the device has not yet
+  // taken: none once an engine has drained after a fault, as AXI requires.
+  size_t burstsInFlight() const;
   // The AXI4 memory channels' handshakes and wait cycles since construction.
   const AxiCounts &axiCounts() const;
   unsigned modelThreads() const; // Verilator threads of the model

@@ -1,6 +1,7 @@
 // Pieces shared by the built-in backends. Internal to libnpu_rt.
 #pragma once
 
+#include "npu/mem/address_map.h"
 #include "npu/mem/fault.h"
 #include "npu/rt/backend.h"
 
@@ -50,6 +51,10 @@ struct CsrFile {
   // The fault of `packet`; FAULT_OPERAND names its operands by their index.
   void raise(const mem::Fault &f, std::span<const uint8_t, isa::kPacketBytes> packet);
   RegionEntry &selectedRegion() { return regions[regionSelect]; }
+  // The region table as the RTL's boot programming leaves it: every region
+  // of `map` with what the engines may do there (rtl::Device does the same
+  // through its registers).
+  void programRegions(const mem::AddressMap &map);
 };
 
 std::unique_ptr<Backend> makeIssBackend(const BackendOptions &options);

@@ -12,6 +12,7 @@
 // address, both values and their ulp distance; the differing bytes of both
 // sides are dumped once to $NPU_COSIM_DUMP_DIR when it is set.
 //
+// Then every register a driver can read is compared, but the cycle counter.
 // CSR reads answer from the ISS side (the architectural reference), cycle
 // counters and statistics from the RTL; summary() sets ISS and RTL cycles
 // side by side, per packet class.
@@ -64,6 +65,7 @@ public:
   explicit CosimBackend(const BackendOptions &options)
       : issMemory_(options.addressMap), iss_(issMemory_, sim::Mode::Both, issMemoryTiming(options)),
         rtlMemory_(options.addressMap), device_(rtlMemory_, rtlDeviceOptions(options)) {
+    csrs_.programRegions(options.addressMap);
     iss_.setRecording(true);
     device_.setRecording(true);
     device_.setAccessTracking(true);
@@ -156,15 +158,20 @@ public:
                          nextPublished ? std::optional(csrs_.slotAddress(csrs_.head + 1)) : std::nullopt,
                          rtlReads);
       accountCycles(index);
+      if (why.empty()) {
+        if (issFault)
+          csrs_.raise(*issFault, packet);
+        else
+          csrs_.complete(issHalted);
+        if (!hang_)
+          why = compareRegisters();
+      }
       if (!why.empty()) {
         diverge(index, packet, why);
         return;
       }
-      if (issFault) {
-        csrs_.raise(*issFault, packet);
+      if (issFault)
         return;
-      }
-      csrs_.complete(issHalted);
     }
   }
 
@@ -343,6 +350,31 @@ private:
       records_.back().index = index;
       records_.back().predicted = {issCycles, i.bytesRead, i.bytesWritten, i.bytesExact};
     }
+  }
+
+  // Every register a driver can read, the RTL's against the architectural
+  // model's, once the packet is accounted for: a fault is described the same
+  // way only if every field agrees (FAULT_LENGTH, FAULT_OPERAND's spare
+  // bits), and the constants (ID, HW_CONFIG) and the region table read as
+  // the ISA says. Not compared: the cycle counter (the RTL's own time),
+  // RING_TAIL (the RTL gets one packet per doorbell) and STATUS.BUSY (so the
+  // RTL is idle after each packet while the driver's ring is not).
+  std::string compareRegisters() {
+    using namespace isa::csr;
+    for (const Register &r : kRegisters) {
+      if (!r.readable || r.offset == CYCLE_LO || r.offset == CYCLE_HI || r.offset == RING_TAIL)
+        continue;
+      const uint32_t compared = r.offset == STATUS ? ~STATUS_BUSY : ~0u;
+      const uint32_t iss = csrs_.read(r.offset, 0) & compared;
+      const uint32_t rtl = device_.readCsr(r.offset) & compared;
+      if (iss != rtl) {
+        char text[160];
+        std::snprintf(text, sizeof text, "register %s (0x%03x) differs: ISS 0x%08x, RTL 0x%08x",
+                      r.name, r.offset, iss, rtl);
+        return text;
+      }
+    }
+    return {};
   }
 
   // The runtime's report adds the stream index and the disassembly.

@@ -88,6 +88,17 @@ bool CsrFile::write(uint32_t offset, uint32_t value) {
   return false;
 }
 
+void CsrFile::programRegions(const mem::AddressMap &map) {
+  using namespace isa::csr;
+  regions = {};
+  for (size_t e = 0; e < map.regions.size() && e < regions.size(); ++e) {
+    const mem::Region &r = map.regions[e];
+    regions[e] = {r.base, r.size,
+                  (r.engineReadable() ? REGION_ACCESS_READ : 0u) |
+                      (r.engineWritable() ? REGION_ACCESS_WRITE : 0u)};
+  }
+}
+
 void CsrFile::complete(bool wasHalt) {
   ++head;
   ++packets;

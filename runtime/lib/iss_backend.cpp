@@ -12,7 +12,9 @@ namespace {
 class IssBackend final : public Backend {
 public:
   explicit IssBackend(const BackendOptions &options)
-      : memory_(options.addressMap), iss_(memory_, options.issMode, issMemoryTiming(options)) {}
+      : memory_(options.addressMap), iss_(memory_, options.issMode, issMemoryTiming(options)) {
+    csrs_.programRegions(options.addressMap);
+  }
 
   std::string_view name() const override { return "iss"; }
 

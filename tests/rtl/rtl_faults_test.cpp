@@ -261,6 +261,77 @@ TEST(RtlTopOfMemory, ARangeEndingAt2To64) {
   EXPECT_EQ(low, std::vector<uint8_t>(64)) << "a write wrapped to address 0";
 }
 
+// A burst the interconnect refuses although the region table allows it (a
+// bus error, which no stream can provoke: the harness injects it): the
+// engine stops issuing, takes the data and responses of every burst in
+// flight, and faults with the code the slave returned; after RESET the
+// device runs the next stream as if nothing had happened. For a refused
+// write of the DMA and of the vector engine, and a refused read of an
+// EMBEDDING's indices and of a MATMUL's A.
+TEST(RtlFaults, AnInterconnectErrorDrainsWhatIsInFlightThenFaults) {
+  constexpr uint64_t kRefused = kArena + 0x1'0000, kClean = kArena + 0x2'0000;
+  isa::inst::Copy copy;
+  copy.dst = kRefused - 0x1000;
+  copy.src = kClean;
+  copy.bytes = 0x4000;
+  isa::inst::Add add;
+  add.dst = kRefused - 0x800;
+  add.a = add.b = kClean;
+  add.rows = 4;
+  add.cols = 1024;
+  isa::inst::Embedding embedding;
+  embedding.dst = kClean;
+  embedding.table = kClean + 0x8000;
+  embedding.indices = kRefused - 0x200;
+  embedding.count = 512;
+  embedding.dim = 4;
+  embedding.rows = 8;
+  isa::inst::Matmul matmul;
+  matmul.c = kClean;
+  matmul.a = kRefused - 0x400;
+  matmul.b = kClean + 0x8000;
+  matmul.m = 64;
+  matmul.k = 64;
+  matmul.n = 16;
+  const std::pair<const char *, isa::Packet> cases[] = {
+      {"copy, a refused write", isa::packetOf(copy)},
+      {"add, a refused write", isa::packetOf(add)},
+      {"embedding, a refused index read", isa::packetOf(embedding)},
+      {"matmul, a refused read of a", isa::packetOf(matmul)}};
+  for (const auto &[name, packet] : cases) {
+    mem::PhysicalMemory memory(test::faultCaseMap());
+    rtl::DeviceOptions options;
+    options.refusedBase = kRefused;
+    options.refusedBytes = 0x1000;
+    rtl::Device device(memory, options);
+    using namespace isa::csr;
+    startRing(device, memory, {packet});
+    device.runUntilIdle();
+    ASSERT_TRUE(device.readCsr(STATUS) & STATUS_FAULT) << name;
+    EXPECT_EQ(device.readCsr(ERROR_CODE), uint32_t(mem::FaultCode::Unmapped)) << name;
+    EXPECT_EQ(device.readCsr(RING_HEAD), 0u) << name;
+    EXPECT_EQ(device.burstsInFlight(), 0u) << name << ": the engine left bursts in flight";
+
+    device.writeCsr(CONTROL, CONTROL_RESET);
+    isa::inst::Fill fill;
+    fill.dst = kClean + 0x1'0000;
+    fill.count = 2048;
+    fill.value = 0x3f80'0000;
+    isa::inst::Copy after;
+    after.dst = kClean + 0x1'4000;
+    after.src = fill.dst;
+    after.bytes = 8192;
+    startRing(device, memory, {isa::packetOf(fill), isa::packetOf(after)});
+    device.runUntilIdle();
+    ASSERT_EQ(device.readCsr(STATUS) & STATUS_FAULT, 0u) << name << ": " << device.fault().describe();
+    EXPECT_EQ(device.readCsr(RING_HEAD), 2u) << name;
+    std::vector<uint32_t> copied(2048);
+    memory.read(after.dst, copied.data(), 8192);
+    EXPECT_EQ(copied, std::vector<uint32_t>(2048, 0x3f80'0000u)) << name;
+    EXPECT_EQ(device.burstsInFlight(), 0u) << name;
+  }
+}
+
 // Above its full-compare limit cosim compares the union of both write sets:
 // a write the RTL never made (the harness drops the first written beat of
 // packet 1) is found at packet 1 with its address.

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -24,6 +25,14 @@ verify::GeneratorOptions optionsFor(uint64_t seed, uint32_t packets = 40) {
   verify::GeneratorOptions options;
   options.seed = seed;
   options.packets = packets;
+  return options;
+}
+
+// Streams whose every packet is meant to fault with `code`.
+verify::GeneratorOptions faultingOptions(uint64_t seed, uint32_t packets, mem::FaultCode code) {
+  verify::GeneratorOptions options = optionsFor(seed, packets);
+  options.faultPercent = 100;
+  options.faultClasses = {code};
   return options;
 }
 
@@ -131,9 +140,7 @@ TEST(Generator, EveryFaultClassFaultsAsIntendedOnTheIss) {
   for (mem::FaultCode code : verify::injectableFaults()) {
     std::map<mem::FaultCode, int> seen;
     for (uint64_t seed = 0; seed < 25; ++seed) {
-      verify::GeneratorOptions options = optionsFor(seed, 12);
-      options.faultPercent = 100;
-      options.faultClasses = {code};
+      verify::GeneratorOptions options = faultingOptions(seed, 12, code);
       const verify::Stream stream = verify::generate(options);
       const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
       for (const std::string &u : r.unexpected)
@@ -152,9 +159,7 @@ TEST(Generator, EveryFaultClassFaultsAsIntendedOnTheIss) {
 TEST(Generator, OutOfRegionFaultsFavourComputedViewsAndSingleSteps) {
   int injected = 0, onViews = 0, singleSteps = 0;
   for (uint64_t seed = 0; seed < 40; ++seed) {
-    verify::GeneratorOptions options = optionsFor(seed, 12);
-    options.faultPercent = 100;
-    options.faultClasses = {mem::FaultCode::OutOfRegion};
+    verify::GeneratorOptions options = faultingOptions(seed, 12, mem::FaultCode::OutOfRegion);
     const verify::Stream stream = verify::generate(options);
     for (size_t i = 0; i < stream.intents.size(); ++i) {
       const verify::PacketIntent &intent = stream.intents[i];
@@ -178,6 +183,144 @@ TEST(Generator, OutOfRegionFaultsFavourComputedViewsAndSingleSteps) {
   EXPECT_GT(singleSteps, injected / 3) << singleSteps << " of " << injected;
 }
 
+// Most invalid-operand injections into a strided view make a negative
+// stride reach below address 0, most of those with a magnitude past 2^30;
+// the ISS faults on each as intended (a view's sign and magnitude are where
+// an engine's extent check goes wrong: the RTL mutant that took a stride's
+// sign from bit 30 survived every other stream).
+TEST(Generator, StridedViewsAreMadeToReachBelowAddressZero) {
+  int injected = 0, belowZero = 0, past30 = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::InvalidOperand);
+    options.opcodes = {isa::Opcode::COPY_STRIDED};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (const verify::PacketIntent &intent : stream.intents) {
+      injected += intent.injected == mem::FaultCode::InvalidOperand;
+      const size_t at = intent.note.find("reaches below address 0");
+      if (at == std::string::npos)
+        continue;
+      ++belowZero;
+      past30 += std::stoull(intent.note.substr(intent.note.find("= -") + 3)) > (1u << 30);
+    }
+  }
+  ASSERT_GT(injected, 100);
+  EXPECT_GT(belowZero, injected / 2) << belowZero << " of " << injected;
+  EXPECT_GT(past30, belowZero / 2) << past30 << " of " << belowZero;
+}
+
+// Some invalid-operand injections make an extent too large for 64 bits, on
+// products and matrices alike, each faulting on the ISS as intended (the RTL
+// mutant that reported such a matrix fault with the wrong access survived
+// every other stream).
+TEST(Generator, ExtentsAreMadeTooLargeForSixtyFourBits) {
+  std::set<std::string> mnemonics;
+  int overflows = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::InvalidOperand);
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (size_t i = 0; i < stream.intents.size(); ++i)
+      if (stream.intents[i].note.find("does not fit in 64 bits") != std::string::npos) {
+        ++overflows;
+        mnemonics.insert(
+            isa::findOpcode(isa::detail::load32(stream.object.text[i].data(), 0))->mnemonic);
+      }
+  }
+  EXPECT_GT(overflows, 30);
+  EXPECT_TRUE(mnemonics.count("matmul") || mnemonics.count("bmm")) << mnemonics.size();
+  EXPECT_GT(mnemonics.size(), 10u);
+}
+
+// Half the out-of-region injections into a strided view also stretch one
+// of its strides past 2^30 elements (positive: the view runs far past its
+// region), each faulting on the ISS as intended; the RTL mutant that took a
+// stride's sign from bit 30 reports a different range for exactly these.
+TEST(Generator, OutOfRegionStridedViewsRunFarOnAStridePastTwoToThe30) {
+  int injected = 0, stretched = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::OutOfRegion);
+    options.opcodes = {isa::Opcode::COPY_STRIDED};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (size_t i = 0; i < stream.intents.size(); ++i) {
+      const verify::PacketIntent &intent = stream.intents[i];
+      if (intent.injected != mem::FaultCode::OutOfRegion)
+        continue;
+      ++injected;
+      const size_t at = intent.note.find("(stride");
+      if (at == std::string::npos)
+        continue;
+      isa::Instruction inst;
+      ASSERT_TRUE(isa::decode(stream.object.text[i], inst));
+      const isa::InstrInfo &info = isa::info(inst.opcode);
+      const std::string name = intent.note.substr(at + 1, intent.note.find(' ', at) - at - 1);
+      const int index = info.operandIndex(name);
+      ASSERT_GE(index, 0) << intent.note;
+      const int64_t stride = isa::operandValue(info.operands[index], inst.operands[index]);
+      EXPECT_GT(stride, int64_t(1) << 30) << intent.note;
+      ++stretched;
+    }
+  }
+  ASSERT_GT(injected, 100);
+  EXPECT_GT(stretched, injected / 4) << stretched << " of " << injected;
+}
+
+// Some invalid-operand injections into a BMM grow only a batch and its
+// stride past 64 bits together, with every matrix small, each faulting on
+// the ISS as intended (the RTL mutant that reported this fault with a read
+// access survived the streams that grew every size at once).
+TEST(Generator, BatchesAloneAreMadeTooLargeForSixtyFourBits) {
+  int batchOnly = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::InvalidOperand);
+    options.opcodes = {isa::Opcode::BMM};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (size_t i = 0; i < stream.intents.size(); ++i) {
+      if (stream.intents[i].note.find("does not fit in 64 bits") == std::string::npos)
+        continue;
+      isa::Instruction inst;
+      ASSERT_TRUE(isa::decode(stream.object.text[i], inst));
+      const isa::InstrInfo &info = isa::info(inst.opcode);
+      const auto value = [&](const char *name) { return inst.operands[info.operandIndex(name)]; };
+      const uint64_t largest = std::max({value("m"), value("k"), value("n")});
+      batchOnly += largest < (uint64_t(1) << 16) && value("batch") > (uint64_t(1) << 30);
+    }
+  }
+  EXPECT_GT(batchOnly, 10);
+}
+
+// Some overlap injections into a BMM bring the matrices of its C closer
+// than one matrix apart, each faulting on the ISS as intended (the RTL
+// mutant that reported this fault with a read access survived the streams
+// whose overlaps were all between two operands).
+TEST(Generator, BatchedMatricesAreMadeToOverlapOneAnother) {
+  int injected = 0, batches = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    verify::GeneratorOptions options = faultingOptions(seed, 10, mem::FaultCode::Overlap);
+    options.opcodes = {isa::Opcode::BMM};
+    const verify::Stream stream = verify::generate(options);
+    const verify::RunResult r = verify::runStream(stream.object, onIss(), &stream.intents);
+    for (const std::string &u : r.unexpected)
+      ADD_FAILURE() << "seed " << seed << ": " << u;
+    for (const verify::PacketIntent &intent : stream.intents) {
+      injected += intent.injected == mem::FaultCode::Overlap;
+      batches += intent.note.find("'s matrices overlap") != std::string::npos;
+    }
+  }
+  ASSERT_GT(injected, 100);
+  EXPECT_GT(batches, injected / 5) << batches << " of " << injected;
+}
+
 // Scalar operands are small integers often enough to reach the paths that
 // test integrality (POWS's integral exponents, negative ones among them).
 TEST(Generator, FloatScalarsAreOftenSmallIntegers) {
@@ -195,7 +338,7 @@ TEST(Generator, FloatScalarsAreOftenSmallIntegers) {
         const uint32_t bits = static_cast<uint32_t>(inst.operands[i]);
         std::memcpy(&v, &bits, 4);
         ++scalars;
-        if (v == static_cast<float>(static_cast<int>(v)) && v >= -4 && v <= 4) {
+        if (v >= -4 && v <= 4 && v == std::trunc(v)) {
           ++integral;
           negative += v < 0;
         }

@@ -1,6 +1,7 @@
 #include "npu/verify/coverage.h"
 
 #include "npu/mem/address_map.h"
+#include "npu/sim/checks.h"
 #include "npu/verify/classes.h"
 #include "table_rules.h"
 
@@ -268,9 +269,10 @@ void Coverage::sample(const PacketSample &s) {
 }
 
 uint32_t inputValueClasses(std::span<const uint8_t, isa::kPacketBytes> packet,
-                           const MemoryReader &read) {
+                           const mem::AddressMap &map, const MemoryReader &read) {
   isa::Instruction inst;
-  if (!isa::decode(packet, inst))
+  sim::OperandRanges ranges;
+  if (!isa::decode(packet, inst) || sim::checkPacket(packet, map, ranges).code != mem::FaultCode::None)
     return 0;
   uint32_t classes = 0;
   std::vector<uint32_t> words;

@@ -1,6 +1,7 @@
 #include "npu/verify/generator.h"
 
 #include "npu/mem/address_map.h"
+#include "npu/sim/checks.h"
 #include "npu/verify/classes.h"
 #include "npu/verify/coverage.h"
 #include "npu/verify/footprint.h"
@@ -199,7 +200,8 @@ struct Arena {
 class StreamBuilder {
 public:
   explicit StreamBuilder(const GeneratorOptions &options)
-      : options_(options), rng_(options.seed), scalarRng_(~options.seed), map_(mem::AddressMap::defaults()) {
+      : options_(options), rng_(options.seed), scalarRng_(~options.seed),
+        map_(mem::AddressMap::defaults()) {
     for (const mem::Region &r : dataRegions())
       arenas_.push_back({r, r.base, r.base + r.size});
     for (const isa::InstrInfo &info : isa::instructions()) {
@@ -257,10 +259,11 @@ private:
         if (CoverageModel::instance().find(isa::info(o).mnemonic + suffix))
           able.push_back(o);
     }
-    // Half the out-of-region faults go to instructions with a matrix or
-    // strided view: their extents are computed from several operands, where
-    // an engine's bound check has the most to get wrong.
-    if (planned == mem::FaultCode::OutOfRegion && rng_.percent(50)) {
+    // Half the out-of-region and invalid-operand faults go to instructions
+    // with a matrix or strided view: their extents are computed from several
+    // operands, where an engine's bound check has the most to get wrong.
+    if ((planned == mem::FaultCode::OutOfRegion || planned == mem::FaultCode::InvalidOperand) &&
+        rng_.percent(50)) {
       std::vector<isa::Opcode> viewed;
       std::copy_if(able.begin(), able.end(), std::back_inserter(viewed), hasComputedExtent);
       if (!viewed.empty())
@@ -343,7 +346,11 @@ private:
       }
     }
 
-    if (intent.injected == mem::FaultCode::Overlap && !makeOverlap(inst, f, intent.note))
+    if (intent.injected == mem::FaultCode::OutOfRegion && victim && rng_.percent(50))
+      stretchStride(inst, *victim, intent.note);
+    if (intent.injected == mem::FaultCode::Overlap &&
+        !(rng_.percent(50) && overlapBatches(inst, intent.note)) &&
+        !makeOverlap(inst, f, intent.note))
       intent.injected = mem::FaultCode::None;
     if (intent.injected == mem::FaultCode::IndexOutOfRange && !corruptIndex(f, object, intent.note))
       intent.injected = mem::FaultCode::None;
@@ -457,8 +464,8 @@ private:
         const Arena &a = arenas_[rng_.below(arenas_.size())];
         // Half of them by a single alignment step: a bound computed a step
         // short lets exactly these through.
-        const uint64_t inside = rng_.percent(50) ? b.bytes - align
-                                                 : alignUp(1 + rng_.below(b.bytes - align), align);
+        const uint64_t inside =
+            rng_.percent(50) ? b.bytes - align : alignUp(1 + rng_.below(b.bytes - align), align);
         const uint64_t end = a.region.base + a.region.size;
         const uint64_t address = alignDown(end - inside + b.lowBytes, align);
         if (!clear(address - b.lowBytes))
@@ -705,6 +712,41 @@ private:
     return false;
   }
 
+  // A batch of matrices that must not overlap one another (BMM's C) placed
+  // closer than one matrix apart: the engines check this before the region
+  // table, on the view alone. Only batches of two or more, whose extent
+  // shrinks with the stride, so no other check comes first.
+  bool overlapBatches(isa::Instruction &inst, std::string &note) {
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    std::vector<const isa::MemOperandInfo *> batches;
+    for (const isa::MemOperandInfo &m : info.memoryList())
+      if (m.kind == isa::ExtentKind::Matrix && m.distinct && m.batch >= 0 && m.batchStride >= 0 &&
+          inst.operands[m.batch] > 1)
+        batches.push_back(&m);
+    if (batches.empty())
+      return false;
+    const isa::MemOperandInfo &m = *rng_.pick(batches);
+    const uint64_t matrix = inst.operands[m.rows] * inst.operands[m.cols];
+    const isa::OperandInfo &stride = info.operands[m.batchStride];
+    const uint64_t least =
+        stride.hasRange ? static_cast<uint64_t>(std::max<int64_t>(stride.min, 0)) : 0;
+    if (matrix <= least)
+      return false;
+    isa::Instruction closer = inst;
+    closer.operands[m.batchStride] = least + rng_.below(matrix - least);
+    isa::Packet candidate;
+    isa::encode(closer, candidate);
+    sim::OperandRanges ranges;
+    const sim::FaultFacts facts = sim::checkPacket(candidate, map_, ranges);
+    if (facts.code != mem::FaultCode::Overlap || facts.operand != m.operand ||
+        facts.otherOperand != m.operand)
+      return false;
+    inst = closer;
+    note = std::string(info.operands[m.operand].name) + "'s matrices overlap (" + stride.name +
+           " = " + std::to_string(closer.operands[m.batchStride]) + ")";
+    return true;
+  }
+
   bool corruptIndex(const Footprint &f, bin::Object &object, std::string &note) {
     for (const Buffer &b : f.buffers) {
       if (b.content != Content::Index32 && b.content != Content::Index64)
@@ -739,6 +781,10 @@ private:
   // An operand outside the range the table gives it (a size of 0, an enum
   // value that names nothing).
   bool breakRange(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
+    if (rng_.percent(75) && reachBelowZero(inst, packet, note))
+      return true;
+    if (rng_.percent(50) && overflowExtent(inst, packet, note))
+      return true;
     const std::vector<rules::OutOfRange> values = rules::outOfRangeValues(isa::info(inst.opcode));
     if (values.empty())
       return false;
@@ -747,6 +793,122 @@ private:
     note = std::string(v.op->name) + " = " + std::to_string(isa::operandValue(*v.op, v.raw)) +
            " is out of range";
     return true;
+  }
+
+  // A strided view whose negative stride reaches below address 0, which
+  // makes the operand invalid: the view's sign and magnitude arithmetic is
+  // where an engine's check goes wrong, so three quarters of the strides are
+  // past 2^30 in magnitude (their bit 30 differs from the sign bit).
+  bool reachBelowZero(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
+    constexpr uint64_t kMostNegative = uint64_t(1) << 31;
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    struct Choice {
+      const isa::MemOperandInfo *view;
+      int dimension;
+      uint64_t least; // the least stride magnitude that reaches below 0
+    };
+    std::vector<Choice> choices;
+    for (const isa::MemOperandInfo &m : info.memoryList()) {
+      if (m.kind != isa::ExtentKind::Strided || (m.when >= 0 && inst.operands[m.when] == 0))
+        continue;
+      const uint64_t elements = inst.operands[m.operand] >> inst.operands[m.esize];
+      for (int d = 0; d < 4; ++d) {
+        const uint64_t size = inst.operands[m.sizes[d]];
+        const isa::OperandInfo &stride = info.operands[m.strides[d]];
+        const uint64_t least = size < 2 ? 0 : elements / (size - 1) + 1;
+        if (least && least <= kMostNegative && (!stride.hasRange || stride.min <= -int64_t(least)))
+          choices.push_back({&m, d, least});
+      }
+    }
+    if (choices.empty())
+      return false;
+    const Choice &c = rng_.pick(choices);
+    const isa::OperandInfo &stride = info.operands[c.view->strides[c.dimension]];
+    const uint64_t most =
+        stride.hasRange ? std::min<uint64_t>(kMostNegative, -stride.min) : kMostNegative;
+    uint64_t least = c.least;
+    if (rng_.percent(75) && most > (uint64_t(1) << 30))
+      least = std::max<uint64_t>(least, (uint64_t(1) << 30) + 1);
+    const uint64_t magnitude = least + rng_.below(most - least + 1);
+    setBits(packet, stride.bitOffset, stride.bitWidth, (~magnitude + 1) & rules::slotMax(stride));
+    note = std::string(info.operands[c.view->operand].name) + " reaches below address 0 (" +
+           stride.name + " = -" + std::to_string(magnitude) + ")";
+    return true;
+  }
+
+  // The victim of an out-of-region fault, a strided view, runs far past its
+  // region on a positive stride of more than 2^30 elements: bit 30 of such
+  // a stride is set and its sign bit clear, so an engine that takes the sign
+  // or the magnitude from the wrong bit reports a different range.
+  void stretchStride(isa::Instruction &inst, const Buffer &victim, std::string &note) {
+    constexpr int64_t kHuge = int64_t(1) << 30;
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    std::vector<std::pair<const isa::MemOperandInfo *, int>> choices;
+    for (const isa::MemOperandInfo &m : info.memoryList())
+      if (m.kind == isa::ExtentKind::Strided && info.operands[m.operand].name == victim.operand)
+        for (int d = 0; d < 4; ++d) {
+          const isa::OperandInfo &stride = info.operands[m.strides[d]];
+          if (inst.operands[m.sizes[d]] > 1 && (!stride.hasRange || stride.max > kHuge))
+            choices.emplace_back(&m, d);
+        }
+    if (choices.empty())
+      return;
+    const auto [view, d] = rng_.pick(choices);
+    const isa::OperandInfo &stride = info.operands[view->strides[d]];
+    const int64_t most = stride.hasRange ? std::min<int64_t>(stride.max, INT32_MAX) : INT32_MAX;
+    isa::Instruction stretched = inst;
+    const int64_t value = kHuge + 1 + static_cast<int64_t>(rng_.below(most - kHuge));
+    stretched.operands[view->strides[d]] = rawOf(stride, value);
+    isa::Packet candidate;
+    isa::encode(stretched, candidate);
+    sim::OperandRanges ranges;
+    const sim::FaultFacts facts = sim::checkPacket(candidate, map_, ranges);
+    if (facts.code != mem::FaultCode::OutOfRegion || facts.operand != view->operand)
+      return;
+    inst = stretched;
+    note += " (" + std::string(stride.name) + " = " + std::to_string(value) + ")";
+  }
+
+  // Sizes so large that a memory operand's extent does not fit in 64 bits,
+  // which makes the operand invalid: the engines compute extents in words
+  // wider than their operands, and a lost carry there would let a wrapped
+  // range through. Taken only where the ISS's checks fault that way first.
+  bool overflowExtent(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {
+    const isa::InstrInfo &info = isa::info(inst.opcode);
+    std::vector<uint32_t> sizes;
+    for (uint32_t i = 0; i < info.numOperands; ++i)
+      if (rules::isDimension(info.operands[i]))
+        sizes.push_back(i);
+    // Half the time only a batch and its stride grow, past 64 bits together
+    // while each matrix stays small: the batch's own overflow check.
+    std::vector<const isa::MemOperandInfo *> batched;
+    for (const isa::MemOperandInfo &m : info.memoryList())
+      if (m.kind == isa::ExtentKind::Matrix && m.batch >= 0 && m.batchStride >= 0)
+        batched.push_back(&m);
+    if (!batched.empty() && rng_.percent(50)) {
+      const isa::MemOperandInfo &m = *rng_.pick(batched);
+      sizes = {static_cast<uint32_t>(m.batch), static_cast<uint32_t>(m.batchStride)};
+    }
+    for (int attempt = 0; attempt < 8 && !sizes.empty(); ++attempt) {
+      isa::Instruction large = inst;
+      for (uint32_t i : sizes) {
+        const isa::OperandInfo &op = info.operands[i];
+        const uint64_t most = op.hasRange ? static_cast<uint64_t>(op.max) : rules::slotMax(op);
+        if (rng_.percent(60))
+          large.operands[i] = most - rng_.below(most / 2 + 1);
+      }
+      isa::Packet candidate;
+      isa::encode(large, candidate);
+      sim::OperandRanges ranges;
+      const sim::FaultFacts facts = sim::checkPacket(candidate, map_, ranges);
+      if (facts.code != mem::FaultCode::InvalidOperand || facts.operand < 0 ||
+          info.operands[facts.operand].kind != isa::OperandKind::Addr)
+        continue;
+      packet = candidate;
+      note = std::string(info.operands[facts.operand].name) + "'s extent does not fit in 64 bits";
+      return true;
+    }
+    return false;
   }
 
   bool misalign(const isa::Instruction &inst, isa::Packet &packet, std::string &note) {

@@ -228,6 +228,8 @@ std::string divergenceSignature(const std::string &mnemonic, const std::string &
 RunResult runStream(const bin::Object &object, const RunOptions &options,
                     const std::vector<PacketIntent> *intents, Coverage *coverage) {
   const std::unique_ptr<Models> models = modelsFor(options.backend);
+  // The map every backend of the runner runs on: the runtime's default.
+  static const mem::AddressMap kMap = mem::AddressMap::defaults();
   for (const bin::DataSegment &seg : object.data)
     models->write(seg.address, seg.bytes.data(), seg.bytes.size());
 
@@ -238,7 +240,7 @@ RunResult runStream(const bin::Object &object, const RunOptions &options,
     const uint32_t opcodeWord = isa::detail::load32(packet.data(), 0);
     // The inputs as they are before the packet runs.
     const uint32_t inputValues =
-        coverage ? inputValueClasses(packet,
+        coverage ? inputValueClasses(packet, kMap,
                                      [&](uint64_t address, void *dst, uint64_t bytes) {
                                        models->read(address, dst, bytes);
                                      })

@@ -48,8 +48,10 @@ std::string messageOf(const GemmShape &s, std::span<const float> a, std::span<co
 }
 
 TEST(GemmKernel, RefusesASpanShorterThanTheMatrixItsShapeReaches) {
-  for (int form = 0; form < 4; ++form) {
-    GemmShape s{.m = 7, .k = 20, .n = 18};
+  // Also single columns, which the reach computation once let through
+  // (ISS mutant gemm.cpp:132, `cols == 0` read as `cols == 1`).
+  for (int form = 0; form < 8; ++form) {
+    GemmShape s = form < 4 ? GemmShape{.m = 7, .k = 20, .n = 18} : GemmShape{.m = 7, .k = 1, .n = 1};
     s.transA = form & 1;
     s.transB = form & 2;
     s.lda = (s.transA ? s.m : s.k) + 3;
@@ -120,22 +122,26 @@ namespace {
 // against the loop nest, in every transpose. N a multiple of 16 with K past a
 // panel is where packing one column group too many overruns the buffer.
 TEST(GemmKernel, AgreesWithTheLoopNestAtItsBlockingEdges) {
-  for (size_t m : {6, 121})
-    for (size_t n : {16, 17})
-      for (size_t k : {256, 257})
-        for (int form = 0; form < 4; ++form) {
-          GemmShape s{.m = m, .k = k, .n = n};
-          s.transA = form & 1;
-          s.transB = form & 2;
-          s.lda = s.transA ? m : k;
-          s.ldb = s.transB ? k : n;
-          s.ldc = n;
-          Operands o = exactOperands(s);
-          std::vector<float> expected = o.c;
-          npu::sim::kernels::gemmReference(s, o.a, o.b, expected);
-          npu::sim::kernels::gemm(s, o.a, o.b, o.c);
-          EXPECT_EQ(o.c, expected) << m << "x" << k << "x" << n << " form " << form;
-        }
+  // 2064 columns: a whole 16-column group past the first 2048-column block
+  // of B (kNc), which the packing copies in one piece from its column
+  // offset (a mutant that subtracted that offset survived the regression:
+  // its rare shapes hardly reach a second block).
+  const std::pair<size_t, size_t> shapes[] = {{6, 16}, {6, 17}, {121, 16}, {121, 17}, {6, 2064}};
+  for (const auto &[m, n] : shapes)
+    for (size_t k : {256, 257})
+      for (int form = 0; form < 4; ++form) {
+        GemmShape s{.m = m, .k = k, .n = n};
+        s.transA = form & 1;
+        s.transB = form & 2;
+        s.lda = s.transA ? m : k;
+        s.ldb = s.transB ? k : n;
+        s.ldc = n;
+        Operands o = exactOperands(s);
+        std::vector<float> expected = o.c;
+        npu::sim::kernels::gemmReference(s, o.a, o.b, expected);
+        npu::sim::kernels::gemm(s, o.a, o.b, o.c);
+        EXPECT_EQ(o.c, expected) << m << "x" << k << "x" << n << " form " << form;
+      }
 }
 
 } // namespace

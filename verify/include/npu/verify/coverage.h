@@ -21,6 +21,7 @@
 #pragma once
 
 #include "npu/isa/isa.h"
+#include "npu/mem/address_map.h"
 #include "npu/mem/fault.h"
 #include "npu/verify/footprint.h"
 
@@ -64,9 +65,12 @@ struct PacketSample {
 };
 
 // The classes (bit 1 << ValueClass) of the f32 values a decodable packet
-// reads, from memory as it is now. Unreadable inputs count nothing.
+// reads, from memory as it is now; nothing for a packet whose checks
+// against `map` fail (it reads nothing, and its extents may not even fit in
+// 64 bits). Unreadable inputs count nothing.
 using MemoryReader = std::function<void(uint64_t address, void *dst, uint64_t bytes)>;
 uint32_t inputValueClasses(std::span<const uint8_t, isa::kPacketBytes> packet,
+                           const mem::AddressMap &map,
                            const MemoryReader &read);
 
 class Coverage {
