@@ -23,12 +23,13 @@ module npu_vector_lane #(
 ) (
   input  logic        clk,
 
-  // chunk buffers: up to P words of a memory beat (in lane form) per cycle,
-  // word p for input stream ib_stream[p] of slot ib_slot; P output words
-  // for memory
+  // chunk buffers: up to P words of a memory beat (in lane form) on each
+  // side per cycle, word p into input stream ib_stream's p-th field of slot
+  // ib_slot. Word p's fields are at [2p +: 2] (stream), [GB p +: GB] (group)
+  // and [32p +: 32] (data): flat vectors, as Yosys 0.23 reads no array ports.
   input  logic [P-1:0] ib_write,
   input  logic [$clog2(NS)-1:0] ib_slot,
-  input  logic [2*P-1:0] ib_stream,  // word p's at [2p +: 2], and so on
+  input  logic [2*P-1:0] ib_stream,
   input  logic [$clog2(G)*P-1:0] ib_group,
   input  logic [32*P-1:0] ib_data,
   input  logic        ob_slot,
