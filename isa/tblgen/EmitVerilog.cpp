@@ -325,10 +325,11 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
     for (const EnumValueDef &v : e.values)
       os << "  localparam int unsigned " << snakeUpper(e.name) << "_" << upper(v.name) << " = "
          << v.value << ";\n";
-  // The element sizes of the type enumerations, for the engines whose
-  // streams move elements of the type a packet names (docs/types.md §1).
+  // The element sizes of DType, the enumeration of the vector engine's
+  // stream types (isa/recipe.td), whose streams move elements of the type a
+  // packet names (docs/types.md §1).
   for (const EnumTypeDef &e : model.enums) {
-    if (!e.sized())
+    if (e.name != "DType")
       continue;
     uint64_t largest = 0;
     for (const EnumValueDef &v : e.values)
