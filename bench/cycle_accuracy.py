@@ -30,8 +30,9 @@ the captured PyTorch traces given with --trace (tiny Qwen2 forward, a LoRA
 step), and --random constrained-random streams of npu-randgen (no faults)
 covering every opcode and shape class; with --directed, the directed
 streams of bench/cycle_directed/ (matrix products past the model's
-simulated panels and blocks, every DMA run kind, EMBEDDING_BWD with and
-without a padding index).
+simulated panels and blocks, products wider than the ISS's GEMM packs B
+at once, every DMA run kind, EMBEDDING_BWD with and without a padding
+index).
 
     bench/cycle_accuracy.py [--build-dir build] [--random 200] [--opcodes a,b]
                             [--trace f.npubin]... [--capture-torch] [--directed] [--no-examples]

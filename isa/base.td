@@ -171,6 +171,7 @@ class HardwareConfig {
   int RingEntries = ?;      // command ring size in packets
   int VectorRegisters = ?;  // 32-bit registers per vector lane that micro-programs run in
   int RegionEntries = ?;    // entries of the region table the operand checks use
+  int ClockMegahertz = ?;   // the clock device cycles are converted to time at (event timing, profiles)
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,9 @@ def NpuHardware : HardwareConfig {
   let RingEntries = 1024;
   let VectorRegisters = 16;
   let RegionEntries = 8;
+  // A nominal 1 GHz: the models count cycles, and torch.npu's event timing
+  // and profiles state device time at this clock.
+  let ClockMegahertz = 1000;
 }
 
 // ISA revision: bump on any incompatible change of the packet encoding.

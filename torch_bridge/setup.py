@@ -62,4 +62,8 @@ setup(
     ext_modules=[CMakeExtension("npu_bridge._C")],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.11",
+    # `import torch` loads the bridge (PyTorch's device-backend autoload;
+    # TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns it off), so `import npu_bridge`
+    # is optional, as for OpenReg.
+    entry_points={"torch.backends": ["npu = npu_bridge._autoload:load"]},
 )

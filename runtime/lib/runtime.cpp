@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -68,6 +69,16 @@ struct Runtime::Impl {
   uint64_t submitted = 0; // packets accepted since creation
   uint64_t completed = 0; // packets executed or dropped after a fault
   bool workerBusy = false;
+  // Timed events by the packet count before them: the cycle counter there
+  // once read, and how many live handles name the point. timedPending:
+  // the points still ahead of the worker, ascending.
+  struct TimedPoint {
+    uint64_t cycles = 0;
+    bool read = false;
+    uint32_t handles = 0;
+  };
+  std::map<uint64_t, TimedPoint> timed;
+  std::deque<uint64_t> timedPending;
   std::optional<FaultInfo> fault;
   // A failure of the backend itself, not of the stream (a simulated device
   // that breaks its bus protocol, ...): it stops the stream like a fault and
@@ -143,7 +154,10 @@ struct Runtime::Impl {
         workAvailable.wait(lock, [&] { return stopping || (!queue.empty() && !stopped()); });
         if (stopping)
           return;
-        const size_t n = std::min<size_t>(queue.size(), ringEntries);
+        size_t n = std::min<size_t>(queue.size(), ringEntries);
+        // A batch ends at the next timed event, whose cycle count is read there.
+        if (!timedPending.empty() && timedPending.front() > completed)
+          n = std::min<size_t>(n, timedPending.front() - completed);
         batchStart = completed;
         batch.assign(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
         queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
@@ -169,8 +183,14 @@ struct Runtime::Impl {
         backendFailure = std::move(batchFailure);
         completed = submitted; // everything queued is dropped
         queue.clear();
+        timedPending.clear();
       } else {
         completed += batch.size();
+        while (!timedPending.empty() && timedPending.front() <= completed) {
+          if (auto it = timed.find(timedPending.front()); it != timed.end())
+            it->second = {readCycles(), true, it->second.handles};
+          timedPending.pop_front();
+        }
       }
       progress.notify_all();
     }
@@ -200,6 +220,14 @@ struct Runtime::Impl {
     std::unique_lock<std::mutex> lock(queueMutex);
     progress.wait(lock, [&] { return completed >= submitted || stopped(); });
     progress.wait(lock, [&] { return !workerBusy; });
+  }
+
+  // The device's cycle counter. Call with queueMutex held (the lock order
+  // is queueMutex, then deviceMutex).
+  uint64_t readCycles() {
+    std::lock_guard<std::mutex> lock(deviceMutex);
+    const uint64_t low = backend->readCsr(isa::csr::CYCLE_LO);
+    return low | uint64_t(backend->readCsr(isa::csr::CYCLE_HI)) << 32;
   }
 
   // Call with queueMutex held.
@@ -289,7 +317,9 @@ Runtime::~Runtime() {
   impl_->worker.join();
 }
 
-std::string Runtime::backendName() const { return std::string(impl_->backend->name()); }
+std::string Runtime::backendName() const {
+  return std::string(impl_->backend->name());
+}
 
 uint64_t Runtime::malloc(uint64_t bytes) {
   for (const auto &heap : impl_->heaps)
@@ -374,9 +404,48 @@ bool Runtime::eventDone(uint64_t event) {
   return impl_->completed >= impl_->packetsBefore(event);
 }
 
-void Runtime::waitEvent(uint64_t event) { impl_->waitFor(event); }
+void Runtime::waitEvent(uint64_t event) {
+  impl_->waitFor(event);
+}
 
-void Runtime::synchronize() { waitEvent(recordEvent()); }
+uint64_t Runtime::recordTimedEvent() {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  impl_->throwIfStopped();
+  const uint64_t packets = impl_->submitted;
+  Impl::TimedPoint &point = impl_->timed[packets];
+  ++point.handles;
+  if (point.handles == 1) {
+    // Nothing ahead of it: the device is idle at its time now.
+    if (impl_->completed == packets && !impl_->workerBusy)
+      point = {impl_->readCycles(), true, 1};
+    else
+      impl_->timedPending.push_back(packets);
+  }
+  return packets + 1;
+}
+
+uint64_t Runtime::eventCycles(uint64_t timedEvent) {
+  impl_->waitFor(timedEvent);
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  const auto it = impl_->timed.find(impl_->packetsBefore(timedEvent));
+  if (it == impl_->timed.end() || !it->second.read)
+    throw Error(ErrorCode::InvalidValue,
+                "event " + std::to_string(timedEvent) +
+                    " has no device time: it was not recorded with recordTimedEvent, or was "
+                    "released, or a reset() since has cleared it");
+  return it->second.cycles;
+}
+
+void Runtime::releaseTimedEvent(uint64_t timedEvent) {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  const auto it = impl_->timed.find(impl_->packetsBefore(timedEvent));
+  if (it != impl_->timed.end() && --it->second.handles == 0)
+    impl_->timed.erase(it);
+}
+
+void Runtime::synchronize() {
+  waitEvent(recordEvent());
+}
 
 std::optional<FaultInfo> Runtime::lastFault() const {
   std::lock_guard<std::mutex> lock(impl_->queueMutex);
@@ -396,6 +465,10 @@ void Runtime::reset() {
   }
   impl_->fault.reset();
   impl_->backendFailure = nullptr;
+  // The cycle counter restarted: times recorded before cannot be compared
+  // with later ones.
+  impl_->timedPending.clear();
+  impl_->timed.clear();
 }
 
 void Runtime::writePhysical(uint64_t address, const void *src, uint64_t bytes) {
@@ -467,9 +540,8 @@ void Runtime::resetRegionCounters() {
 
 uint64_t Runtime::deviceCycles() {
   synchronize();
-  std::lock_guard<std::mutex> lock(impl_->deviceMutex);
-  const uint64_t low = impl_->backend->readCsr(isa::csr::CYCLE_LO);
-  return low | uint64_t(impl_->backend->readCsr(isa::csr::CYCLE_HI)) << 32;
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  return impl_->readCycles();
 }
 
 void Runtime::beginCapture(const std::string &path) {

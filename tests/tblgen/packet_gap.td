@@ -14,6 +14,7 @@ def HW : HardwareConfig {
   let AxiOutstanding = 16;
   let MemLatency = 20; let FetchCycles = 4; let RingEntries = 1024; let VectorRegisters = 16;
   let RegionEntries = 8;
+  let ClockMegahertz = 1000;
 }
 def IsaVersion { int Major = 1; int Minor = 0; }
 def N : Instruction<"nop", 0, "control", [], "", Cost<E_Control, 1, 0>, "No operation.">;

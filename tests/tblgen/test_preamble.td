@@ -11,7 +11,7 @@ def TestHardware : HardwareConfig {
   let AxiMaxBurst = 16; let AxiOutstanding = 16;
   let MemLatency = 20;
   let FetchCycles = 4;
-  let RingEntries = 1024; let VectorRegisters = 16; let RegionEntries = 8;
+  let RingEntries = 1024; let VectorRegisters = 16; let RegionEntries = 8; let ClockMegahertz = 1000;
 }
 def IsaVersion {
   int Major = 1;

@@ -319,6 +319,20 @@ TEST(Generator, BatchedMatricesAreMadeToOverlapOneAnother) {
   }
   ASSERT_GT(injected, 100);
   EXPECT_GT(batches, injected / 5) << batches << " of " << injected;
+
+  // In the whole mix, a third of the overlap faults go to BMM.
+  int mixed = 0, onBmm = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    const verify::Stream stream =
+        verify::generate(faultingOptions(seed, 10, mem::FaultCode::Overlap));
+    for (size_t i = 0; i < stream.intents.size(); ++i)
+      if (stream.intents[i].injected == mem::FaultCode::Overlap) {
+        ++mixed;
+        onBmm += stream.intents[i].opcodeWord == static_cast<uint32_t>(isa::Opcode::BMM);
+      }
+  }
+  ASSERT_GT(mixed, 100);
+  EXPECT_GT(onBmm, mixed / 5) << onBmm << " of " << mixed;
 }
 
 // Scalar operands are small integers often enough to reach the paths that

@@ -41,23 +41,25 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
       if (first.code() != rt::ErrorCode::OutOfMemory)
         raise(first);
       // Cached blocks may be what stands in the way.
+      ++stats_.retries;
       releaseCacheLocked();
       try {
         address = runtime().malloc(size);
       } catch (const rt::Error &e) {
         ++stats_.ooms;
         TORCH_CHECK_WITH(OutOfMemoryError, false, "NPU out of memory: tried to allocate ", bytes,
-                         " bytes; ", stats_.allocatedBytes,
+                         " bytes; ", stats_.allocatedBytes.current,
                          " bytes are held by live tensors. Runtime: ", e.what());
       }
     }
-    stats_.reservedBytes += size;
+    stats_.reservedBytes.increase(size);
+    stats_.reservedBlocks.increase(1);
   }
-  live_.emplace(address, size);
-  ++stats_.liveBlocks;
+  live_.emplace(address, Block{size, bytes});
+  stats_.liveBlocks.increase(1);
   ++stats_.allocations;
-  stats_.allocatedBytes += size;
-  stats_.peakAllocatedBytes = std::max(stats_.peakAllocatedBytes, stats_.allocatedBytes);
+  stats_.allocatedBytes.increase(size);
+  stats_.requestedBytes.increase(bytes);
   void *pointer = reinterpret_cast<void *>(address);
   return {pointer, pointer, &releaseBlock, device};
 }
@@ -84,12 +86,13 @@ void DeviceAllocator::release(uint64_t address) {
   const auto it = live_.find(address);
   if (it == live_.end())
     return; // a block of a runtime that a backend switch replaced
-  const uint64_t size = it->second;
+  const Block block = it->second;
   live_.erase(it);
-  --stats_.liveBlocks;
+  stats_.liveBlocks.decrease(1);
   ++stats_.frees;
-  stats_.allocatedBytes -= size;
-  cache_[size].push_back(address);
+  stats_.allocatedBytes.decrease(block.size);
+  stats_.requestedBytes.decrease(block.requested);
+  cache_[block.size].push_back(address);
   ++stats_.cachedBlocks;
 }
 
@@ -110,7 +113,41 @@ DeviceAllocator::Stats DeviceAllocator::stats() const {
 
 void DeviceAllocator::resetPeak() {
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.peakAllocatedBytes = stats_.allocatedBytes;
+  for (Stat *stat : stats_.counters())
+    stat->reset_peak();
+}
+
+c10::CachingDeviceAllocator::DeviceStats DeviceAllocator::getDeviceStats(c10::DeviceIndex) {
+  const Stats s = stats();
+  c10::CachingDeviceAllocator::DeviceStats out;
+  // Every block is of one pool: the aggregate entry holds it all.
+  constexpr size_t kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  out.allocation[kAll] = s.liveBlocks;
+  out.active[kAll] = s.liveBlocks;
+  out.segment[kAll] = s.reservedBlocks;
+  out.allocated_bytes[kAll] = s.allocatedBytes;
+  out.active_bytes[kAll] = s.allocatedBytes;
+  out.requested_bytes[kAll] = s.requestedBytes;
+  out.reserved_bytes[kAll] = s.reservedBytes;
+  out.num_alloc_retries = static_cast<int64_t>(s.retries);
+  out.num_ooms = static_cast<int64_t>(s.ooms);
+  return out;
+}
+
+void DeviceAllocator::resetAccumulatedStats(c10::DeviceIndex) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Stat *stat : stats_.counters())
+    stat->reset_accumulated();
+  stats_.allocations = stats_.cacheHits = stats_.frees = stats_.retries = stats_.ooms = 0;
+}
+
+void DeviceAllocator::resetPeakStats(c10::DeviceIndex) {
+  resetPeak();
+}
+
+std::pair<size_t, size_t> DeviceAllocator::getMemoryInfo(c10::DeviceIndex) {
+  const rt::MemoryStats r = deviceCall([] { return runtime().memoryStats(); });
+  return {r.reservedBytes - r.allocatedBytes, r.reservedBytes};
 }
 
 void DeviceAllocator::releaseCache() {
@@ -123,7 +160,8 @@ void DeviceAllocator::releaseCacheLocked() {
   for (auto &[size, addresses] : cache_) {
     for (uint64_t address : addresses) {
       runtime().free(address);
-      stats_.reservedBytes -= size;
+      stats_.reservedBytes.decrease(size);
+      stats_.reservedBlocks.decrease(1);
     }
   }
   cache_.clear();

@@ -5,8 +5,9 @@
 // stream executes in order and host copies synchronise first.
 #pragma once
 
-#include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -14,23 +15,43 @@
 
 namespace npu::bridge {
 
-class DeviceAllocator final : public c10::Allocator {
+// A c10::DeviceAllocator, so that torch.accelerator's memory functions
+// (memory_allocated, memory_stats, empty_cache, ...) reach it as they reach
+// CUDA's caching allocator.
+class DeviceAllocator final : public c10::DeviceAllocator {
 public:
+  using Stat = c10::CachingAllocator::Stat;
   struct Stats {
-    uint64_t allocatedBytes = 0; // held by live tensors (block sizes)
-    uint64_t peakAllocatedBytes = 0;
-    uint64_t reservedBytes = 0; // allocated plus cached, all taken from the runtime
-    uint64_t liveBlocks = 0;
+    Stat allocatedBytes; // held by live tensors (block sizes)
+    Stat requestedBytes; // what the tensors asked for
+    Stat reservedBytes;  // allocated plus cached, all taken from the runtime
+    Stat liveBlocks;
+    Stat reservedBlocks; // blocks taken from the runtime
     uint64_t cachedBlocks = 0;
     uint64_t allocations = 0;
     uint64_t cacheHits = 0;
     uint64_t frees = 0;
+    uint64_t retries = 0; // allocations that emptied the cache to fit
     uint64_t ooms = 0;
+    std::array<Stat *, 5> counters() {
+      return {&allocatedBytes, &requestedBytes, &reservedBytes, &liveBlocks, &reservedBlocks};
+    }
   };
 
   c10::DataPtr allocate(size_t bytes) override;
   c10::DeleterFnPtr raw_deleter() const override { return &releaseBlock; }
   void copy_data(void *dest, const void *src, size_t count) const override;
+
+  bool initialized() override { return true; }
+  void emptyCache(c10::MempoolId_t) override { releaseCache(); }
+  // One in-order stream: a block freed after its last use is free for
+  // every later packet.
+  void recordStream(const c10::DataPtr &, c10::Stream) override {}
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override;
+  void resetAccumulatedStats(c10::DeviceIndex device) override;
+  void resetPeakStats(c10::DeviceIndex device) override;
+  // (free, total): the runtime heap's unallocated bytes and its capacity.
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override;
 
   Stats stats() const;
   void resetPeak();
@@ -43,12 +64,15 @@ public:
   static uint64_t blockSize(uint64_t bytes);
 
 private:
+  struct Block {
+    uint64_t size, requested;
+  };
   static void releaseBlock(void *address);
   void release(uint64_t address);
   void releaseCacheLocked();
 
   mutable std::mutex mutex_;
-  std::unordered_map<uint64_t, uint64_t> live_;               // address -> block size
+  std::unordered_map<uint64_t, Block> live_;                  // address -> block
   std::unordered_map<uint64_t, std::vector<uint64_t>> cache_; // block size -> addresses
   Stats stats_;
 };

@@ -79,12 +79,12 @@ void setBackend(const std::string &name) {
   flush();
   rt::Runtime &current = runtime();
   const DeviceAllocator::Stats stats = allocator().stats();
-  if (stats.liveBlocks > 0 && current.backendName() == name)
+  if (stats.liveBlocks.current > 0 && current.backendName() == name)
     return; // already there; a fresh device would need the tensors gone
-  TORCH_CHECK(stats.liveBlocks == 0, "cannot switch the NPU backend to '", name,
-              "': ", stats.liveBlocks, " tensor allocation(s) (", stats.allocatedBytes,
-              " bytes) are still live on the '", current.backendName(),
-              "' device; free them (del, gc.collect()) first");
+  TORCH_CHECK(stats.liveBlocks.current == 0, "cannot switch the NPU backend to '", name,
+              "': ", stats.liveBlocks.current, " tensor allocation(s) (",
+              stats.allocatedBytes.current, " bytes) are still live on the '",
+              current.backendName(), "' device; free them (del, gc.collect()) first");
   TORCH_CHECK(!current.capturing(), "cannot switch the NPU backend during a trace capture");
   std::unique_ptr<rt::Runtime> replacement;
   try {

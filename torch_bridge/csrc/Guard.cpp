@@ -1,9 +1,15 @@
-// DeviceGuardImpl for the NPU: one device with one in-order stream, whose
-// events are points in the runtime's packet stream.
+// DeviceGuardImpl for the NPU: one device whose runtime executes one
+// in-order packet stream. Streams are names for that one stream (a new
+// stream is another id, ordered with every other: a stronger order than
+// CUDA's, never a weaker one); events are points in it, and a timed event
+// also holds the device's cycle counter there.
 #include "Device.h"
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
+
+#include <atomic>
+#include <utility>
 
 namespace npu::bridge {
 
@@ -17,6 +23,30 @@ void checkDevice(c10::Device d) {
               " does not exist: there is one NPU (npu:0)");
 }
 
+c10::Device npu0() {
+  return {kType, 0};
+}
+
+// Stream ids handed out so far (0 is the default stream).
+std::atomic<c10::StreamId> g_lastStreamId{0};
+thread_local c10::StreamId t_currentStream = 0;
+
+struct Event {
+  uint64_t point = 0; // the runtime's event handle; 0 before the first record
+  bool timed = false; // recorded with the device's cycle counter
+};
+
+void releasePoint(const Event &e) noexcept {
+  if (!e.timed || !e.point)
+    return;
+  try {
+    if (rt::Runtime *r = startedRuntime())
+      r->releaseTimedEvent(e.point);
+  } catch (...) {
+    // A runtime replaced by a backend switch no longer knows the point.
+  }
+}
+
 struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   NpuGuardImpl() = default;
   explicit NpuGuardImpl(c10::DeviceType t) {
@@ -25,40 +55,74 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return kType; }
   c10::Device exchangeDevice(c10::Device d) const override {
     checkDevice(d);
-    return {kType, 0};
+    return npu0();
   }
-  c10::Device getDevice() const override { return {kType, 0}; }
+  c10::Device getDevice() const override { return npu0(); }
   void setDevice(c10::Device d) const override { checkDevice(d); }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
-  c10::Stream getStream(c10::Device d) const noexcept override {
-    return c10::Stream(c10::Stream::DEFAULT, c10::Device(kType, d.index() < 0 ? 0 : d.index()));
+  c10::Stream getStream(c10::Device) const noexcept override {
+    return c10::Stream(c10::Stream::UNSAFE, npu0(), t_currentStream);
   }
-  c10::Stream getDefaultStream(c10::Device d) const override { return getStream(d); }
-  c10::Stream exchangeStream(c10::Stream s) const noexcept override { return s; }
+  c10::Stream getDefaultStream(c10::Device) const override {
+    return c10::Stream(c10::Stream::DEFAULT, npu0());
+  }
+  c10::Stream getNewStream(c10::Device d, int) const override {
+    checkDevice(d);
+    return c10::Stream(c10::Stream::UNSAFE, npu0(), ++g_lastStreamId);
+  }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
+    return getNewStream(d, 0);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const noexcept override {
+    const c10::Stream previous = getStream(s.device());
+    t_currentStream = s.id();
+    return previous;
+  }
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
 
-  // An event is the stream position when it was recorded (boxed in a heap
-  // integer because the interface traffics in void*).
   void record(void **event, const c10::Stream &stream, const c10::DeviceIndex,
-              const c10::EventFlag) const override {
+              const c10::EventFlag flag) const override {
     checkDevice(stream.device());
     flush();
     if (!*event)
-      *event = new uint64_t(0);
-    *static_cast<uint64_t *>(*event) = runtime().recordEvent();
+      *event = new Event;
+    Event &e = *static_cast<Event *>(*event);
+    releasePoint(e);
+    e.timed = flag == c10::EventFlag::BACKEND_DEFAULT;
+    e.point = deviceCall(
+        [&] { return e.timed ? runtime().recordTimedEvent() : runtime().recordEvent(); });
   }
   void destroyEvent(void *event, const c10::DeviceIndex) const noexcept override {
-    delete static_cast<uint64_t *>(event);
+    if (!event)
+      return;
+    releasePoint(*static_cast<Event *>(event));
+    delete static_cast<Event *>(event);
   }
   // One in-order stream: everything recorded before is already ahead.
   void block(void *, const c10::Stream &) const override {}
   bool queryEvent(void *event) const override {
-    return !event || runtime().eventDone(*static_cast<uint64_t *>(event));
+    const Event *e = static_cast<const Event *>(event);
+    return !e || !e->point || deviceCall([&] { return runtime().eventDone(e->point); });
   }
   void synchronizeEvent(void *event) const override {
-    if (!event)
-      return;
-    deviceCall([&] { runtime().waitEvent(*static_cast<uint64_t *>(event)); });
+    const Event *e = static_cast<const Event *>(event);
+    if (e && e->point)
+      deviceCall([&] { runtime().waitEvent(e->point); });
+  }
+  // Milliseconds of device time from event1 to event2: device cycles at
+  // the clock of isa/hardware.td (ClockMegahertz).
+  double elapsedTime(void *event1, void *event2, const c10::DeviceIndex) const override {
+    const Event *start = static_cast<const Event *>(event1);
+    const Event *end = static_cast<const Event *>(event2);
+    TORCH_CHECK(start && start->point && end && end->point,
+                "elapsed_time: both events must have been recorded");
+    TORCH_CHECK(start->timed && end->timed,
+                "elapsed_time: both events must be created with enable_timing=True");
+    const auto [first, last] = deviceCall([&] {
+      return std::pair{runtime().eventCycles(start->point), runtime().eventCycles(end->point)};
+    });
+    const double cycles = static_cast<double>(last) - static_cast<double>(first);
+    return cycles / (isa::hw::kClockMegahertz * 1000.0);
   }
   bool queryStream(const c10::Stream &) const override {
     flush();

@@ -21,10 +21,12 @@ py::dict memoryStats() {
   const DeviceAllocator::Stats a = allocator().stats();
   const rt::MemoryStats r = runtime().memoryStats();
   py::dict stats;
-  stats["allocated_bytes.all.current"] = a.allocatedBytes;
-  stats["allocated_bytes.all.peak"] = a.peakAllocatedBytes;
-  stats["reserved_bytes.all.current"] = a.reservedBytes;
-  stats["active.all.current"] = a.liveBlocks;
+  stats["allocated_bytes.all.current"] = a.allocatedBytes.current;
+  stats["allocated_bytes.all.peak"] = a.allocatedBytes.peak;
+  stats["requested_bytes.all.current"] = a.requestedBytes.current;
+  stats["reserved_bytes.all.current"] = a.reservedBytes.current;
+  stats["reserved_bytes.all.peak"] = a.reservedBytes.peak;
+  stats["active.all.current"] = a.liveBlocks.current;
   stats["cached_blocks"] = a.cachedBlocks;
   stats["num_alloc"] = a.allocations;
   stats["num_cache_hits"] = a.cacheHits;
@@ -113,6 +115,7 @@ PYBIND11_MODULE(_C, m) {
     runtime().resetPeakMemoryStats();
   });
   m.def("_empty_cache", [] { allocator().releaseCache(); });
+  m.def("_mem_get_info", [] { return allocator().getMemoryInfo(0); });
   m.def("_packet_count", &packetCount);
   m.def("_op_stats", &nativeOpStats);
   m.def("_fallback_stats", &fallbackStats);

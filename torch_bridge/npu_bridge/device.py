@@ -16,6 +16,7 @@ import torch
 from . import _C
 
 __all__ = [
+    "device",
     "is_available",
     "is_initialized",
     "device_count",
@@ -25,7 +26,10 @@ __all__ = [
     "memory_allocated",
     "max_memory_allocated",
     "memory_reserved",
+    "max_memory_reserved",
+    "mem_get_info",
     "memory_stats",
+    "memory_summary",
     "reset_peak_memory_stats",
     "empty_cache",
     "manual_seed",
@@ -46,6 +50,14 @@ __all__ = [
     "set_debug_level",
     "strict",
     "set_strict",
+    "get_amp_supported_dtype",
+    "is_bf16_supported",
+    "Stream",
+    "Event",
+    "current_stream",
+    "default_stream",
+    "set_stream",
+    "stream",
 ]
 
 
@@ -74,15 +86,113 @@ def current_device() -> int:
     return 0
 
 
+def _device_index(device: torch.device | str | int | None, optional: bool = False) -> int:
+    """The index of ``device`` (an npu device, its index, or None for the
+    current one when ``optional``); ValueError for another device type or an
+    index that does not exist."""
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "npu":
+            raise ValueError(f"expected an npu device, got {device}")
+        device = device.index
+    if device is None:
+        if not optional:
+            raise ValueError("expected an npu device or index, got None")
+        return current_device()
+    if not isinstance(device, int):
+        raise TypeError(f"expected an npu device, got {type(device).__name__} {device!r}")
+    if device != 0:
+        raise ValueError(f"npu:{device} does not exist: there is one NPU (npu:0)")
+    return device
+
+
 def set_device(device: torch.device | str | int) -> None:
-    index = torch.device(device).index if not isinstance(device, int) else device
-    if index not in (None, 0):
-        raise ValueError(f"npu:{index} does not exist: there is one NPU (npu:0)")
+    _device_index(device, optional=True)
+
+
+class device:
+    """Context manager selecting an npu device (``with torch.npu.device(0):``),
+    as ``torch.cuda.device``. There is one device, so it only validates its
+    argument; None or a negative index is a no-op, as on CUDA."""
+
+    def __init__(self, device: torch.device | str | int | None) -> None:
+        if not (device is None or (isinstance(device, int) and device < 0)):
+            _device_index(device, optional=True)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+class _utils:
+    """What torch.serialization asks of a device module to map storages
+    onto the device (``torch.load(..., map_location="npu")``)."""
+
+    @staticmethod
+    def _get_device_index(device: torch.device | str | int | None, optional: bool = False) -> int:
+        return _device_index(device, optional)
 
 
 def synchronize(device: torch.device | str | int | None = None) -> None:
     """Waits until the device has executed every packet submitted so far."""
     _C._synchronize()
+
+
+# --- Streams and events ----------------------------------------------------------
+# The runtime executes one in-order packet stream, so every npu stream is a
+# name for it: work on two streams is ordered as submitted, which satisfies
+# every synchronisation a program asks for (stronger than CUDA's order,
+# never weaker). Events are points in that stream; a timed event also keeps
+# the device's cycle counter there, and elapsed_time converts cycles to
+# milliseconds at the clock of isa/hardware.td (ClockMegahertz, a nominal
+# 1 GHz: device time, not host time).
+
+
+class Stream(torch.Stream):
+    """An npu stream: ``torch.Stream(device="npu")`` with the device implied."""
+
+    def __new__(cls, device: torch.device | str | int | None = None, priority: int = 0) -> "Stream":
+        return super().__new__(cls, device=torch.device("npu", _device_index(device, optional=True)),
+                               priority=priority)
+
+
+def Event(enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> torch.Event:
+    """An npu event: ``torch.Event(device="npu")``. A torch.Event itself, not
+    a subclass: PyTorch's Event methods accept only that exact type as the
+    other event (``elapsed_time``, ``Stream.wait_event``)."""
+    if interprocess:
+        raise RuntimeError("npu events cannot be shared between processes (interprocess=True)")
+    return torch.Event(device=torch.device("npu", 0), enable_timing=enable_timing, blocking=blocking)
+
+
+def current_stream(device: torch.device | str | int | None = None) -> torch.Stream:
+    return torch.accelerator.current_stream(torch.device("npu", _device_index(device, optional=True)))
+
+
+def default_stream(device: torch.device | str | int | None = None) -> torch.Stream:
+    """The stream with id 0, which every thread starts on."""
+    return torch.Stream(stream_id=0, device_index=0, device_type=current_stream(device).device_type)
+
+
+def set_stream(stream_: torch.Stream) -> None:
+    torch.accelerator.set_stream(stream_)
+
+
+@contextlib.contextmanager
+def stream(stream_: torch.Stream | None) -> Iterator[None]:
+    """Makes ``stream_`` the current npu stream in the block (None: no change)."""
+    if stream_ is None:
+        yield
+        return
+    previous = current_stream()
+    set_stream(stream_)
+    try:
+        yield
+    finally:
+        set_stream(previous)
 
 
 # --- Memory -------------------------------------------------------------------
@@ -104,6 +214,58 @@ def max_memory_allocated(device: torch.device | str | int | None = None) -> int:
 
 def memory_reserved(device: torch.device | str | int | None = None) -> int:
     return memory_stats()["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device: torch.device | str | int | None = None) -> int:
+    return memory_stats()["reserved_bytes.all.peak"]
+
+
+def mem_get_info(device: torch.device | str | int | None = None) -> tuple[int, int]:
+    """(free, total) bytes of device memory, as ``torch.cuda.mem_get_info``:
+    total is the runtime's heap; free what it has not handed out (memory the
+    allocator caches counts as used, as on CUDA)."""
+    return _C._mem_get_info()
+
+
+def memory_summary(device: torch.device | str | int | None = None, abbreviated: bool = False) -> str:
+    """A table of the allocator's and the device heap's statistics, in the
+    spirit of ``torch.cuda.memory_summary``."""
+
+    def size(n: int) -> str:
+        for unit in ("B", "KiB", "MiB", "GiB"):
+            if abs(n) < 1024 or unit == "GiB":
+                return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+            n /= 1024
+        raise AssertionError("unreachable")
+
+    stats = memory_stats()
+
+    def sizes(current: str, peak: str = "") -> tuple[str, str]:
+        return size(stats[current]), size(stats[peak]) if peak else ""
+
+    rows = [
+        ("Allocated memory", *sizes("allocated_bytes.all.current", "allocated_bytes.all.peak")),
+        ("Reserved memory", *sizes("reserved_bytes.all.current", "reserved_bytes.all.peak")),
+        ("Live tensors' blocks", str(stats["active.all.current"]), ""),
+        ("Cached blocks", str(stats["cached_blocks"]), ""),
+        ("Device heap in use", *sizes("device.allocated_bytes", "device.peak_allocated_bytes")),
+        ("Device heap capacity", *sizes("device.capacity_bytes")),
+        ("Largest free block", *sizes("device.largest_free_block")),
+    ]
+    if not abbreviated:
+        rows += [
+            ("Allocations", str(stats["num_alloc"]), ""),
+            ("Cache hits", str(stats["num_cache_hits"]), ""),
+            ("Frees", str(stats["num_free"]), ""),
+            ("Out-of-memory errors", str(stats["num_ooms"]), ""),
+        ]
+    width = max(len(name) for name, _, _ in rows)
+    line = "=" * (width + 34)
+    out = [line, f" NPU memory summary, device npu:0 ({get_backend()})", line,
+           f" {'Metric':<{width}} | {'Current':>13} | {'Peak':>13}", "-" * (width + 34)]
+    out += [f" {name:<{width}} | {current:>13} | {peak:>13}" for name, current, peak in rows]
+    out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def reset_peak_memory_stats(device: torch.device | str | int | None = None) -> None:
@@ -146,6 +308,21 @@ def get_rng_state(device: torch.device | str | int = "npu") -> torch.Tensor:
 
 def set_rng_state(new_state: torch.Tensor, device: torch.device | str | int = "npu") -> None:
     _generator().set_state(new_state)
+
+
+# --- Automatic mixed precision --------------------------------------------------------
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """The dtypes ``torch.autocast("npu", dtype=...)`` may cast to. The device
+    computes in binary32 only until bf16/f16 storage lands (docs/types.md
+    phase 4), so none: autocast to a reduced type warns and stays disabled,
+    and float32 is what runs."""
+    return []
+
+
+def is_bf16_supported(including_emulation: bool = False) -> bool:
+    return torch.bfloat16 in get_amp_supported_dtype()
 
 
 # --- Backend and capture ----------------------------------------------------------
@@ -223,3 +400,34 @@ def strict() -> bool:
 def set_strict(enabled: bool) -> None:
     """As NPU_STRICT=1: any CPU fallback raises an error naming the op."""
     _C._set_strict(bool(enabled))
+
+
+# --- torch.compile ------------------------------------------------------------------
+# Inductor, torch.compile's default backend, looks up a code generator for a
+# renamed PrivateUse1 device in its device module (Scheduling and the wrapper
+# code generators). The NPU has none yet, so these refuse with a message
+# naming the backends that work, where Inductor would otherwise fail deep
+# inside with KeyError: 'npu'.
+
+_NO_INDUCTOR = (
+    "torch.compile's default backend (Inductor) generates CPU and GPU kernels and has no code "
+    "generator for the npu device. Use torch.compile(..., backend=\"aot_eager\") or "
+    "backend=\"eager\": they capture the graph (and its backward) and run its ops on the npu "
+    "as eager mode does."
+)
+
+
+class _Refusing(type):
+    # Inductor first reads a class attribute of the device's wrapper code
+    # generator (supports_caching), then builds it through create(): any
+    # attribute refuses.
+    def __getattr__(cls, name: str) -> object:
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+class _NoInductorCodegen(metaclass=_Refusing):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+Scheduling = PythonWrapperCodegen = CppWrapperCodegen = WrapperFxCodegen = _NoInductorCodegen

@@ -162,3 +162,41 @@ def test_printing_keeps_grad_fn_and_parameter_forms():
     parameter = torch.nn.Linear(2, 1).npu().bias
     assert repr(parameter).startswith("Parameter containing:\ntensor([") and "requires_grad=True" in repr(parameter)
     assert str(torch.ones(2, device="npu")) == "tensor([1., 1.], device='npu:0')"
+
+
+def _fresh_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+
+
+def test_import_torch_loads_the_bridge_without_importing_it():
+    result = _fresh_python(
+        "import sys, torch; assert 'npu_bridge' in sys.modules;"
+        "x = torch.arange(4.0, device='npu'); print(torch.npu.is_available(), (x * 2).cpu().tolist())")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True [0.0, 2.0, 4.0, 6.0]"
+    disabled = _fresh_python("import sys, torch; print('npu_bridge' in sys.modules, hasattr(torch, 'npu'))",
+                             TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    assert disabled.returncode == 0, disabled.stderr
+    assert disabled.stdout.strip() == "False False"
+
+
+def test_a_bridge_that_cannot_load_warns_at_import_torch_and_raises_at_import_npu_bridge(tmp_path):
+    # A stand-in package of the same name whose native part is missing, as
+    # when the toolchain build the bridge links was deleted.
+    fake = tmp_path / "npu_bridge"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("from . import _C\n")
+    import npu_bridge._autoload as autoload
+    result = _fresh_python(
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import warnings;"
+        f"sys.path.insert(1, {os.path.dirname(autoload.__file__)!r});"
+        "import _autoload\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always'); _autoload.load()\n"
+        "print(caught[0].message)\n"
+        "import npu_bridge",
+        TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    assert "npu_bridge is installed but cannot be loaded" in result.stdout
+    assert "TORCH_DEVICE_BACKEND_AUTOLOAD=0" in result.stdout
+    assert result.returncode != 0 and "ImportError" in result.stderr

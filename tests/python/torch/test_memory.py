@@ -35,6 +35,44 @@ def test_peak_statistics_reset():
     assert torch.npu.max_memory_allocated() == torch.npu.memory_allocated()
 
 
+def test_reserved_peak_free_memory_and_summary():
+    gc.collect()
+    torch.npu.empty_cache()
+    free_before, total = torch.npu.mem_get_info()
+    assert 0 < free_before <= total == torch.npu.memory_stats()["device.capacity_bytes"]
+    x = torch.empty(1 << 20, device="npu")
+    free_with, _ = torch.npu.mem_get_info()
+    assert free_with <= free_before - (4 << 20)
+    assert torch.npu.max_memory_reserved() >= torch.npu.memory_reserved() >= 4 << 20
+    summary = torch.npu.memory_summary()
+    for row in ("Allocated memory", "Reserved memory", "Device heap capacity", "Out-of-memory errors"):
+        assert row in summary
+    assert "Out-of-memory errors" not in torch.npu.memory_summary(abbreviated=True)
+    del x
+    torch.npu.empty_cache()
+    torch.npu.reset_peak_memory_stats()
+    assert torch.npu.max_memory_reserved() == torch.npu.memory_reserved()
+
+
+def test_torch_accelerator_memory_functions_reach_the_allocator():
+    # The allocator is a c10::DeviceAllocator, as CUDA's caching allocator.
+    gc.collect()
+    x = torch.empty(3000, device="npu")
+    assert torch.accelerator.memory_allocated("npu") == torch.npu.memory_allocated()
+    assert torch.accelerator.memory_reserved("npu") == torch.npu.memory_reserved()
+    stats = torch.accelerator.memory_stats("npu")
+    assert stats["allocated_bytes.all.current"] == torch.npu.memory_allocated()
+    assert stats["requested_bytes.all.current"] >= 3000 * 4
+    assert stats["segment.all.current"] >= 1
+    peak = torch.accelerator.max_memory_allocated("npu")
+    del x
+    torch.accelerator.empty_cache()
+    assert torch.npu.memory_stats()["cached_blocks"] == 0
+    torch.accelerator.reset_peak_memory_stats("npu")
+    assert torch.accelerator.max_memory_allocated("npu") <= peak
+    assert torch.accelerator.max_memory_allocated("npu") == torch.npu.memory_allocated()
+
+
 def test_cached_blocks_are_reused():
     torch.npu.empty_cache()
     before = torch.npu.memory_stats()

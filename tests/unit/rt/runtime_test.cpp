@@ -156,6 +156,51 @@ TEST(RuntimeTest, PacketsExecuteInOrderAndEventsTrackThem) {
   EXPECT_GT(runtime.deviceCycles(), 0u);
 }
 
+// A timed event holds the cycle counter after exactly the packets before
+// it: the worker ends a ring batch there, so packets submitted after the
+// event (already queued when it runs) do not count.
+TEST(RuntimeTest, TimedEventsHoldTheCycleCounterWhereTheyStand) {
+  const auto fills = [](uint64_t dst, size_t count) {
+    isa::inst::Fill fill;
+    fill.dst = dst;
+    fill.value = 7;
+    fill.count = 4096;
+    return std::vector<isa::Packet>(count, isa::packetOf(fill));
+  };
+  uint64_t firstOnly = 0;
+  {
+    rt::Runtime alone;
+    alone.submit(fills(alone.malloc(16384), 40));
+    firstOnly = alone.deviceCycles();
+  }
+  rt::Runtime runtime;
+  const uint64_t dst = runtime.malloc(16384);
+  const uint64_t start = runtime.recordTimedEvent();
+  runtime.submit(fills(dst, 40));
+  const uint64_t middle = runtime.recordTimedEvent();
+  const uint64_t sameMiddle = runtime.recordTimedEvent();
+  runtime.submit(fills(dst, 25));
+  const uint64_t end = runtime.recordTimedEvent();
+  EXPECT_EQ(runtime.eventCycles(middle) - runtime.eventCycles(start), firstOnly);
+  EXPECT_GT(runtime.eventCycles(end), runtime.eventCycles(middle));
+  EXPECT_EQ(runtime.eventCycles(end), runtime.deviceCycles());
+
+  runtime.releaseTimedEvent(middle);
+  EXPECT_EQ(runtime.eventCycles(sameMiddle) - runtime.eventCycles(start), firstOnly);
+  runtime.releaseTimedEvent(sameMiddle);
+  EXPECT_EQ(codeOf([&] { runtime.eventCycles(middle); }), rt::ErrorCode::InvalidValue);
+  runtime.submit(fills(dst, 1));
+  const uint64_t untimed = runtime.recordEvent();
+  try {
+    runtime.eventCycles(untimed);
+    FAIL() << "an untimed event has a device time";
+  } catch (const rt::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("recordTimedEvent"));
+  }
+  runtime.reset();
+  EXPECT_EQ(codeOf([&] { runtime.eventCycles(end); }), rt::ErrorCode::InvalidValue);
+}
+
 TEST(RuntimeTest, FaultNamesThePacketAndResetRecovers) {
   rt::Runtime runtime;
   const uint64_t a = runtime.malloc(64);

@@ -100,7 +100,14 @@ public:
   uint64_t recordEvent();
   bool eventDone(uint64_t event);
   void waitEvent(uint64_t event); // throws Error(DeviceFault) if the stream faulted
-  void synchronize();             // waitEvent(recordEvent())
+  // An event whose device time is kept: the device's cycle counter once
+  // every packet before it has run (the worker ends a ring batch there).
+  // eventCycles waits for it; Error(InvalidValue) for an event at a point
+  // no timed event holds (recordEvent's alone, released, or lost to a reset()).
+  uint64_t recordTimedEvent();
+  uint64_t eventCycles(uint64_t timedEvent);
+  void releaseTimedEvent(uint64_t timedEvent); // its handle is gone: the time is not kept
+  void synchronize();                          // waitEvent(recordEvent())
 
   // The pending fault, if the stream faulted since the last reset.
   std::optional<FaultInfo> lastFault() const;
