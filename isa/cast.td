@@ -53,19 +53,56 @@ def MP_mask_to_i : MicroProgram<"mask_to_i", ["m"], [(iand:$y $m, 1)], "y",
 //===----------------------------------------------------------------------===//
 
 // One recipe per pair of (source, destination) types: one pass whose steps
-// run the pair's programs on the source stream (IB0, in lane form) into the
-// destination stream (OB0). The ISS runs the same recipe (the semantics
-// walk the record's steps), so both machines compute a pair with the same
-// programs by construction.
+// run the pair's programs on the source stream (IB0, in lane form; an i64
+// source's high words in IB1) into the destination stream (OB0; an i64
+// destination's high words in OB1). The ISS runs the same recipe (the
+// semantics walk the record's steps), so both machines compute a pair with
+// the same programs by construction.
 class CastRecipe<int stype, int dtype, list<Step> steps>
     : VectorRecipe<[When<"stype", stype>, When<"dtype", dtype>], "", "n",
                    [Stream<"IB0", "src", 1, 0, "stype">, Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], ["OB0"], steps>]>;
 
-// The types cast accepts today: those whose storage is the 32-bit lane word
-// itself. bf16, f16, i64 and b8 join once the vector engine's streams convert
-// them (docs/types.md §2, §7 phase 1).
-defvar CastTypes = ["f32", "i32"];
+// The lane form of a type (docs/types.md §2): F binary32, I int32, L an
+// int64 register pair, M a mask.
+class LaneForm<string type> {
+  string Form = !cond(!eq(type, "f32") : "F", !eq(type, "bf16") : "F", !eq(type, "f16") : "F",
+                      !eq(type, "i32") : "I", !eq(type, "i64") : "L", !eq(type, "b8") : "M");
+}
+
+// The steps converting lane form `from` to lane form `to`: every pair of
+// types with the same lane forms shares them (the streams do the rest).
+class CastSteps<string from, string to> {
+  list<Step> Steps = !cond(
+    // F -> F: max(x, x) is x as the lanes hold it (canonical); a narrower
+    // destination rounds on store.
+    !eq(from # to, "FF") : [Run<"max", "IB0", "IB0", "OB0">],
+    !eq(from # to, "FI") : [Run<"f2iz", "IB0", "", "OB0">],
+    !eq(from # to, "FL") : [Run<"f2lzlo", "IB0", "", "OB0">, Run<"f2lzhi", "IB0", "", "OB1">],
+    // |x| is canonical: both zeros +0 (false), every NaN the canonical one (true).
+    !eq(from # to, "FM") : [Run<"abs", "IB0", "", "T0">, Run<"nonzero", "T0", "", "OB0">],
+    !eq(from # to, "IF") : [Run<"i2f", "IB0", "", "OB0">],
+    !eq(from # to, "II") : [Run<"copy_bits", "IB0", "", "OB0">],
+    !eq(from # to, "IL") : [Run<"copy_bits", "IB0", "", "OB0">, Run<"sign_fill", "IB0", "", "OB1">],
+    !eq(from # to, "IM") : [Run<"nonzero", "IB0", "", "OB0">],
+    !eq(from # to, "LF") : [Run<"l2f", "IB0", "IB1", "OB0">],
+    // The low word: two's complement wraps, as PyTorch's .int() of an int64.
+    !eq(from # to, "LI") : [Run<"copy_bits", "IB0", "", "OB0">],
+    !eq(from # to, "LL") : [Run<"copy_bits", "IB0", "", "OB0">, Run<"copy_bits", "IB1", "", "OB1">],
+    !eq(from # to, "LM") : [Run<"bit_or", "IB0", "IB1", "T0">, Run<"nonzero", "T0", "", "OB0">],
+    !eq(from # to, "MF") : [Run<"mask_to_f", "IB0", "", "OB0">],
+    !eq(from # to, "MI") : [Run<"mask_to_i", "IB0", "", "OB0">],
+    !eq(from # to, "ML") : [Run<"mask_to_i", "IB0", "", "OB0">, Run<"copy_bits", "ZERO", "", "OB1">],
+    !eq(from # to, "MM") : [Run<"copy_bits", "IB0", "", "OB0">]);
+}
+
+// The DType value named `type`.
+class DTypeValue<string type> {
+  int Value = !foldl(-1, DType.Values, found, v, !if(!eq(v.Name, type), v.Value, found));
+}
+
+// The types cast accepts: all six (docs/types.md §5).
+defvar CastTypes = ["f32", "bf16", "f16", "i32", "i64", "b8"];
 
 // The type of the source (flags bits 4-7), of the same enumeration as dtype.
 class STypeOf<list<string> accepts>
@@ -86,10 +123,8 @@ def CAST : Instruction<"cast", 0xa0, "convert",
   let Memory = [MemOperand<"dst", "w", Product<["n"], 1, "dtype">>,
                 MemOperand<"src", "r", Product<["n"], 1, "stype">>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
-  let Recipes = [
-    // F -> F: max(x, x) is x as the lanes hold it (canonical).
-    CastRecipe<0, 0, [Run<"max", "IB0", "IB0", "OB0">]>,
-    CastRecipe<0, 3, [Run<"f2iz", "IB0", "", "OB0">]>,
-    CastRecipe<3, 0, [Run<"i2f", "IB0", "", "OB0">]>,
-    CastRecipe<3, 3, [Run<"copy_bits", "IB0", "", "OB0">]>];
+  let Recipes = !foldl([]<VectorRecipe>, CastTypes, recipes, from,
+      !listconcat(recipes, !foreach(to, CastTypes,
+          CastRecipe<DTypeValue<from>.Value, DTypeValue<to>.Value,
+                     CastSteps<LaneForm<from>.Form, LaneForm<to>.Form>.Steps>)));
 }

@@ -28,6 +28,13 @@
 // mask, or accumulates. Scalar steps run the
 // same way on broadcast scalar values and keep lane 0's result.
 //
+// Streams are typed (docs/types.md §2): a stream's elements are of the
+// type its recipe names (STREAM_TYPE of the setup), its requests are the
+// element count times the type's size, and it converts between storage and
+// a lane's 32-bit form as beats arrive and leave (lane_form, storage_form).
+// An i64 stream fills two slots, its low words in its own and its high
+// words in the next, which makes no request of its own.
+//
 // The command processor checked every operand's range and the overlap
 // rules before the start; an index out of range faults here, and so does a
 // packet no recipe runs (an illegal instruction: it never reaches the engine
@@ -92,6 +99,11 @@ module npu_vector (
   localparam int unsigned SB = $clog2(NS);
   localparam int unsigned WORDS = npu_isa_pkg::HW_AXI_DATA_BYTES / 4;
   localparam int unsigned RB = npu_microcode_pkg::MC_REG_BITS;
+  localparam int unsigned BO = $clog2(npu_isa_pkg::HW_AXI_DATA_BYTES);  // a byte in a beat
+  // A lane's elements in one beat: its share of the beat's bytes, as many
+  // elements as b8 packs there (fewer of wider types; an i64 uses two
+  // ports, its low and high words).
+  localparam int unsigned P = npu_isa_pkg::HW_AXI_DATA_BYTES / L;
   localparam int unsigned PB = npu_microcode_pkg::MC_PROG_BITS;
 
   // ---- the recipe ---------------------------------------------------------------------------
@@ -121,6 +133,17 @@ module npu_vector (
     assign su_stream_base[k] = setup[npu_recipe_pkg::SU_STREAM_BASE_LSB + 64 * k +: 64];
   end
   assign su_stream_per_row = setup[npu_recipe_pkg::SU_STREAM_PER_ROW_LSB +: 7];
+  // Each stream's element type (docs/types.md §2): its DType, the log2 of
+  // its size in bytes, and whether the slot holds the high words of the i64
+  // stream in the slot before it (which moves them: the slot is never
+  // requested itself).
+  logic [2:0] stream_type [7];
+  logic [1:0] stream_size [7];
+  logic [6:0] stream_high;
+  for (genvar k = 0; k < 7; k++) begin : g_stream_type
+    assign {stream_high[k], stream_type[k]} = setup[npu_recipe_pkg::SU_STREAM_TYPE_LSB + 4 * k +: 4];
+    assign stream_size[k] = npu_isa_pkg::dtype_bytes_log2(stream_type[k]);
+  end
   assign su_zero_first_row = setup[npu_recipe_pkg::SU_ZERO_FIRST_ROW_LSB +: 7];
   assign su_pre_load = setup[npu_recipe_pkg::SU_PRE_LOAD_LSB];
   assign su_pre_load_addr = setup[npu_recipe_pkg::SU_PRE_LOAD_ADDR_LSB +: 64];
@@ -293,13 +316,59 @@ module npu_vector (
                     state == S_TREE;
 
   // ---- the lanes ---------------------------------------------------------------------------------
-  // Memory beats into the input buffers and out of the output buffers:
-  // word w of a beat is element beat_first + w of its chunk, which lane
-  // (beat_first + w) mod L holds. A posted write's beats leave while the
-  // next chunk's reads arrive, so each side has its own.
-  logic [EB-1:0] rd_beat_first, wr_beat_first;
-  logic [31:0] lane_acc [L], lane_alu [L], lane_result [L], lane_ob [L];
-  logic [GB-1:0] lane_ob_group [L];
+  // Streams convert between storage and lane form (docs/types.md §2) as
+  // they move beats: bf16 and f16 widen to binary32 and narrow with one
+  // rounding (npu_convert_pkg), b8 reads as a mask and stores 0 or 1, every
+  // other type is its words.
+  function automatic logic [31:0] lane_form(input logic [2:0] dtype, input logic [31:0] storage);
+    unique case (32'(dtype))
+      npu_isa_pkg::DTYPE_BF16: lane_form = npu_convert_pkg::widen_bf16(storage[15:0]);
+      npu_isa_pkg::DTYPE_F16: lane_form = npu_convert_pkg::widen_f16(storage[15:0]);
+      npu_isa_pkg::DTYPE_B8: lane_form = npu_convert_pkg::widen_b8(storage[7:0]);
+      default: lane_form = storage;
+    endcase
+  endfunction
+  function automatic logic [31:0] storage_form(input logic [2:0] dtype, input logic [31:0] lane);
+    unique case (32'(dtype))
+      npu_isa_pkg::DTYPE_BF16: storage_form = {16'd0, npu_convert_pkg::narrow_bf16(lane)};
+      npu_isa_pkg::DTYPE_F16: storage_form = {16'd0, npu_convert_pkg::narrow_f16(lane)};
+      npu_isa_pkg::DTYPE_B8: storage_form = {24'd0, npu_convert_pkg::narrow_b8(lane)};
+      default: storage_form = lane;
+    endcase
+  endfunction
+
+  // Port p of lane l in a beat `offset` bytes from its chunk's start, for
+  // elements of 2^size bytes: the lane's p-th element there (element e of
+  // the chunk is lane e mod L's, in its group e / L), whether the beat holds
+  // it, and the position of its first byte in the beat. An i64's words are
+  // two ports of one element: the low word (its stream's slot) and the high
+  // word (the next slot). The result is {in_beat, high, group, pos}.
+  localparam int unsigned PORT_BITS = 2 + GB + BO;
+  function automatic logic [PORT_BITS-1:0] beat_port(input logic [LB-1:0] l, input int unsigned p,
+                                                     input logic [EB+3:0] offset,
+                                                     input logic [1:0] size);
+    logic [EB+3:0] first, e, pos;
+    logic [LB-1:0] skip;
+    logic used, high;
+    // The element holding the beat's first byte, then the lane's first
+    // element from there on. Positions are modulo 8 CH, the largest chunk:
+    // one before the beat's start is far beyond its end.
+    first = offset >> size;
+    skip = l - first[LB-1:0];
+    e = first + (EB+4)'(skip);
+    high = size == 2'd3 && p == 1;
+    used = size == 2'd3 ? p < 2 : p < (P >> size);
+    if (size != 2'd3) e = e + (EB+4)'(p * L);
+    pos = (e << size) - offset + (high ? (EB+4)'(4) : '0);
+    beat_port = {used && pos < (EB+4)'(npu_isa_pkg::HW_AXI_DATA_BYTES), high, e[LB +: GB],
+                 pos[BO-1:0]};
+  endfunction
+
+  // Memory beats into the input buffers and out of the output buffers,
+  // each lane's elements through its P ports (beat_port). A posted write's
+  // beats leave while the next chunk's reads arrive, so each side has its
+  // own.
+  logic [31:0] lane_acc [L], lane_alu [L], lane_result [L];
   logic pass_start;                      // S_PASS starts the pass's first chunk
   assign pass_start = state == S_PASS && pass_valid && !row_skipped && j0 == '0;
   // An accumulator's stream reads +0 on the first row (nothing is read).
@@ -310,25 +379,46 @@ module npu_vector (
   localparam int unsigned RQ = 4;
   logic [SB-1:0] rq_slot [RQ];
   logic [1:0]    rq_stream [RQ];
-  logic [EB+1:0] rq_base [RQ];
+  logic [EB+3:0] rq_base [RQ];
   logic [1:0]    rq_head, rq_tail;      // rq_head: the oldest not done
   logic [1:0]    rb_head;               // the oldest whose beats are arriving
   logic [2:0]    rq_count;
   logic [SB-1:0] cslot;                  // the input slot of the chunk computing
   logic          oslot;                  // its output slot (the next chunk's after its writes)
+  // The beats' byte offsets from the start of their chunk (modulo the
+  // largest chunk, 8 CH bytes), and the types of their streams.
+  logic [EB+3:0] rd_offset, wr_offset;
+  logic [2:0]    rd_type;
+  logic [1:0]    rd_size;
+  assign rd_offset = mem_rd_addr[EB+3:0] - rq_base[rb_head];
+  assign rd_type = stream_type[3'(rq_stream[rb_head])];
+  assign rd_size = stream_size[3'(rq_stream[rb_head])];
+  // The lanes' output words of the beat leaving, in storage form.
+  logic [31:0]   lane_ob_storage [L][P];
+  logic [BO-1:0] lane_ob_pos [L][P];
+  logic [P-1:0]  lane_ob_in_beat [L];
   for (genvar l = 0; l < L; l++) begin : g_lane
-    logic [LB-1:0] in_word, out_word;
-    logic [GB-1:0] in_group;
-    assign in_word = LB'(l) - rd_beat_first[LB-1:0];
-    assign in_group = GB'((rd_beat_first + EB'(in_word)) >> LB);
-    assign out_word = LB'(l) - wr_beat_first[LB-1:0];
-    assign lane_ob_group[l] = GB'((wr_beat_first + EB'(out_word)) >> LB);
-    npu_vector_lane #(.G(G), .NS(NS)) u_lane (
+    // The lane's ports, word p's at [2p +: 2], [GB p +: GB] and [32p +: 32].
+    logic [P-1:0]    ib_write;
+    logic [2*P-1:0]  ib_stream, ob_stream;
+    logic [GB*P-1:0] ib_group, ob_group;
+    logic [32*P-1:0] ib_data, ob_data;
+    for (genvar p = 0; p < P; p++) begin : g_port
+      logic          in_beat, in_high, out_high;
+      logic [BO-1:0] in_pos;
+      assign {in_beat, in_high, ib_group[GB*p +: GB], in_pos} = beat_port(LB'(l), p, rd_offset, rd_size);
+      assign ib_write[p] = rq_count != '0 && mem_rd_valid && in_beat && mem_rd_strb[in_pos];
+      assign ib_stream[2*p +: 2] = rq_stream[rb_head] + 2'(in_high);
+      assign ib_data[32*p +: 32] = lane_form(rd_type, 32'(mem_rd_data >> {in_pos, 3'b000}));
+      assign {lane_ob_in_beat[l][p], out_high, ob_group[GB*p +: GB], lane_ob_pos[l][p]} =
+          beat_port(LB'(l), p, wr_offset, stream_size[wr_stream]);
+      assign ob_stream[2*p +: 2] = 2'(wr_stream - 3'd4) + 2'(out_high);
+      assign lane_ob_storage[l][p] = storage_form(stream_type[wr_stream], ob_data[32*p +: 32]);
+    end
+    npu_vector_lane #(.G(G), .NS(NS), .P(P)) u_lane (
       .clk,
-      .ib_write(rq_count != '0 && mem_rd_valid && mem_rd_strb[4 * in_word]),
-      .ib_slot(rq_slot[rb_head]), .ib_stream(rq_stream[rb_head]), .ib_group(in_group),
-      .ib_data(mem_rd_data[32 * in_word +: 32]),
-      .ob_slot(wr_slot), .ob_stream(wr_stream), .ob_group(lane_ob_group[l]), .ob_data(lane_ob[l]),
+      .ib_write, .ib_slot(rq_slot[rb_head]), .ib_stream, .ib_group, .ib_data,
+      .ob_slot(wr_slot), .ob_stream, .ob_group, .ob_data,
       .slot(cslot), .oslot, .ib_zero, .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
       .src1_scalar(is_scalar(step_s1)), .scalar0(scalar_value(step_s0)),
       .scalar1(scalar_value(step_s1)), .dst(step_dst),
@@ -361,7 +451,7 @@ module npu_vector (
   // to it (the ISS stored before it read). A failed read is the fault of the
   // chunk whose slot it filled, when the steps reach it.
   logic [63:0] chunk_addr;
-  assign chunk_addr = stream_addr[stream] + {30'd0, j0, 2'b00};
+  assign chunk_addr = stream_addr[stream] + (64'(j0) << stream_size[stream]);
 
   // The reader: its chunk, slot and next stream (4: the chunk's requests
   // are all taken), and per slot whether it holds a chunk (`slot_busy`)
@@ -381,9 +471,11 @@ module npu_vector (
   endfunction
   logic [63:0] rd_chunk_addr;
   logic [EB:0] rd_chunk_len;
+  logic [31:0] rd_chunk_bytes;
   logic        rd_wanted;
-  assign rd_chunk_addr = stream_addr[rd_stream] + {30'd0, rd_j0, 2'b00};
+  assign rd_chunk_addr = stream_addr[rd_stream] + (64'(rd_j0) << stream_size[rd_stream]);
   assign rd_chunk_len = {1'b0, cols} - {1'b0, rd_j0} >= 33'(CH) ? (EB+1)'(CH) : (EB+1)'(cols - rd_j0);
+  assign rd_chunk_bytes = 32'(rd_chunk_len) << stream_size[rd_stream];
   assign rd_wanted = rd_active && rd_stream != 3'd4 && state != S_DRAIN && state != S_FINISH;
   // The steps' chunk may start: its slot's reads are all done.
   logic slot_ready;
@@ -391,8 +483,8 @@ module npu_vector (
 
   logic        wr_failed;
   logic        wr_slot;                   // output buffer of the write sending its beats
-  logic [1:0]  wr_stream;
-  logic [EB-1:0] wr_first_word;          // its first word, modulo the chunk
+  logic [2:0]  wr_stream;
+  logic [EB+3:0] wr_base;                 // its chunk's first byte, modulo 8 CH
   logic [5:0]  wr_beats, wr_beats_next;   // its beats still to leave
   logic [3:0]  wr_fault_code;
   logic [63:0] wr_fault_addr;
@@ -420,7 +512,7 @@ module npu_vector (
     own_wanted = 1'b1;
     mem_req_write = 1'b0;
     mem_req_addr = chunk_addr;
-    mem_req_bytes = 32'(chunk_len) << 2;
+    mem_req_bytes = 32'(chunk_len) << stream_size[stream];
     unique case (state)
       S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: begin
         mem_req_addr = load_addr;
@@ -439,12 +531,12 @@ module npu_vector (
       end
       default: own_wanted = 1'b0;
     endcase
-    rd_go = rd_wanted && mem_read_ready && !overlaps_write(rd_chunk_addr, 32'(rd_chunk_len) << 2);
+    rd_go = rd_wanted && mem_read_ready && !overlaps_write(rd_chunk_addr, rd_chunk_bytes);
     own_req = !rd_go;
     if (rd_go) begin
       mem_req_write = 1'b0;
       mem_req_addr = rd_chunk_addr;
-      mem_req_bytes = 32'(rd_chunk_len) << 2;
+      mem_req_bytes = rd_chunk_bytes;
     end
     req_wanted = rd_go || own_wanted;
   end
@@ -455,18 +547,21 @@ module npu_vector (
   assign own_taken = req_taken && own_req;
   assign port_quiet = state == S_STEP && !rd_active && rq_count == '0;
 
-  // Word w of a beat is element (beat - chunk) / 4 + w of the chunk.
-  assign rd_beat_first = EB'(mem_rd_addr[EB+1:2] - rq_base[rb_head][EB+1:2]);
-  assign wr_beat_first = mem_wr_addr[EB+1:2] - wr_first_word;
+  assign wr_offset = mem_wr_addr[EB+3:0] - wr_base;
   always_comb begin
     mem_wr_data = '0;
-    for (int w = 0; w < WORDS; w++) begin
-      logic [LB-1:0] e;
-      e = wr_beat_first[LB-1:0] + LB'(w);
-      // A row store writes its registers, in the order of their words from
-      // load_addr; the strobes pick the words.
-      if (state == S_ROW_STORE) mem_wr_data[32*w +: 32] = ks[su_row_store_src + row_store_word[w]];
-      else mem_wr_data[32*w +: 32] = lane_ob[e];
+    // A row store writes its registers, in the order of their words from
+    // load_addr; the strobes pick the words.
+    if (state == S_ROW_STORE) begin
+      for (int w = 0; w < WORDS; w++) mem_wr_data[32*w +: 32] = ks[su_row_store_src + row_store_word[w]];
+    end else begin
+      // Every byte of the beat is one lane's (of its element in the chunk):
+      // each element's storage form is placed at its position.
+      for (int l = 0; l < L; l++)
+        for (int p = 0; p < P; p++)
+          if (lane_ob_in_beat[l][p])
+            mem_wr_data = mem_wr_data | ((8*npu_isa_pkg::HW_AXI_DATA_BYTES)'(lane_ob_storage[l][p])
+                                         << {lane_ob_pos[l][p], 3'b000});
     end
   end
 
@@ -501,7 +596,7 @@ module npu_vector (
 
   // Chunk positions need only the low address bits.
   logic unused_wr_addr;
-  assign unused_wr_addr = ^{mem_wr_addr[63:EB+2], mem_wr_addr[1:0]};
+  assign unused_wr_addr = ^mem_wr_addr[63:EB+4];
 
   // The address of every stream on row 0, its pitch, and the scalar work.
   logic [33:0] row_bytes;
@@ -541,7 +636,9 @@ module npu_vector (
   // The reader and the write tracker. (A pass with nothing to read, or a
   // skipped row, starts no reader.)
   logic [3:0] pass_read;
-  assign pass_read = pass_in & ~ib_zero;
+  logic [2:0] pass_write;
+  assign pass_read = pass_in & ~ib_zero & ~stream_high[3:0];
+  assign pass_write = pass_out & ~stream_high[6:4];
   always_ff @(posedge clk or negedge rst_n) begin
     if (!rst_n) begin
       rd_active <= 1'b0;
@@ -570,7 +667,7 @@ module npu_vector (
       wr_failed <= 1'b0;
       wr_slot <= 1'b0;
       wr_stream <= '0;
-      wr_first_word <= '0;
+      wr_base <= '0;
       wr_beats <= '0;
       wr_fault_code <= npu_isa_pkg::FAULT_NONE;
       wr_fault_addr <= '0;
@@ -609,7 +706,7 @@ module npu_vector (
         if (rd_req_taken) begin
           rq_slot[rq_tail] <= rd_slot;
           rq_stream[rq_tail] <= rd_stream[1:0];
-          rq_base[rq_tail] <= rd_chunk_addr[EB+1:0];
+          rq_base[rq_tail] <= rd_chunk_addr[EB+3:0];
           rq_tail <= rq_tail + 2'd1;
         end
         if (rd_req_taken || (rd_active && rd_stream == 3'd4)) begin
@@ -657,8 +754,8 @@ module npu_vector (
       wr_beats <= wr_beats_next;
       if (req_taken && mem_req_write) begin
         wr_slot <= oslot;
-        wr_stream <= 2'(stream - 3'd4);
-        wr_first_word <= mem_req_addr[EB+1:2];
+        wr_stream <= stream;
+        wr_base <= mem_req_addr[EB+3:0];
         wr_beats <= 6'((({27'd0, mem_req_addr[4:0]} + mem_req_bytes + 32'(npu_isa_pkg::HW_AXI_DATA_BYTES - 1))
                         >> $clog2(npu_isa_pkg::HW_AXI_DATA_BYTES)));
         wq_addr[wq_tail] <= mem_req_addr;
@@ -725,7 +822,7 @@ module npu_vector (
           // Shape, streams and packet scalars of the recipe.
           for (int k = 0; k < 7; k++) begin
             stream_addr[k] <= su_stream_base[k];
-            stream_pitch[k] <= su_stream_per_row[k] ? {30'd0, su_cols, 2'b00} : 64'd0;
+            stream_pitch[k] <= su_stream_per_row[k] ? 64'(su_cols) << stream_size[k] : 64'd0;
           end
           zero_first_row <= su_zero_first_row[3:0];
           row <= '0;
@@ -781,9 +878,9 @@ module npu_vector (
             word_index <= '0;
             if (!last_group) group <= group + GB'(1);
             else begin
-              stream <= next_out(pass_out, 3'd4);
-              state <= next_out(pass_out, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
-              if (next_out(pass_out, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
+              stream <= next_out(pass_write, 3'd4);
+              state <= next_out(pass_write, 3'd4) == 3'd7 ? S_PASS : S_OUT_REQ;
+              if (next_out(pass_write, 3'd4) == 3'd7) j0 <= j0 + 32'(CH);
             end
           end else if (step_kind == npu_recipe_pkg::STEP_END) begin
             if (section == npu_recipe_pkg::SEC_PRE) begin
@@ -891,9 +988,9 @@ module npu_vector (
         S_WRITE_WAIT: if (!ob_busy) state <= S_STEP;
         // The write is posted (the tracker follows it).
         S_OUT_REQ: if (own_taken) begin
-          stream <= next_out(pass_out, stream + 3'd1);
-          state <= next_out(pass_out, stream + 3'd1) == 3'd7 ? S_PASS : S_OUT_REQ;
-          if (next_out(pass_out, stream + 3'd1) == 3'd7) begin
+          stream <= next_out(pass_write, stream + 3'd1);
+          state <= next_out(pass_write, stream + 3'd1) == 3'd7 ? S_PASS : S_OUT_REQ;
+          if (next_out(pass_write, stream + 3'd1) == 3'd7) begin
             j0 <= j0 + 32'(CH);
             oslot <= !oslot;
           end

@@ -18,20 +18,24 @@
 // reduction tree (two accumulators from the engine).
 module npu_vector_lane #(
   parameter int unsigned G = 8,       // element groups per chunk
-  parameter int unsigned NS = 3       // input buffer slots
+  parameter int unsigned NS = 3,      // input buffer slots
+  parameter int unsigned P = 4        // buffer words a memory beat moves at once
 ) (
   input  logic        clk,
 
-  // chunk buffers
-  input  logic        ib_write,       // a memory word for input stream ib_stream of slot ib_slot
+  // chunk buffers: up to P words of a memory beat (in lane form) on each
+  // side per cycle, word p into input stream ib_stream's p-th field of slot
+  // ib_slot. Word p's fields are at [2p +: 2] (stream), [GB p +: GB] (group)
+  // and [32p +: 32] (data): flat vectors, as Yosys 0.23 reads no array ports.
+  input  logic [P-1:0] ib_write,
   input  logic [$clog2(NS)-1:0] ib_slot,
-  input  logic [1:0]  ib_stream,
-  input  logic [$clog2(G)-1:0] ib_group,
-  input  logic [31:0] ib_data,
-  input  logic        ob_slot,        // an output word for memory
-  input  logic [1:0]  ob_stream,
-  input  logic [$clog2(G)-1:0] ob_group,
-  output logic [31:0] ob_data,
+  input  logic [2*P-1:0] ib_stream,
+  input  logic [$clog2(G)*P-1:0] ib_group,
+  input  logic [32*P-1:0] ib_data,
+  input  logic        ob_slot,
+  input  logic [2*P-1:0] ob_stream,
+  input  logic [$clog2(G)*P-1:0] ob_group,
+  output logic [32*P-1:0] ob_data,
 
   // the step
   input  logic [$clog2(NS)-1:0] slot, // of the chunk computing: its inputs
@@ -77,6 +81,7 @@ module npu_vector_lane #(
 
   localparam int unsigned RB = npu_microcode_pkg::MC_REG_BITS;
   localparam int unsigned SB = npu_microcode_pkg::MC_SRC_BITS;
+  localparam int unsigned GB = $clog2(G);
 
   logic [31:0] ib [NS][4][G];
   logic [31:0] ob [2][3][G];
@@ -92,7 +97,9 @@ module npu_vector_lane #(
   logic [31:0] val0, val1;
   assign val0 = src0_scalar ? scalar0 : element(src0);
   assign val1 = src1_scalar ? scalar1 : element(src1);
-  assign ob_data = ob[ob_slot][ob_stream][ob_group];
+  for (genvar p = 0; p < P; p++) begin : g_ob_data
+    assign ob_data[32*p +: 32] = ob[ob_slot][ob_stream[2*p +: 2]][ob_group[GB*p +: GB]];
+  end
 
   // The inputs as the program's registers 0 and 1 hold them: binary32
   // canonicalised (docs/arith.md §1.1), integer lane forms as they are.
@@ -130,7 +137,8 @@ module npu_vector_lane #(
   assign step_result = word_dst == result_reg ? alu_result : reg_value(result_reg);
 
   always_ff @(posedge clk) begin
-    if (ib_write) ib[ib_slot][ib_stream][ib_group] <= ib_data;
+    for (int p = 0; p < P; p++)
+      if (ib_write[p]) ib[ib_slot][ib_stream[2*p +: 2]][ib_group[GB*p +: GB]] <= ib_data[32*p +: 32];
     if (mask_write) tmp[dst[1:0]] <= masked ? 32'hff80_0000 : val0;
     if (acc_init) acc <= acc_init_value;
     if (alu_enable) begin

@@ -9,6 +9,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -324,6 +325,26 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
     for (const EnumValueDef &v : e.values)
       os << "  localparam int unsigned " << snakeUpper(e.name) << "_" << upper(v.name) << " = "
          << v.value << ";\n";
+  // The element sizes of DType, the enumeration of the vector engine's
+  // stream types (isa/recipe.td), whose streams move elements of the type a
+  // packet names (docs/types.md §1).
+  for (const EnumTypeDef &e : model.enums) {
+    if (e.name != "DType")
+      continue;
+    uint64_t largest = 0;
+    for (const EnumValueDef &v : e.values)
+      largest = std::max<uint64_t>(largest, v.value);
+    const unsigned width = std::max(1u, llvm::Log2_64_Ceil(largest + 1));
+    const std::string name = llvm::StringRef(snakeUpper(e.name)).lower() + "_bytes_log2";
+    os << "  // log2 of the bytes of an element of each " << e.name
+       << " value (0 for a value it lacks).\n"
+          "  function automatic logic [1:0] "
+       << name << "(input logic [" << width - 1 << ":0] value);\n    unique case (value)\n";
+    for (const EnumValueDef &v : e.values)
+      os << "      " << width << "'d" << v.value << ": " << name << " = 2'd"
+         << llvm::Log2_64(v.bytes) << ";\n";
+    os << "      default: " << name << " = 2'd0;\n    endcase\n  endfunction\n";
+  }
 
   os << "\n  // Operand slots: <INSTR>_<OPERAND>_LSB / _WIDTH.\n";
   for (const InstructionDef &inst : model.instructions)

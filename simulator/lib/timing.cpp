@@ -4,6 +4,7 @@
 #include "dma_timing.h"
 #include "npu/isa/recipes.h"
 #include "recipe_select.h"
+#include "typed_streams.h"
 
 #include <algorithm>
 #include <array>
@@ -199,7 +200,16 @@ public:
       : r_(r), decoded_(decoded), port_(port), latency_(memory.latency),
         wait_(memory.stallPercent ? double(memory.stallPercent) / double(100 - memory.stallPercent)
                                   : 0.0),
-        beat_(memory.beatCycles() + wait_), nextFetch_(double(nextFetch)) {}
+        beat_(memory.beatCycles() + wait_), nextFetch_(double(nextFetch)) {
+    // A stream moves elements of its type (docs/types.md §2): its requests
+    // and its rows are the element count times the type's size. An untyped
+    // stream's words are f32's (fixed type 0).
+    for (unsigned s = 0; s < elementBytes_.size(); ++s) {
+      const int8_t operand = r.streamTypeOperand[s];
+      elementBytes_[s] = storageBytes(
+          static_cast<isa::DType>(operand >= 0 ? decoded.operands[operand] : r.streamFixedType[s]));
+    }
+  }
 
   // The packet's cycles; whether the next packet was fetched meanwhile.
   uint64_t run(bool &prefetched);
@@ -222,11 +232,11 @@ private:
   // A stream that starts at an index's row starts where the row's index
   // says; the model takes the indices to be distinct, as row numbers.
   uint64_t streamAddress(unsigned s, uint64_t row, uint64_t j0) const {
-    const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
+    const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], elementBytes_[s]);
     if (r_.rebase >> s & 1)
-      return decoded_.operands[r_.indexBase] + row * rowBytes + 4 * j0;
+      return decoded_.operands[r_.indexBase] + row * rowBytes + elementBytes_[s] * j0;
     return decoded_.operands[r_.streamOperand[s]] +
-           (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) + 4 * j0;
+           (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) + elementBytes_[s] * j0;
   }
 
   const isa::recipe::Recipe &r_;
@@ -244,6 +254,7 @@ private:
   double firstDone_ = 1e300;        // the engine's first completed request
   double grant_ = 1e300, portFree_ = 1e300;
   unsigned outputSlot_ = 0; // the steps' output buffers: the other after a chunk's writes
+  std::array<uint64_t, 7> elementBytes_{}; // per stream: IB0..IB3, OB0..OB2
 };
 
 double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follows) {
@@ -314,7 +325,9 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
 double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
   const uint64_t cols = decoded_.operands[r_.cols];
   const uint64_t zero = row == 0 ? r_.zeroFirstRow : 0;
-  const unsigned reads = p.inputs & ~zero & 0xf;
+  // The slots of an i64 stream's high words are moved with its low words'.
+  const unsigned reads = p.inputs & ~zero & ~r_.streamHigh & 0xf;
+  const unsigned writes = p.outputs & ~(r_.streamHigh >> 4);
   // The last step ends its group (a pass without steps spends a cycle on the end).
   const double groupSteps = double(std::max<uint64_t>(1, stepCycles(p.firstStep, p.numSteps)));
   const uint64_t chunks = ceilDiv(cols, kChunk);
@@ -327,7 +340,8 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
       if (!(reads >> s & 1))
         continue;
       const uint64_t j0 = k * kChunk;
-      done = read(t, streamAddress(s, row, j0), 4 * std::min(kChunk, cols - j0), true);
+      done =
+          read(t, streamAddress(s, row, j0), elementBytes_[s] * std::min(kChunk, cols - j0), true);
       t = readAccepts_.back() + 1;
     }
     readerFree = t; // rd_stream is 4 the cycle after the last request
@@ -362,8 +376,8 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
     c = stepsEnd;
     std::erase_if(readAccepts_, [&](double a) { return a < stepsEnd - 0.5; });
     for (unsigned s = 0; s < 3; ++s)
-      if (p.outputs >> s & 1)
-        c = write(c, streamAddress(4 + s, row, j0), 4 * length) + 1;
+      if (writes >> s & 1)
+        c = write(c, streamAddress(4 + s, row, j0), elementBytes_[4 + s] * length) + 1;
     if (p.outputs)
       outputSlot_ ^= 1;
   }
@@ -402,9 +416,12 @@ uint64_t VectorEngine::run(bool &prefetched) {
   // a burst ends, which a write pays an address cycle for), which repeats
   // every `period` rows: the rows are simulated up to a whole number of
   // periods before the end (at least two after the first), and the last
-  // simulated period's cycles and bytes stand for the rest.
+  // simulated period's cycles and bytes stand for the rest. The narrowest
+  // elements' period is a multiple of the others' (the sizes are powers of
+  // two).
   constexpr uint64_t kPage = 4096;
-  const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], 4);
+  const uint64_t rowBytes = satMul(decoded_.operands[r_.cols],
+                                   *std::min_element(elementBytes_.begin(), elementBytes_.end()));
   const uint64_t period = kPage / std::gcd(rowBytes % kPage ? rowBytes % kPage : kPage, kPage);
   const uint64_t simulated =
       rows <= 1 + 3 * period ? rows : 1 + 2 * period + (rows - 1 - 2 * period) % period;

@@ -408,31 +408,34 @@ INSTANTIATE_TEST_SUITE_P(EveryInstruction, RtlRecordCases,
                          ::testing::ValuesIn(cases::everyOpcode()), cases::mnemonicOf);
 
 // CAST on every pair of types it accepts, over the edge values of the
-// source type (type_pairs.h, the same pairs and values as IssOps'), out of
+// source type and the same spread over three chunks from inside a beat
+// (type_pairs.h's castCases, the same pairs and values as IssOps'), out of
 // place and, where the types have one size, in place, under wait states
-// every other pair.
+// every fourth run.
 TEST(RtlOps, CastEveryAcceptedTypePair) {
   int t = 0;
-  const int pairs = test::forEachAcceptedTypePair(isa::info(isa::Opcode::CAST), [&](isa::DType from,
-                                                                                    isa::DType to) {
-    const std::vector<uint64_t> edges = test::edgeElements(from);
-    for (bool inPlace : {false, true}) {
-      if (inPlace && test::typeBytes(from) != test::typeBytes(to))
-        continue;
-      Twin twin(950, memoryFor(t++));
-      isa::inst::Cast op;
-      op.n = static_cast<uint32_t>(edges.size());
-      op.stype = from;
-      op.dtype = to;
-      op.src = twin.values(test::packedWords(from, edges, 0x5a));
-      op.dst = inPlace ? op.src
-                       : twin.values(std::vector<uint32_t>((op.n * test::typeBytes(to) + 3) / 4,
-                                                           0xa5a5a5a5u));
-      twin.runAndCompare(validPacketOf(op), "cast " + test::typeName(from) + " -> " +
-                                                test::typeName(to) + (inPlace ? " in place" : ""));
-    }
-  });
-  EXPECT_GE(pairs, 4);
+  const int pairs = test::forEachAcceptedTypePair(
+      isa::info(isa::Opcode::CAST), [&](isa::DType from, isa::DType to) {
+        for (const test::CastCase &c : test::castCases(from))
+          for (bool inPlace : {false, true}) {
+            if (inPlace && test::typeBytes(from) != test::typeBytes(to))
+              continue;
+            Twin twin(950, memoryFor(t++));
+            isa::inst::Cast op;
+            op.n = static_cast<uint32_t>(c.elements.size());
+            op.stype = from;
+            op.dtype = to;
+            op.src = twin.values(test::skewedWords(from, c.elements, c.skew, 0x5a)) + c.skew;
+            op.dst = inPlace ? op.src
+                             : twin.values(std::vector<uint32_t>(
+                                   (c.skew + op.n * test::typeBytes(to) + 3) / 4, 0xa5a5a5a5u)) +
+                                   c.skew;
+            twin.runAndCompare(validPacketOf(op),
+                               "cast " + test::typeName(from) + " -> " + test::typeName(to) +
+                                   " of " + std::to_string(op.n) + (inPlace ? " in place" : ""));
+          }
+      });
+  EXPECT_EQ(pairs, 36);
 }
 
 TEST(RtlOps, AdamW) {

@@ -109,6 +109,32 @@ inline std::vector<uint32_t> packedWords(isa::DType type, const std::vector<uint
   return words;
 }
 
+// The inputs of a cast test of a source type: its edge elements from an
+// address on a beat's start, then the same repeated over more than two
+// chunks of the vector engine (CH = 128 elements) from a word past a beat's
+// start (`skew` bytes), so that chunks and beats start inside an i64 and
+// the narrow types' last word is partial.
+struct CastCase {
+  std::vector<uint64_t> elements;
+  unsigned skew = 0;
+};
+inline std::vector<CastCase> castCases(isa::DType from) {
+  const std::vector<uint64_t> edges = edgeElements(from);
+  CastCase spread{{}, 4};
+  for (size_t i = 0; i < 301; ++i)
+    spread.elements.push_back(edges[i % edges.size()]);
+  return {{edges, 0}, spread};
+}
+
+// `skew` bytes of `pad`, then the elements of `type` packed by packedWords.
+inline std::vector<uint32_t> skewedWords(isa::DType type, const std::vector<uint64_t> &elements,
+                                         unsigned skew, uint8_t pad) {
+  std::vector<uint32_t> words(skew / 4, 0x01010101u * pad);
+  const std::vector<uint32_t> packed = packedWords(type, elements, pad);
+  words.insert(words.end(), packed.begin(), packed.end());
+  return words;
+}
+
 // The name of a type in the .td ("f32", ...).
 inline std::string typeName(isa::DType type) {
   for (const isa::EnumInfo *e : isa::enums())
