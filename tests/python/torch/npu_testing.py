@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import torch
@@ -72,3 +73,10 @@ def native(*ops: str) -> Iterator[None]:
 
 def op_packets(op: str) -> int:
     return torch.npu.op_stats().get(op, {}).get("packets", 0)
+
+
+def run_python(code: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh Python with these environment variables
+    added (for what a process does once: start the device, read NPU_*)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **env})

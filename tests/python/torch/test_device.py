@@ -6,11 +6,12 @@ from __future__ import annotations
 import gc
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 import torch
+
+from npu_testing import run_python
 
 
 def test_the_device_is_registered_as_npu():
@@ -105,11 +106,6 @@ def test_a_device_fault_is_reported_and_the_device_recovers():
     assert torch.equal((table * 2).cpu(), table.cpu() * 2)
 
 
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
-
-
 def test_an_unknown_npu_backend_fails_at_first_use_with_the_available_ones():
     result = run_python(
         "import torch, npu_bridge\n"
@@ -164,18 +160,13 @@ def test_printing_keeps_grad_fn_and_parameter_forms():
     assert str(torch.ones(2, device="npu")) == "tensor([1., 1.], device='npu:0')"
 
 
-def _fresh_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **env})
-
-
 def test_import_torch_loads_the_bridge_without_importing_it():
-    result = _fresh_python(
+    result = run_python(
         "import sys, torch; assert 'npu_bridge' in sys.modules;"
         "x = torch.arange(4.0, device='npu'); print(torch.npu.is_available(), (x * 2).cpu().tolist())")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True [0.0, 2.0, 4.0, 6.0]"
-    disabled = _fresh_python("import sys, torch; print('npu_bridge' in sys.modules, hasattr(torch, 'npu'))",
+    disabled = run_python("import sys, torch; print('npu_bridge' in sys.modules, hasattr(torch, 'npu'))",
                              TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     assert disabled.returncode == 0, disabled.stderr
     assert disabled.stdout.strip() == "False False"
@@ -188,7 +179,7 @@ def test_a_bridge_that_cannot_load_warns_at_import_torch_and_raises_at_import_np
     fake.mkdir()
     (fake / "__init__.py").write_text("from . import _C\n")
     import npu_bridge._autoload as autoload
-    result = _fresh_python(
+    result = run_python(
         f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import warnings;"
         f"sys.path.insert(1, {os.path.dirname(autoload.__file__)!r});"
         "import _autoload\n"

@@ -3,12 +3,12 @@ and the NPU_DEBUG log."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 
 import pytest
 import torch
+
+from npu_testing import run_python
 
 
 def test_fallback_runs_on_the_cpu_and_counts():
@@ -66,13 +66,6 @@ def test_strict_mode_refuses_fallbacks_by_name():
         assert torch.equal((x * 2).cpu(), x.cpu() * 2)  # native ops still run
     finally:
         torch.npu.set_strict(False)
-
-
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    import os
-
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **env})
 
 
 def test_strict_environment_variable():

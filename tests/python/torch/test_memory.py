@@ -4,12 +4,11 @@ resize_ and set_."""
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
+
+from npu_testing import run_python
 
 
 def test_memory_returns_to_baseline_after_tensors_are_freed():
@@ -144,26 +143,21 @@ def test_pinned_host_memory_and_a_pinning_data_loader():
     assert not torch.empty(16).is_pinned()
 
 
-def _in_fresh_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
-
-
 def test_device_memory_holds_a_real_model_and_its_size_is_configurable():
     # The default 8G 'device' heap holds a Qwen2-0.5B-sized embedding (545 MB)
     # in one block; NPU_MEMORY_SIZE sets it, and the out-of-memory message
     # names it.
-    big = _in_fresh_python(
+    big = run_python(
         "import torch; e = torch.empty(151936, 896, device='npu'); e[-1].fill_(2.0);"
         "free, total = torch.npu.mem_get_info(); print(total >= 8 << 30, e[-1, :2].cpu().tolist())")
     assert big.returncode == 0, big.stderr
     assert big.stdout.strip() == "True [2.0, 2.0]"
-    small = _in_fresh_python(
+    small = run_python(
         "import torch\n"
         "x = torch.empty(700 << 20, dtype=torch.uint8, device='npu')\n"
         "print(torch.npu.mem_get_info()[1] < 2 << 30)\n"
         "torch.empty(2 << 30, dtype=torch.uint8, device='npu')", NPU_MEMORY_SIZE="1G")
     assert small.stdout.strip() == "True"
     assert "NPU out of memory" in small.stderr and "NPU_MEMORY_SIZE=1G" in small.stderr
-    bad = _in_fresh_python("import torch; torch.ones(1, device='npu')", NPU_MEMORY_SIZE="lots")
+    bad = run_python("import torch; torch.ones(1, device='npu')", NPU_MEMORY_SIZE="lots")
     assert bad.returncode != 0 and "NPU_MEMORY_SIZE='lots' is not a usable device memory size" in bad.stderr

@@ -306,26 +306,12 @@ INSTANTIATE_TEST_SUITE_P(EveryInstruction, IssRecordCases,
 // (type_pairs.h's castCases, the same pairs and values as RtlOps'), out of
 // place and, where the types have one size, in place.
 TEST(IssOps, CastEveryAcceptedTypePair) {
-  const int pairs = test::forEachAcceptedTypePair(
-      isa::info(isa::Opcode::CAST), [](isa::DType from, isa::DType to) {
-        for (const test::CastCase &c : test::castCases(from))
-          for (bool inPlace : {false, true}) {
-            if (inPlace && test::typeBytes(from) != test::typeBytes(to))
-              continue;
-            Twin twin(950);
-            isa::inst::Cast op;
-            op.n = static_cast<uint32_t>(c.elements.size());
-            op.stype = from;
-            op.dtype = to;
-            op.src = twin.values(test::skewedWords(from, c.elements, c.skew, 0x5a)) + c.skew;
-            op.dst = inPlace ? op.src
-                             : twin.values(std::vector<uint32_t>(
-                                   (c.skew + op.n * test::typeBytes(to) + 3) / 4, 0xa5a5a5a5u)) +
-                                   c.skew;
-            twin.runAndCompare(validPacketOf(op),
-                               "cast " + test::typeName(from) + " -> " + test::typeName(to) +
-                                   " of " + std::to_string(op.n) + (inPlace ? " in place" : ""));
-          }
+  const int pairs = test::forEachCastTest(
+      [&](isa::DType from, isa::DType to, const test::CastCase &c, bool inPlace) {
+        Twin twin(950);
+        const isa::inst::Cast op = test::castOf(
+            from, to, c, inPlace, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+        twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
 }

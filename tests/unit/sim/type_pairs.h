@@ -144,4 +144,39 @@ inline std::string typeName(isa::DType type) {
   return "?";
 }
 
+// Calls run(stype, dtype, case, inPlace) for every CAST test: each pair of
+// types CAST accepts, each of castCases, out of place and, where the types
+// have one size, in place. Returns the number of pairs.
+template <class Run> int forEachCastTest(Run run) {
+  return forEachAcceptedTypePair(isa::info(isa::Opcode::CAST), [&](isa::DType from, isa::DType to) {
+    for (const CastCase &c : castCases(from))
+      for (bool inPlace : {false, true})
+        if (!inPlace || typeBytes(from) == typeBytes(to))
+          run(from, to, c, inPlace);
+  });
+}
+
+// The CAST of one test: its source words placed by place(words) (a twin's
+// values(), returning their address), its destination filled with a
+// pattern first (or the source, in place).
+template <class Place>
+isa::inst::Cast castOf(isa::DType from, isa::DType to, const CastCase &c, bool inPlace,
+                       Place place) {
+  isa::inst::Cast op;
+  op.n = static_cast<uint32_t>(c.elements.size());
+  op.stype = from;
+  op.dtype = to;
+  op.src = place(skewedWords(from, c.elements, c.skew, 0x5a)) + c.skew;
+  op.dst =
+      inPlace ? op.src
+              : place(std::vector<uint32_t>((c.skew + op.n * typeBytes(to) + 3) / 4, 0xa5a5a5a5u)) +
+                    c.skew;
+  return op;
+}
+
+inline std::string castName(const isa::inst::Cast &op, bool inPlace) {
+  return "cast " + typeName(op.stype) + " -> " + typeName(op.dtype) + " of " +
+         std::to_string(op.n) + (inPlace ? " in place" : "");
+}
+
 } // namespace npu::test
