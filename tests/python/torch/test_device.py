@@ -167,7 +167,7 @@ def test_import_torch_loads_the_bridge_without_importing_it():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True [0.0, 2.0, 4.0, 6.0]"
     disabled = run_python("import sys, torch; print('npu_bridge' in sys.modules, hasattr(torch, 'npu'))",
-                             TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+                          TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     assert disabled.returncode == 0, disabled.stderr
     assert disabled.stdout.strip() == "False False"
 
