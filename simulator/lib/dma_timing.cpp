@@ -10,7 +10,6 @@ namespace npu::sim {
 namespace {
 
 constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
-constexpr uint64_t kPageBeats = 4096 / kBeat;
 constexpr uint64_t kMaxBurst = isa::hw::kAxiMaxBurst;
 constexpr size_t kOutstanding = isa::hw::kAxiOutstanding;
 constexpr uint64_t kRequest = 64 * 1024;          // npu_dma.sv: CHUNK
@@ -47,8 +46,7 @@ public:
   uint64_t rowStart() const { return rowStart_; }
   u128 rowEnd() const { return rowEnd_; }
   uint64_t beats() const {
-    const uint64_t toEnd = uint64_t((rowEnd_ - 1) / kBeat - next_ / kBeat + 1);
-    return std::min({toEnd, kMaxBurst, kPageBeats - uint64_t(next_ / kBeat % kPageBeats)});
+    return burstBeats(uint64_t(next_), uint64_t((rowEnd_ - 1) / kBeat - next_ / kBeat + 1));
   }
   bool last() const { return burstEnd() >= rowEnd_ && row_ + 1 >= rows_; }
   // The burst at beat() was issued.

@@ -27,12 +27,11 @@ constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
 // memory port splits a run (npu_mem_bursts.sv): at most HW_AXI_MAX_BURST
 // beats each and never across a 4 KiB page.
 template <class Burst> void forEachBurst(uint64_t address, uint64_t beats, Burst &&burst) {
-  constexpr uint64_t kPageBeats = 4096 / kBeat;
-  for (uint64_t inPage = address / kBeat % kPageBeats; beats;) {
-    const uint64_t take = std::min({beats, uint64_t(isa::hw::kAxiMaxBurst), kPageBeats - inPage});
+  for (uint64_t beat = address / kBeat * kBeat; beats;) {
+    const uint64_t take = burstBeats(beat, beats);
     burst(take);
     beats -= take;
-    inPage = (inPage + take) % kPageBeats;
+    beat += take * kBeat;
   }
 }
 
