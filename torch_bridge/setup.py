@@ -59,11 +59,15 @@ setup(
     version="0.1.0",
     description="PyTorch device 'npu' on the NPU toolchain's runtime",
     packages=["npu_bridge"],
+    # The entry point lives outside the package: importing anything inside
+    # npu_bridge runs its __init__, which loads the native library the
+    # entry point must survive failing to load.
+    py_modules=["npu_bridge_autoload"],
     ext_modules=[CMakeExtension("npu_bridge._C")],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.11",
     # `import torch` loads the bridge (PyTorch's device-backend autoload;
     # TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns it off), so `import npu_bridge`
     # is optional, as for OpenReg.
-    entry_points={"torch.backends": ["npu = npu_bridge._autoload:load"]},
+    entry_points={"torch.backends": ["npu = npu_bridge_autoload:load"]},
 )

@@ -4,6 +4,7 @@
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
+#include "Types.h"
 
 #include <ATen/Functions.h>
 #include <torch/library.h>
@@ -96,6 +97,48 @@ void copyOnDevice(const at::Tensor &dst, const at::Tensor &src) {
   logCopy("D->D", dst.nbytes());
 }
 
+bool wordAligned(const at::Tensor &t) { return addressOf(t) % 4 == 0; }
+
+// CAST packets: n elements at src (type `from`) converted into dst (type
+// `to`), both word-aligned and contiguous. Chunks of a multiple of four
+// elements keep every chunk's addresses word-aligned whatever the types.
+void emitCast(uint64_t dst, c10::ScalarType to, uint64_t src, c10::ScalarType from, int64_t n) {
+  constexpr int64_t kChunk = int64_t(1) << 28;
+  const size_t toSize = c10::elementSize(to), fromSize = c10::elementSize(from);
+  for (int64_t first = 0; first < n; first += kChunk) {
+    isa::inst::Cast inst;
+    inst.dst = dst + first * toSize;
+    inst.src = src + first * fromSize;
+    inst.n = u32(std::min(kChunk, n - first), "element count");
+    inst.dtype = *isaType(to);
+    inst.stype = *isaType(from);
+    emit(inst);
+  }
+}
+
+// dst <- src converted to dst's dtype, both npu, same shape: CAST reads a
+// word-aligned dense source (src itself, or gathered) and writes dst in
+// place when dst is one too, else a buffer stored into dst.
+void convertOnDevice(const at::Tensor &dst, const at::Tensor &src) {
+  at::Tensor source = src;
+  if (!src.is_contiguous() || !wordAligned(src)) {
+    source = emptyNpuLike(src);
+    emitGather(addressOf(source), src);
+  }
+  if (dst.is_contiguous() && wordAligned(dst) && !mayOverlap(dst, source)) {
+    emitCast(addressOf(dst), dst.scalar_type(), addressOf(source), source.scalar_type(),
+             source.numel());
+  } else {
+    at::Tensor converted = emptyNpu(source.sizes(), dst.scalar_type());
+    emitCast(addressOf(converted), dst.scalar_type(), addressOf(source), source.scalar_type(),
+             source.numel());
+    copyOnDevice(dst, converted);
+  }
+  if (logOps())
+    logLine("CAST", std::string(c10::toString(src.scalar_type())) + "->" +
+                        c10::toString(dst.scalar_type()) + " " + shapeString(dst));
+}
+
 } // namespace
 
 void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, float ifTrue) {
@@ -142,8 +185,9 @@ void copyInto(const at::Tensor &dst, const at::Tensor &src) {
   }
   if (source.scalar_type() == dst.scalar_type()) {
     copyOnDevice(dst, source);
-  } else if (source.scalar_type() == at::kBool && dst.scalar_type() == at::kFloat) {
-    copyOnDevice(dst, selectByFlag(source, 0.0f, 1.0f));
+  } else if (accepts<isa::inst::Cast>(source.scalar_type(), "stype") &&
+             accepts<isa::inst::Cast>(dst.scalar_type(), "dtype")) {
+    convertOnDevice(dst, source);
   } else {
     // No conversion instruction: convert on the host, and say so.
     const std::string what = std::string("dtype conversion ") +

@@ -4,6 +4,7 @@
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
+#include "Types.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
@@ -57,16 +58,24 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
   const int64_t n = dst.numel();
   if (n == 0)
     return;
+  // Packets address whole words: a narrow type's view may start inside one.
+  auto wordAligned = [](const at::Tensor &t) { return addressOf(t) % 4 == 0; };
+  if (!wordAligned(dst)) {
+    const at::Tensor aligned = emptyNpuLike(dst);
+    emitBinaryWith(emitPacket, operandsSwap, aligned, aIn, bIn, alpha);
+    emitGather(addressOf(dst), aligned);
+    return;
+  }
   at::Tensor a = aIn, b = bIn;
-  const bool aFull = a.sizes() == shape && a.is_contiguous();
-  if (!aFull && operandsSwap && b.sizes() == shape && b.is_contiguous())
+  const bool aFull = a.sizes() == shape && a.is_contiguous() && wordAligned(a);
+  if (!aFull && operandsSwap && b.sizes() == shape && b.is_contiguous() && wordAligned(b))
     std::swap(a, b);
-  if (a.sizes() != shape || !a.is_contiguous() ||
+  if (a.sizes() != shape || !a.is_contiguous() || !wordAligned(a) ||
       (mayOverlap(a, dst) && addressOf(a) != addressOf(dst)))
     a = materialize(a, shape);
   // b in compact form (its own elements contiguous), broadcast by strides 0.
   // b may alias dst only exactly and unbroadcast; otherwise it gets a private copy.
-  if (!b.is_contiguous() ||
+  if (!b.is_contiguous() || !wordAligned(b) ||
       (mayOverlap(b, dst) && !(addressOf(b) == addressOf(dst) && b.sizes() == shape))) {
     at::Tensor copy = emptyNpuLike(b);
     emitGather(addressOf(copy), b);
@@ -84,6 +93,8 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
       segments.push_back({broadcast, shape[d]});
   }
   const uint64_t dstAddr = addressOf(dst), aAddr = addressOf(a), bAddr = addressOf(b);
+  const uint64_t size = dst.element_size();
+  const isa::DType type = *isaType(dst.scalar_type());
   using B = isa::Broadcast;
   auto pattern = [&](std::initializer_list<bool> flags) {
     if (segments.size() != flags.size())
@@ -95,28 +106,31 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
     return true;
   };
   if (segments.empty() || pattern({false})) {
-    emitPacket(dstAddr, aAddr, bAddr, 1, n, B::none, alpha);
+    emitPacket(dstAddr, aAddr, bAddr, 1, n, B::none, alpha, type);
   } else if (pattern({true})) {
-    emitPacket(dstAddr, aAddr, bAddr, 1, n, B::scalar, alpha);
+    emitPacket(dstAddr, aAddr, bAddr, 1, n, B::scalar, alpha, type);
   } else if (pattern({true, false})) {
-    emitPacket(dstAddr, aAddr, bAddr, segments[0].size, segments[1].size, B::row, alpha);
+    emitPacket(dstAddr, aAddr, bAddr, segments[0].size, segments[1].size, B::row, alpha, type);
   } else if (pattern({false, true})) {
-    emitPacket(dstAddr, aAddr, bAddr, segments[0].size, segments[1].size, B::col, alpha);
-  } else if (pattern({false, true, false}) && segments[0].size <= kMaxSlices) {
+    emitPacket(dstAddr, aAddr, bAddr, segments[0].size, segments[1].size, B::col, alpha, type);
+  } else if (pattern({false, true, false}) && segments[0].size <= kMaxSlices &&
+             size * segments[2].size % 4 == 0) {
     // Per outer slice: b's slice is a row reused by every middle index.
     const int64_t slice = segments[1].size * segments[2].size;
     for (int64_t s = 0; s < segments[0].size; ++s)
-      emitPacket(dstAddr + 4 * s * slice, aAddr + 4 * s * slice, bAddr + 4 * s * segments[2].size,
-                 segments[1].size, segments[2].size, B::row, alpha);
-  } else if (pattern({true, false, true}) && segments[0].size <= kMaxSlices) {
+      emitPacket(dstAddr + size * s * slice, aAddr + size * s * slice,
+                 bAddr + size * s * segments[2].size, segments[1].size, segments[2].size, B::row,
+                 alpha, type);
+  } else if (pattern({true, false, true}) && segments[0].size <= kMaxSlices &&
+             size * segments[1].size * segments[2].size % 4 == 0) {
     // Per outer slice: the same column vector b.
     const int64_t slice = segments[1].size * segments[2].size;
     for (int64_t s = 0; s < segments[0].size; ++s)
-      emitPacket(dstAddr + 4 * s * slice, aAddr + 4 * s * slice, bAddr, segments[1].size,
-                 segments[2].size, B::col, alpha);
+      emitPacket(dstAddr + size * s * slice, aAddr + size * s * slice, bAddr, segments[1].size,
+                 segments[2].size, B::col, alpha, type);
   } else {
     const at::Tensor full = materialize(b, shape);
-    emitPacket(dstAddr, aAddr, addressOf(full), 1, n, B::none, alpha);
+    emitPacket(dstAddr, aAddr, addressOf(full), 1, n, B::none, alpha, type);
   }
 }
 
@@ -124,25 +138,56 @@ namespace {
 
 // --- Binary ops --------------------------------------------------------------
 
-// An operand the binary lowering takes: a float32 npu tensor or a CPU scalar.
-bool lowerable(const at::Tensor &t) {
-  return isFloatNpu(t) || (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
-}
-
-bool lowerable(const at::Tensor &a, const at::Tensor &b) {
-  return lowerable(a) && lowerable(b) && (isFloatNpu(a) || isFloatNpu(b));
-}
-
-bool lowerableOut(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b) {
-  return isFloatNpu(out) && lowerable(a, b);
-}
-
-// dst (contiguous, the result shape) = a op alpha*b by the binary
-// instruction Inst, where one side may be a CPU scalar (then one of Inst's
-// scalar forms computes it).
+// The type in which the binary instruction Inst computes `a op alpha*b` on
+// the device: PyTorch's result type (true division of integers gives the
+// default float type), if Inst accepts it and every operand is a CPU
+// scalar or an npu tensor that CAST converts to it; else none (the op falls
+// back). Integer types take alpha = 1 only: the ISA's integer ADD/SUB have
+// no multiplier.
 template <class Inst>
-void binaryInto(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, float alpha) {
+std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor &b,
+                                          float alpha = 1.0f) {
+  auto usable = [](const at::Tensor &t) {
+    return (isNpu(t) && isaType(t.scalar_type())) ||
+           (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
+  };
+  if (!usable(a) || !usable(b) || !(isNpu(a) || isNpu(b)))
+    return std::nullopt;
+  c10::ScalarType type = at::result_type(a, b);
+  if (std::is_same_v<Inst, isa::inst::Div> && c10::isIntegralType(type, /*includeBool=*/true))
+    type = c10::typeMetaToScalarType(c10::get_default_dtype());
+  if (!accepts<Inst>(type) || (c10::isIntegralType(type, true) && alpha != 1.0f))
+    return std::nullopt;
+  for (const at::Tensor *t : {&a, &b})
+    if (isNpu(*t) && t->scalar_type() != type &&
+        !(accepts<isa::inst::Cast>(t->scalar_type(), "stype") &&
+          accepts<isa::inst::Cast>(type, "dtype")))
+      return std::nullopt;
+  return type;
+}
+
+// An operand of a binary instruction computing in `type`: an npu tensor of
+// another type converted on the device; a CPU scalar, for a type without
+// the scalar instruction forms (which take a binary32 immediate), as a
+// device scalar the packet broadcasts.
+at::Tensor binaryOperand(const at::Tensor &t, c10::ScalarType type) {
+  if (isCpuScalar(t))
+    return type == at::kFloat ? t : deviceScalar(t.item(), type);
+  if (t.scalar_type() == type)
+    return t;
+  at::Tensor converted = emptyNpu(t.sizes(), type);
+  copyInto(converted, t);
+  return converted;
+}
+
+// dst (contiguous, the result shape, of the computing type) = a op alpha*b
+// by the binary instruction Inst; a float32 op with a CPU scalar side uses
+// one of Inst's scalar forms.
+template <class Inst>
+void binaryInto(const at::Tensor &dst, const at::Tensor &aIn, const at::Tensor &bIn, float alpha) {
   const int64_t n = dst.numel();
+  const at::Tensor a = binaryOperand(aIn, dst.scalar_type());
+  const at::Tensor b = binaryOperand(bIn, dst.scalar_type());
   if (isCpuScalar(b)) {
     const double s = b.item<double>();
     emitScalar<typename ScalarForms<Inst>::Right>(
@@ -180,8 +225,8 @@ void binaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &a,
 
 template <class Inst>
 at::Tensor binaryFunctional(OpCounter &counter, const at::Tensor &a, const at::Tensor &b,
-                            float alpha) {
-  const at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), at::kFloat);
+                            float alpha, c10::ScalarType type) {
+  const at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), type);
   binaryStore<Inst>(counter, out, a, b, alpha);
   return out;
 }
@@ -215,28 +260,33 @@ float alphaOf(const at::Scalar &alpha) {
 
 // The kernels of a binary ATen op `name` (name.Tensor, name_.Tensor,
 // name.out; with the trailing `alpha` argument when Alpha is at::Scalar)
-// computed by the binary instruction Inst: float32 npu tensors, one of which
-// may be a CPU scalar; anything else falls back.
+// computed by the binary instruction Inst in a type it accepts (binaryType);
+// anything else falls back. In-place and out= kernels compute in the type
+// of the tensor they write, as PyTorch casts the result into it.
 template <class Inst, class FunctionalOp, class InplaceOp, class OutOp, class... Alpha>
 struct BinaryKernels {
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b, const Alpha &...alpha) {
     static OpCounter counter(baseName<FunctionalOp>());
-    if (!lowerable(a, b))
+    const float scale = alphaOf(alpha...);
+    const std::optional<c10::ScalarType> type = binaryType<Inst>(a, b, scale);
+    if (!type)
       return fallbackTo<FunctionalOp>(a, b, alpha...);
-    return binaryFunctional<Inst>(counter, a, b, alphaOf(alpha...));
+    return binaryFunctional<Inst>(counter, a, b, scale, *type);
   }
   static at::Tensor &inplace(at::Tensor &self, const at::Tensor &b, const Alpha &...alpha) {
     static OpCounter counter(baseName<InplaceOp>());
-    if (!isFloatNpu(self) || !lowerable(self, b))
+    const float scale = alphaOf(alpha...);
+    if (!isNpu(self) || binaryType<Inst>(self, b, scale) != self.scalar_type())
       return fallbackTo<InplaceOp>(self, b, alpha...);
-    return binaryInplace<Inst>(counter, self, b, alphaOf(alpha...));
+    return binaryInplace<Inst>(counter, self, b, scale);
   }
   static at::Tensor &outForm(const at::Tensor &a, const at::Tensor &b, const Alpha &...alpha,
                              at::Tensor &out) {
     static OpCounter counter(operatorName<OutOp>());
-    if (!lowerableOut(out, a, b))
+    const float scale = alphaOf(alpha...);
+    if (!isNpu(out) || binaryType<Inst>(a, b, scale) != out.scalar_type())
       return fallbackTo<OutOp>(a, b, alpha..., out);
-    return binaryOut<Inst>(counter, a, b, alphaOf(alpha...), out);
+    return binaryOut<Inst>(counter, a, b, scale, out);
   }
   static void registerIn(torch::Library &m) {
     m.impl(operatorName<FunctionalOp>(), functional);
@@ -246,18 +296,23 @@ struct BinaryKernels {
   }
 };
 
-// The kernels of a binary ATen op `name` (name, name.out) of two float32 npu
-// tensors, computed by the binary instruction Inst; anything else falls back.
+// The kernels of a binary ATen op `name` (name, name.out) of two npu
+// tensors, computed by the binary instruction Inst in a type it accepts;
+// anything else falls back.
 template <class Inst, class FunctionalOp, class OutOp> struct TensorBinaryKernels {
+  static std::optional<c10::ScalarType> type(const at::Tensor &a, const at::Tensor &b) {
+    return isNpu(a) && isNpu(b) ? binaryType<Inst>(a, b) : std::nullopt;
+  }
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
     static OpCounter counter(baseName<FunctionalOp>());
-    if (!isFloatNpu(a) || !isFloatNpu(b))
+    const std::optional<c10::ScalarType> computed = type(a, b);
+    if (!computed)
       return fallbackTo<FunctionalOp>(a, b);
-    return binaryFunctional<Inst>(counter, a, b, 1.0f);
+    return binaryFunctional<Inst>(counter, a, b, 1.0f, *computed);
   }
   static at::Tensor &outForm(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
     static OpCounter counter(operatorName<OutOp>());
-    if (!isFloatNpu(a) || !isFloatNpu(b) || !isFloatNpu(out))
+    if (!isNpu(out) || type(a, b) != out.scalar_type())
       return fallbackTo<OutOp>(a, b, out);
     return binaryOut<Inst>(counter, a, b, 1.0f, out);
   }
@@ -270,9 +325,11 @@ template <class Inst, class FunctionalOp, class OutOp> struct TensorBinaryKernel
 
 at::Tensor rsubTensor(const at::Tensor &self, const at::Tensor &other, const at::Scalar &alpha) {
   static OpCounter counter("rsub");
-  if (!lowerable(self, other))
+  const std::optional<c10::ScalarType> type =
+      binaryType<isa::inst::Sub>(other, self, alphaOf(alpha));
+  if (!type)
     return fallbackTo<NPU_ATEN_OP2(rsub, Tensor)>(self, other, alpha);
-  return binaryFunctional<isa::inst::Sub>(counter, other, self, alphaOf(alpha));
+  return binaryFunctional<isa::inst::Sub>(counter, other, self, alphaOf(alpha), *type);
 }
 
 // --- Unary ops ---------------------------------------------------------------

@@ -74,6 +74,11 @@ void copyInto(const at::Tensor &dst, const at::Tensor &src);
 // result into out where PyTorch's CPU kernel writes it unchecked.
 void copyResult(const at::Tensor &dst, const at::Tensor &src);
 
+// A 0-dim npu tensor of `dtype` holding `value` (converted as
+// at::scalar_tensor converts it), written by FILL packets: a scalar operand
+// for instructions without an immediate form of the type.
+at::Tensor deviceScalar(const at::Scalar &value, c10::ScalarType dtype);
+
 // A CPU tensor with the values of the npu tensor src (waits for the device).
 at::Tensor download(const at::Tensor &src);
 // dst (npu) <- host (a CPU tensor of dst's dtype and shape).
@@ -143,10 +148,10 @@ template <class Inst>
 inline constexpr size_t kF32Operands = std::tuple_size_v<decltype(Inst{}.f32Operands())>;
 
 // One packet of the binary instruction Inst: rows x cols elements of a and
-// b, b broadcast as bcast; alpha only where Inst has it.
+// b of type `type`, b broadcast as bcast; alpha only where Inst has it.
 template <class Inst>
 void emitBinaryPacket(uint64_t dst, uint64_t a, uint64_t b, int64_t rows, int64_t cols,
-                      isa::Broadcast bcast, float alpha) {
+                      isa::Broadcast bcast, float alpha, isa::DType type) {
   static_assert(kF32Operands<Inst> == (kScalesOperand<Inst> ? 1 : 0),
                 "a binary instruction's only f32 operand is alpha");
   Inst inst;
@@ -156,21 +161,23 @@ void emitBinaryPacket(uint64_t dst, uint64_t a, uint64_t b, int64_t rows, int64_
   inst.rows = u32(rows, "rows");
   inst.cols = u32(cols, "columns");
   inst.bcast = bcast;
+  inst.dtype = type;
   if constexpr (kScalesOperand<Inst>)
     inst.alpha = alpha;
   emit(inst);
 }
 
 using BinaryPacketEmitter = void (*)(uint64_t dst, uint64_t a, uint64_t b, int64_t rows,
-                                     int64_t cols, isa::Broadcast bcast, float alpha);
+                                     int64_t cols, isa::Broadcast bcast, float alpha,
+                                     isa::DType type);
 // emitBinary with the instruction's packet emitter and whether its operands
 // may be swapped (ElementwiseOps.cpp).
 void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at::Tensor &dst,
                     const at::Tensor &a, const at::Tensor &b, float alpha);
 
-// dst (contiguous float32, the broadcast shape) = a op alpha*b by the binary
-// instruction Inst, for float32 npu tensors a and b broadcastable to dst;
-// alpha only where Inst scales its operand (ADD, SUB).
+// dst (contiguous, the broadcast shape) = a op alpha*b by the binary
+// instruction Inst, for npu tensors a and b of dst's dtype broadcastable to
+// dst; alpha only where Inst scales its operand (ADD, SUB).
 template <class Inst>
 void emitBinary(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
                 float alpha = 1.0f) {

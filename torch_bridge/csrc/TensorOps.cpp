@@ -183,6 +183,16 @@ void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits)
   emitGather(dst, addressOf(staged), {numel}, c10::IntArrayRef(&zero, 1), itemsize);
 }
 
+} // namespace
+
+at::Tensor deviceScalar(const at::Scalar &value, c10::ScalarType dtype) {
+  at::Tensor t = emptyNpu({}, dtype);
+  fillContiguous(addressOf(t), 1, t.element_size(), scalarBits(value, dtype));
+  return t;
+}
+
+namespace {
+
 // fill_(Scalar) and zero_ write any self, an expanded one too, as on the
 // CPU (every element gets the same value); fill_(Tensor) and the random
 // fills refuse a self with internal overlap, as the CPU's do.

@@ -117,10 +117,14 @@ def test_broadcasting_copy_and_dtype_conversions():
     with native("_copy_from"):
         as_float = flags.to("npu").float()  # bool -> float on the device
     assert torch.equal(as_float.cpu(), flags.float())
+    ints = torch.arange(5).to("npu")
+    with native("_copy_from"):
+        as_float = ints.float()  # CAST on the device
+    assert torch.equal(as_float.cpu(), torch.arange(5.0))
     torch.npu.reset_stats()
-    ints = torch.arange(5).to("npu").float()  # no conversion instruction: via the host
-    assert torch.equal(ints.cpu(), torch.arange(5.0))
-    assert torch.npu.fallback_stats() == {"dtype conversion Long->Float": 1}
+    shorts = torch.arange(5, dtype=torch.int16).to("npu").float()  # no ISA type: via the host
+    assert torch.equal(shorts.cpu(), torch.arange(5.0))
+    assert torch.npu.fallback_stats() == {"dtype conversion Short->Float": 1}
 
 
 def test_views_share_storage_and_log(capfd):

@@ -21,8 +21,7 @@ import qwen2_lora  # noqa: E402
 
 # The integer bookkeeping of the Qwen2 forward (position ids, causal mask):
 # the only CPU fallbacks of a default training step (docs/pytorch.md).
-QWEN2_INTEGER_FALLBACKS = {"aten::arange.start_out", "aten::add.Tensor", "aten::le.Tensor_out",
-                           "dtype conversion Long->Float"}
+QWEN2_INTEGER_FALLBACKS = {"aten::arange.start_out", "aten::add.Tensor", "aten::le.Tensor_out"}
 
 
 def mlp() -> torch.nn.Module:

@@ -1,0 +1,113 @@
+"""Tensors of the ISA's six types on the npu (docs/types.md §1, §6) and the
+conversions between them: CAST packets, compared with PyTorch CPU's
+`.to(dtype)` bit for bit."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from npu_testing import native, op_packets
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64, torch.bool]
+FLOATS = {torch.float32, torch.bfloat16, torch.float16}
+
+
+def samples(dtype: torch.dtype, target: torch.dtype) -> torch.Tensor:
+    """Values of `dtype` that convert to `target` with a defined result on
+    the CPU: floats going to an integer type stay inside its range (PyTorch
+    leaves out-of-range and NaN conversions undefined; docs/types.md §3)."""
+    g = torch.Generator().manual_seed(7)
+    if dtype == torch.bool:
+        return torch.rand(257, generator=g) < 0.5
+    if dtype in FLOATS:
+        edges = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 65504.0, 1e-8, -1e-8,
+                 3.0e-5, 6.0e-8, 1.00390625, 1.0009765625, 255.99]
+        values = torch.cat([torch.tensor(edges), torch.randn(240, generator=g) * 1000])
+        if target not in FLOATS and target != torch.bool:
+            values = values.clamp(-30000, 30000)
+        else:
+            values = torch.cat([values, torch.tensor([float("inf"), float("-inf"), float("nan"),
+                                                      1e-40, 3.4e38, -3.4e38])])
+        return values.to(dtype)
+    info = torch.iinfo(dtype)
+    edges = [0, 1, -1, 2, info.min, info.max, info.min + 1, info.max - 1, 1 << 24, (1 << 24) + 1,
+             (1 << 24) + 3, 65504, 65520, -65520]
+    if dtype == torch.int64:
+        edges += [1 << 32, (1 << 32) - 1, -(1 << 32), (1 << 53) + 1, (1 << 63) - 1025]
+    randoms = torch.randint(info.min, info.max, (240,), generator=g, dtype=dtype)
+    return torch.cat([torch.tensor(edges, dtype=dtype), randoms])
+
+
+def daz(values: torch.Tensor, target: torch.dtype) -> torch.Tensor:
+    """The values as CAST to `target` reads them (a same-type copy moves
+    bits): binary32 (and bf16, which
+    widens to binary32) subnormals are zero, sign kept (docs/arith.md §1,
+    docs/pytorch.md "Subnormals and NaNs"); f16 subnormals widen to normal
+    binary32 values and stay."""
+    if values.dtype not in (torch.float32, torch.bfloat16) or values.dtype == target:
+        return values
+    tiny = values.abs() < torch.finfo(torch.float32).tiny
+    return torch.where(tiny & (values != 0), values * 0, values)
+
+
+def same_bits(actual: torch.Tensor, expected: torch.Tensor) -> None:
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    if expected.dtype in FLOATS:
+        # NaN payloads aside (the NPU stores the canonical NaN), bit for bit.
+        nan = expected.isnan()
+        assert torch.equal(actual.isnan(), nan)
+        bits = {torch.float32: torch.int32, torch.bfloat16: torch.int16, torch.float16: torch.int16}
+        dtype = bits[expected.dtype]
+        assert torch.equal(actual[~nan].view(dtype), expected[~nan].view(dtype))
+    else:
+        assert torch.equal(actual, expected)
+
+
+@pytest.mark.parametrize("source,target", list(itertools.product(DTYPES, DTYPES)),
+                         ids=lambda d: str(d).removeprefix("torch."))
+def test_to_dtype_is_a_cast_on_the_device_equal_to_the_cpu(source, target):
+    host = samples(source, target)
+    device = host.to("npu")
+    assert device.dtype == source
+    same_bits(device.cpu(), host)
+    with native():
+        converted = device.to(target)
+    same_bits(converted.cpu(), daz(host, target).to(target))
+    if source != target:
+        assert op_packets("_copy_from") > 0
+
+
+@pytest.mark.parametrize("target", [torch.float32, torch.int64, torch.bool, torch.bfloat16])
+def test_conversions_of_views_at_any_offset_and_stride(target):
+    # A bool or bf16 view may start off a word boundary; a transposed view is
+    # not contiguous: both are gathered first, and the result lands in a
+    # strided destination through a buffer.
+    for source in (torch.bool, torch.bfloat16, torch.int32, torch.float16):
+        host = samples(source, target)[:240].reshape(12, 20)
+        device = host.to("npu")
+        with native():
+            odd = device[:, 1:].to(target)
+            transposed = device.t().to(target)
+            out = torch.empty(20, 12, dtype=target, device="npu").t()
+            out.copy_(device)
+        same_bits(odd.cpu(), daz(host[:, 1:], target).to(target))
+        same_bits(transposed.cpu(), daz(host.t(), target).to(target))
+        same_bits(out.cpu(), daz(host, target).to(target))
+
+
+def test_broadcast_copy_between_types():
+    row = torch.arange(7, dtype=torch.int64)
+    out = torch.zeros(5, 7, device="npu")
+    with native():
+        out.copy_(row.to("npu"))
+    assert torch.equal(out.cpu(), row.float().expand(5, 7))
+
+
+def test_types_without_an_isa_type_still_convert_through_the_cpu():
+    host = torch.arange(10, dtype=torch.int16)
+    device = host.to("npu")
+    torch.npu.reset_stats()
+    assert torch.equal(device.to(torch.float32).cpu(), host.float())
+    assert any("Short->Float" in op for op in torch.npu.fallback_stats())
