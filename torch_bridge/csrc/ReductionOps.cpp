@@ -5,12 +5,15 @@
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
+#include "Types.h"
 
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/amax.h>
+#include <ATen/ops/all_ops.h>
 #include <ATen/ops/amax_ops.h>
+#include <ATen/ops/any_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/mean_ops.h>
@@ -262,9 +265,115 @@ at::Tensor &linalgVectorNormOut(const at::Tensor &self, const at::Scalar &ord,
   return out;
 }
 
+// --- any / all ---------------------------------------------------------------
+//
+// Over the truth of self's elements (nonzero, NaN included): the mask as
+// 0/1 floats (CAST, through b8 for a non-bool self), ROW_MAX for any; all
+// is any's dual, -max(-v) = min(v). The maximum converted back to bool
+// (CAST) is the answer. An empty reduction is false for any, true for all.
+
+bool logicalLowerable(const at::Tensor &self) {
+  return isNpu(self) && self.dim() <= 64 && accepts<isa::inst::Cast>(self.scalar_type(), "stype");
+}
+
+at::Tensor logicalReduce(const at::Tensor &self, const std::bitset<64> &dims, bool keepdim,
+                         bool all) {
+  const std::vector<int64_t> shape = reducedShape(self, dims, keepdim);
+  at::Tensor result = emptyNpu(shape, at::kBool);
+  int64_t reduced = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (dims[d])
+      reduced *= self.size(d);
+  if (result.numel() == 0)
+    return result;
+  if (reduced == 0) {
+    result.fill_(all);
+    return result;
+  }
+  at::Tensor mask = self;
+  if (self.scalar_type() != at::kBool) {
+    mask = emptyNpu(self.sizes(), at::kBool);
+    copyInto(mask, self);
+  }
+  at::Tensor values = emptyNpu(self.sizes(), at::kFloat);
+  copyInto(values, mask);
+  if (all)
+    emitUnary<isa::inst::Neg>(addressOf(values), addressOf(values), values.numel());
+  at::Tensor maxima = emptyNpu(shape, at::kFloat);
+  emitReduction<isa::inst::RowMax>(maxima, values, dims);
+  if (all)
+    emitUnary<isa::inst::Neg>(addressOf(maxima), addressOf(maxima), maxima.numel());
+  copyInto(result, maxima);
+  return result;
+}
+
+// The kernels of any and all: functional forms over all dims, one dim or a
+// list, and their out= forms (a bool out only; PyTorch also allows uint8).
+template <bool kAll> struct LogicalKernels {
+  static OpCounter &counter() {
+    static OpCounter c(kAll ? "all" : "any");
+    return c;
+  }
+  static at::Tensor compute(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim) {
+    OpScope scope(counter());
+    if (logOps())
+      scope.describe(shapeString(self));
+    return logicalReduce(self, reductionDims(self, dim), keepdim, kAll);
+  }
+  template <class Op, class... Args>
+  static at::Tensor functionalOr(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+                                 Args &&...args) {
+    if (!logicalLowerable(self))
+      return fallbackTo<Op>(self, std::forward<Args>(args)...);
+    return compute(self, dim, keepdim);
+  }
+  template <class Op, class... Args>
+  static at::Tensor &outOr(at::Tensor &out, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                           bool keepdim, Args &&...args) {
+    if (!logicalLowerable(self) || !isNpu(out) || out.scalar_type() != at::kBool)
+      return fallbackTo<Op>(self, std::forward<Args>(args)..., out);
+    const at::Tensor result = compute(self, dim, keepdim);
+    at::native::resize_output(out, result.sizes());
+    copyResult(out, result);
+    return out;
+  }
+};
+
+template <bool kAll, class AllOp, class DimOp, class DimsOp, class AllOutOp, class DimOutOp,
+          class DimsOutOp>
+void registerLogical(torch::Library &m) {
+  using K = LogicalKernels<kAll>;
+  m.impl(operatorName<AllOp>(), [](const at::Tensor &self) {
+    return K::template functionalOr<AllOp>(self, std::nullopt, false);
+  });
+  m.impl(operatorName<DimOp>(), [](const at::Tensor &self, int64_t dim, bool keepdim) {
+    return K::template functionalOr<DimOp>(self, at::IntArrayRef(dim), keepdim, dim, keepdim);
+  });
+  m.impl(operatorName<DimsOp>(),
+         [](const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim) {
+           return K::template functionalOr<DimsOp>(self, dim, keepdim, dim, keepdim);
+         });
+  m.impl(operatorName<AllOutOp>(), [](const at::Tensor &self, at::Tensor &out) -> at::Tensor & {
+    return K::template outOr<AllOutOp>(out, self, std::nullopt, false);
+  });
+  m.impl(operatorName<DimOutOp>(),
+         [](const at::Tensor &self, int64_t dim, bool keepdim, at::Tensor &out) -> at::Tensor & {
+           return K::template outOr<DimOutOp>(out, self, at::IntArrayRef(dim), keepdim, dim,
+                                              keepdim);
+         });
+  m.impl(operatorName<DimsOutOp>(), [](const at::Tensor &self, at::OptionalIntArrayRef dim,
+                                       bool keepdim, at::Tensor &out) -> at::Tensor & {
+    return K::template outOr<DimsOutOp>(out, self, dim, keepdim, dim, keepdim);
+  });
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  registerLogical<false, NPU_ATEN_OP(any), NPU_ATEN_OP2(any, dim), NPU_ATEN_OP2(any, dims),
+                  NPU_ATEN_OP2(any, all_out), NPU_ATEN_OP2(any, out), NPU_ATEN_OP2(any, dims_out)>(m);
+  registerLogical<true, NPU_ATEN_OP(all), NPU_ATEN_OP2(all, dim), NPU_ATEN_OP2(all, dims),
+                  NPU_ATEN_OP2(all, all_out), NPU_ATEN_OP2(all, out), NPU_ATEN_OP2(all, dims_out)>(m);
   m.impl("sum.dim_IntList", sumDim);
   m.impl("sum", sumAll);
   m.impl("sum.IntList_out", sumOut);

@@ -111,3 +111,37 @@ def test_types_without_an_isa_type_still_convert_through_the_cpu():
     torch.npu.reset_stats()
     assert torch.equal(device.to(torch.float32).cpu(), host.float())
     assert any("Short->Float" in op for op in torch.npu.fallback_stats())
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.int32],
+                         ids=str)
+def test_any_and_all_run_on_the_device(dtype):
+    g = torch.Generator().manual_seed(3)
+    host = (torch.rand(4, 6, 5, generator=g) < 0.3).to(dtype)
+    host[0] = 1  # a slice all true
+    host[1] = 0  # a slice all false
+    if dtype == torch.float32:
+        host[2, 0, 0] = float("nan")  # NaN is true
+        host[3, 1, 1] = -0.0
+    device = host.to("npu")
+    with native("any", "all"):
+        results = [(op(device), op(host)) for op in (torch.any, torch.all)]
+        for dim in (0, 1, -1, (0, 2)):
+            for keepdim in (False, True):
+                results += [(torch.any(device, dim=dim, keepdim=keepdim),
+                             torch.any(host, dim=dim, keepdim=keepdim)),
+                            (torch.all(device, dim=dim, keepdim=keepdim),
+                             torch.all(host, dim=dim, keepdim=keepdim))]
+        out = torch.empty(0, dtype=torch.bool, device="npu")
+        torch.any(device, -1, out=out)
+        results.append((out, torch.any(host, -1)))
+    for actual, expected in results:
+        assert actual.dtype == torch.bool and torch.equal(actual.cpu(), expected)
+
+
+def test_any_and_all_of_nothing():
+    empty = torch.zeros(3, 0, dtype=torch.bool, device="npu")
+    with native():
+        assert torch.equal(empty.any(dim=1).cpu(), torch.zeros(3, dtype=torch.bool))
+        assert torch.equal(empty.all(dim=1).cpu(), torch.ones(3, dtype=torch.bool))
+        assert not empty.any().item() and empty.all().item()
