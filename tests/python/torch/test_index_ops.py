@@ -1,0 +1,65 @@
+"""gather and index_select on the npu: EMBEDDING packets picking rows by an
+index tensor on the device, compared with PyTorch CPU exactly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from npu_testing import native
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.int64], ids=str)
+@pytest.mark.parametrize("itype", [torch.int32, torch.int64], ids=str)
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_gather_matches_the_cpu(dtype, itype, dim):
+    g = torch.Generator().manual_seed(5)
+    self = torch.randint(-1000, 1000, (4, 6, 7), generator=g).to(dtype)
+    shape = [3, 5, 6]
+    shape[dim] = 9  # more picks than the dim has: repeats
+    index = torch.randint(0, self.size(dim), shape, generator=g, dtype=itype)
+    with native("gather"):
+        result = torch.gather(self.to("npu"), dim, index.to("npu"))
+    assert torch.equal(result.cpu(), torch.gather(self, dim, index))
+
+
+def test_gather_from_an_expanded_buffer_as_bert_builds_token_types():
+    buffered = torch.arange(20).view(1, 20)
+    positions = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+    with native("gather"):
+        result = torch.gather(buffered.to("npu").expand(2, 20), 1, positions.to("npu").expand(2, 8))
+        out = torch.empty(0, dtype=torch.int64, device="npu")
+        torch.gather(buffered.to("npu").expand(2, 20), 1, positions.to("npu").expand(2, 8), out=out)
+    expected = torch.gather(buffered.expand(2, 20), 1, positions.expand(2, 8))
+    assert torch.equal(result.cpu(), expected) and torch.equal(out.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_index_select_matches_the_cpu(dtype, dim):
+    g = torch.Generator().manual_seed(6)
+    self = torch.randint(-1000, 1000, (5, 4, 6), generator=g).to(dtype)
+    index = torch.tensor([3, 0, 0, self.size(dim) - 1, 1])
+    other = self.transpose(0, 2)
+    other_index = torch.tensor([other.size(dim) - 1, 0, 2])
+    with native("index_select"):
+        result = self.to("npu").index_select(dim, index.to("npu"))
+        transposed = self.to("npu").transpose(0, 2).index_select(dim, other_index.to("npu"))
+    assert torch.equal(result.cpu(), self.index_select(dim, index))
+    assert torch.equal(transposed.cpu(), other.index_select(dim, other_index))
+
+
+def test_an_index_outside_the_dim_is_an_error_naming_it():
+    self = torch.randn(3, 5).to("npu")
+    index = torch.tensor([[0, 7]]).to("npu")
+    with pytest.raises(RuntimeError, match=r"index 7 at position 1 is outside \[0, 5\)"):
+        torch.gather(self, 1, index).cpu()
+    assert torch.equal(torch.gather(self, 1, torch.tensor([[4, 0]]).to("npu")).cpu(),
+                       torch.gather(self.cpu(), 1, torch.tensor([[4, 0]])))
+
+
+def test_elements_narrower_than_a_word_fall_back():
+    flags = torch.tensor([[True, False, True]]).to("npu")
+    torch.npu.reset_stats()
+    result = torch.gather(flags, 1, torch.tensor([[2, 1]]).to("npu"))
+    assert torch.equal(result.cpu(), torch.tensor([[True, False]]))
+    assert "aten::gather" in torch.npu.fallback_stats()
