@@ -170,9 +170,39 @@ at::Tensor &reduceOut(OpCounter &counter, const at::Tensor &self, at::OptionalIn
   return out;
 }
 
+// A count of true elements (the sum of a bool tensor, int64 by default):
+// the mask as 0/1 floats summed by ROW_SUM, exact while every partial sum
+// is an integer below 2^24, then converted (CAST). Larger counts fall back.
+constexpr int64_t kExactFloatCount = int64_t(1) << 24;
+
+bool countLowerable(const at::Tensor &self, at::OptionalIntArrayRef dim,
+                    std::optional<c10::ScalarType> dtype) {
+  if (!isNpu(self) || self.scalar_type() != at::kBool || self.dim() > 64 ||
+      !(dtype.value_or(at::kLong) == at::kLong || dtype == at::kInt || dtype == at::kFloat))
+    return false;
+  const std::bitset<64> dims = reductionDims(self, dim);
+  int64_t reduced = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (dims[d])
+      reduced *= self.size(d);
+  return reduced < kExactFloatCount;
+}
+
+at::Tensor countTrue(OpCounter &counter, const at::Tensor &self, at::OptionalIntArrayRef dim,
+                     bool keepdim, std::optional<c10::ScalarType> dtype) {
+  at::Tensor values = emptyNpu(self.sizes(), at::kFloat);
+  copyInto(values, self);
+  const at::Tensor sums = reduce<isa::inst::RowSum>(counter, values, dim, keepdim);
+  at::Tensor result = emptyNpu(sums.sizes(), dtype.value_or(at::kLong));
+  copyInto(result, sums);
+  return result;
+}
+
 at::Tensor sumDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("sum");
+  if (countLowerable(self, dim, dtype))
+    return countTrue(counter, self, dim, keepdim, dtype);
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP2(sum, dim_IntList)>(self, dim, keepdim, dtype);
   return reduce<isa::inst::RowSum>(counter, self, dim, keepdim);
@@ -180,6 +210,8 @@ at::Tensor sumDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keep
 
 at::Tensor sumAll(const at::Tensor &self, std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("sum");
+  if (countLowerable(self, std::nullopt, dtype))
+    return countTrue(counter, self, std::nullopt, false, dtype);
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP(sum)>(self, dtype);
   return reduce<isa::inst::RowSum>(counter, self, std::nullopt, false);

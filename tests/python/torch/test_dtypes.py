@@ -145,3 +145,16 @@ def test_any_and_all_of_nothing():
         assert torch.equal(empty.any(dim=1).cpu(), torch.zeros(3, dtype=torch.bool))
         assert torch.equal(empty.all(dim=1).cpu(), torch.ones(3, dtype=torch.bool))
         assert not empty.any().item() and empty.all().item()
+
+
+def test_counting_true_elements_is_a_float_sum_on_the_device():
+    g = torch.Generator().manual_seed(4)
+    flags = torch.rand(3, 50, 7, generator=g) < 0.4
+    device = flags.to("npu")
+    with native("sum"):
+        results = [(device.sum(), flags.sum()), (device.sum(dim=1), flags.sum(dim=1)),
+                   (device.sum(dim=(0, 2), keepdim=True), flags.sum(dim=(0, 2), keepdim=True)),
+                   (device.sum(-1, dtype=torch.int32), flags.sum(-1, dtype=torch.int32)),
+                   (device.sum(0), flags.sum(0))]
+    for actual, expected in results:
+        assert actual.dtype == expected.dtype and torch.equal(actual.cpu(), expected)

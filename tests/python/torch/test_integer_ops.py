@@ -1,0 +1,97 @@
+"""Integer arithmetic on the npu (docs/types.md §3): ADD SUB MUL MAX MIN on
+int32 and int64 tensors, with broadcasting, Python scalars and mixed-type
+operands (PyTorch's type promotion, the converting side cast on the
+device), compared with PyTorch CPU exactly (integers wrap around)."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+from npu_testing import native
+
+INTEGERS = [torch.int32, torch.int64]
+
+
+def values(shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """Random integers over the whole range with the edge values mixed in:
+    sums and products wrap around, carries cross an int64's low word."""
+    g = torch.Generator().manual_seed(seed)
+    info = torch.iinfo(dtype)
+    t = torch.randint(info.min, info.max, shape, generator=g, dtype=dtype)
+    flat = t.view(-1)
+    edges = torch.tensor([0, 1, -1, info.min, info.max, 2, -2, 0xFFFFFFFF if dtype == torch.int64
+                          else 0x7FFF], dtype=dtype)
+    flat[: min(flat.numel(), edges.numel())] = edges[: flat.numel()]
+    if dtype == torch.int64 and flat.numel() > 12:
+        flat[8:12] = torch.tensor([(1 << 32) - 1, 1 << 32, -(1 << 32), (1 << 31)], dtype=dtype)
+    return t
+
+
+OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+       "maximum": torch.maximum, "minimum": torch.minimum}
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+@pytest.mark.parametrize("name", OPS)
+@pytest.mark.parametrize("shapes", [((37,), (37,)), ((5, 9), (9,)), ((5, 9), (5, 1)),
+                                    ((3, 4, 6), (3, 1, 6)), ((6, 7), ())],
+                         ids=["same", "row", "col", "slices", "scalar_tensor"])
+def test_binary_ops_on_integers_match_the_cpu(dtype, name, shapes):
+    op = OPS[name]
+    a, b = values(shapes[0], dtype, 1), values(shapes[1], dtype, 2)
+    with native():
+        result = op(a.to("npu"), b.to("npu"))
+    assert result.dtype == dtype
+    assert torch.equal(result.cpu(), op(a, b))
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_python_scalars_and_in_place_forms(dtype):
+    a = values((4, 33), dtype, 3)
+    d = a.to("npu")
+    with native():
+        plus = d + 7
+        minus = 5 - d
+        times = d * -3
+        d.add_(11)
+        d.sub_(torch.tensor(2, dtype=dtype).to("npu"))
+    assert torch.equal(plus.cpu(), a + 7)
+    assert torch.equal(minus.cpu(), 5 - a)
+    assert torch.equal(times.cpu(), a * -3)
+    assert torch.equal(d.cpu(), a + 11 - 2)
+
+
+def test_mixed_types_promote_as_pytorch_does():
+    i32 = values((6, 5), torch.int32, 4)
+    i64 = values((6, 5), torch.int64, 5)
+    f32 = torch.randn(6, 5)
+    with native():
+        wide = i32.to("npu") + i64.to("npu")          # int64
+        real = i64.to("npu") * f32.to("npu")           # float32: i64 cast on the device
+        half = i32.to("npu") * 0.5                     # float32
+        ratio = i32.to("npu") / i64.to("npu")          # true division: float32
+    assert wide.dtype == torch.int64 and torch.equal(wide.cpu(), i32 + i64)
+    assert real.dtype == torch.float32 and torch.equal(real.cpu(), i64 * f32)
+    assert torch.equal(half.cpu(), i32 * 0.5)
+    torch.testing.assert_close(ratio.cpu(), i32 / i64, rtol=0, atol=0)
+
+
+def test_views_at_odd_offsets_and_out_forms():
+    a = values((8, 9), torch.int64, 6)
+    d = a.to("npu")
+    out = torch.empty(8, 8, dtype=torch.int64, device="npu")
+    with native():
+        torch.add(d[:, 1:], d[:, :-1], out=out)
+        transposed = d.t() * d.t()
+    assert torch.equal(out.cpu(), a[:, 1:] + a[:, :-1])
+    assert torch.equal(transposed.cpu(), a.t() * a.t())
+
+
+def test_what_the_isa_has_no_instruction_for_still_falls_back():
+    a = torch.arange(10, dtype=torch.int64).to("npu")
+    torch.npu.reset_stats()
+    # An integer alpha other than 1: the ISA's integer ADD has no multiplier.
+    assert torch.equal(torch.add(a, a, alpha=3).cpu(), torch.arange(10) * 4)
+    assert torch.npu.fallback_stats()
