@@ -79,6 +79,12 @@ void copyResult(const at::Tensor &dst, const at::Tensor &src);
 // for instructions without an immediate form of the type.
 at::Tensor deviceScalar(const at::Scalar &value, c10::ScalarType dtype);
 
+// The sum of an integer or bool npu tensor over `dim` in int64 (or dtype),
+// exact, by a tree of ADD packets (IntegerReductionOps.cpp); none when ADD
+// does not take the type.
+std::optional<at::Tensor> integerSum(const at::Tensor &self, at::OptionalIntArrayRef dim,
+                                     bool keepdim, std::optional<c10::ScalarType> dtype);
+
 // A CPU tensor with the values of the npu tensor src (waits for the device).
 at::Tensor download(const at::Tensor &src);
 // dst (npu) <- host (a CPU tensor of dst's dtype and shape).

@@ -203,6 +203,8 @@ at::Tensor sumDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keep
   static OpCounter counter("sum");
   if (countLowerable(self, dim, dtype))
     return countTrue(counter, self, dim, keepdim, dtype);
+  if (std::optional<at::Tensor> sum = integerSum(self, dim, keepdim, dtype))
+    return *sum;
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP2(sum, dim_IntList)>(self, dim, keepdim, dtype);
   return reduce<isa::inst::RowSum>(counter, self, dim, keepdim);
@@ -212,6 +214,8 @@ at::Tensor sumAll(const at::Tensor &self, std::optional<c10::ScalarType> dtype) 
   static OpCounter counter("sum");
   if (countLowerable(self, std::nullopt, dtype))
     return countTrue(counter, self, std::nullopt, false, dtype);
+  if (std::optional<at::Tensor> sum = integerSum(self, std::nullopt, false, dtype))
+    return *sum;
   if (!lowerable(self, dtype))
     return fallbackTo<NPU_ATEN_OP(sum)>(self, dtype);
   return reduce<isa::inst::RowSum>(counter, self, std::nullopt, false);
