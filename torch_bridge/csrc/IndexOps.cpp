@@ -8,6 +8,7 @@
 #include "Layout.h"
 #include "Ops.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/gather_ops.h>
@@ -91,8 +92,12 @@ at::Tensor &gatherOut(const at::Tensor &self, int64_t dim, const at::Tensor &ind
   static OpCounter counter("gather.out");
   if (!gatherLowerable(self, dim, index) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(gather, out)>(self, dim, index, sparseGrad, out);
-  const at::Tensor result = gatherInto(counter, self, dim, index);
   at::native::resize_output(out, index.sizes());
+  // The CPU kernel's checks, with its messages.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_partial_overlap(out, index);
+  const at::Tensor result = gatherInto(counter, self, dim, index);
   copyResult(out, result);
   return out;
 }
@@ -145,8 +150,14 @@ at::Tensor &indexSelectOut(const at::Tensor &self, int64_t dim, const at::Tensor
   if (!indexSelectLowerable(self, dim, index) || !isNpu(out) ||
       out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(index_select, out)>(self, dim, index, out);
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[at::maybe_wrap_dim(dim, self.dim())] = index.numel();
+  at::native::resize_output(out, shape);
+  // The CPU kernel's checks, with its messages.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
   const at::Tensor result = indexSelectCompute(counter, self, dim, index);
-  at::native::resize_output(out, result.sizes());
   copyResult(out, result);
   return out;
 }

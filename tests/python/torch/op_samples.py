@@ -42,6 +42,19 @@ def randn(*shape: int) -> torch.Tensor:
     return torch.randn(*shape)
 
 
+def random_tensor(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """Random values of any dtype the samples use."""
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if not dtype.is_floating_point:
+        return torch.randint(-100, 100, shape, dtype=dtype)
+    return torch.randn(shape).to(dtype)
+
+
+def integers(*shape: int) -> torch.Tensor:
+    return random_tensor(shape, torch.int64)
+
+
 # Arguments that the schema alone does not determine, per op (keyword
 # arguments of the op's schema, CPU tensors). Out tensors are left out.
 SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
@@ -97,6 +110,13 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::_reshape_alias": lambda: dict(self=randn(*SHAPE), size=[6, 4], stride=[4, 1]),
     "aten::as_strided": lambda: dict(self=randn(*SHAPE), size=[3, 2], stride=[1, 6], storage_offset=1),
     "aten::lerp.Scalar": lambda: dict(self=randn(*SHAPE), end=randn(*SHAPE), weight=0.3),
+    "aten::gather": lambda: dict(self=randn(*SHAPE), dim=1, index=torch.tensor([[0, 5], [1, 1], [2, 3], [4, 0]])),
+    "aten::gather.out": lambda: dict(self=randn(*SHAPE), dim=0, index=torch.tensor([[3, 0, 1, 1, 2, 0]])),
+    "aten::index_select": lambda: dict(self=randn(*SHAPE), dim=1, index=torch.tensor([5, 0, 2])),
+    "aten::index_select.out": lambda: dict(self=integers(*SHAPE), dim=0, index=torch.tensor([3, 3, 0])),
+    "aten::cumsum": lambda: dict(self=integers(*SHAPE), dim=1),
+    "aten::cumsum_": lambda: dict(self=integers(*SHAPE), dim=0),
+    "aten::cumsum.out": lambda: dict(self=integers(*SHAPE), dim=1),
     "aten::linalg_vector_norm": lambda: dict(self=randn(*SHAPE), ord=2, dim=[0], keepdim=True),
     "aten::linalg_vector_norm.out": lambda: dict(self=randn(*SHAPE), ord=1),
     "aten::convolution_overrideable": lambda: dict(
@@ -143,6 +163,19 @@ NAMED_VALUES: dict[str, Any] = {
 }
 # Tensor arguments that are masks.
 BOOL_TENSORS = {"mask", "condition"}
+# Ops over masks: their self is bool.
+BOOL_SELF_OPS = {"aten::any", "aten::all"}
+# The dtype of an op's out= tensors where it is not float32.
+OUT_DTYPES: dict[str, torch.dtype] = {
+    **{f"aten::{op}.{overload}": torch.bool for op in ("any", "all")
+       for overload in ("out", "all_out", "dims_out")},
+    "aten::cumsum.out": torch.int64,
+    "aten::index_select.out": torch.int64,
+}
+
+
+def out_dtype(op: torch._ops.OpOverload) -> torch.dtype:
+    return OUT_DTYPES.get(op_name(op), torch.float32)
 
 
 def sample(op: torch._ops.OpOverload) -> dict[str, Any]:
@@ -157,8 +190,9 @@ def sample(op: torch._ops.OpOverload) -> dict[str, Any]:
         if kind == "Tensor":
             if is_out_argument(argument):
                 continue
-            kwargs[argument.name] = (
-                torch.rand(*SHAPE) > 0.5 if argument.name in BOOL_TENSORS else randn(*SHAPE))
+            boolean = argument.name in BOOL_TENSORS or (
+                argument.name == "self" and op._schema.name in BOOL_SELF_OPS)
+            kwargs[argument.name] = torch.rand(*SHAPE) > 0.5 if boolean else randn(*SHAPE)
         elif argument.name in NAMED_VALUES:
             value = NAMED_VALUES[argument.name]
             kwargs[argument.name] = [value] if kind.startswith(("List", "Optional[List")) else value
@@ -170,7 +204,8 @@ def sample(op: torch._ops.OpOverload) -> dict[str, Any]:
 def out_shapes(op: torch._ops.OpOverload, kwargs: dict[str, Any]) -> dict[str, torch.Size]:
     """The shapes of op's out= tensors for these CPU arguments (read from
     the CPU kernel, which resizes an empty out)."""
-    outs = {a.name: torch.empty(0) for a in op._schema.arguments if is_out_argument(a) and str(a.type) == "Tensor"}
+    outs = {a.name: torch.empty(0, dtype=out_dtype(op))
+            for a in op._schema.arguments if is_out_argument(a) and str(a.type) == "Tensor"}
     if outs:
         op(**kwargs, **outs)
     return {name: t.shape for name, t in outs.items()}

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import torch
 
-from op_samples import op_name, out_shapes, registered_ops, sample, written_arguments
+from op_samples import op_name, out_dtype, out_shapes, random_tensor, registered_ops, sample, written_arguments
 
 # Ops that write tensor metadata (sizes, storage), not elements.
 METADATA_ONLY = {"aten::resize_", "aten::set_", "aten::set_.source_Storage",
@@ -53,10 +53,12 @@ def cases() -> list[Case]:
             shape = shapes[argument.name]
             if max(shape, default=1) > 1:
                 result.append(Case(op, argument.name, "expanded"))
+            written = kwargs[argument.name] if argument.name in kwargs else None
+            written_dtype = written.dtype if isinstance(written, torch.Tensor) else out_dtype(op)
             for other in op._schema.arguments:
                 value = kwargs.get(other.name)
                 if (other.name != argument.name and isinstance(value, torch.Tensor)
-                        and value.dtype == torch.float32 and value.numel() > 0):
+                        and value.dtype == written_dtype and value.numel() > 0):
                     result.append(Case(op, argument.name, f"overlaps {other.name}"))
     return result
 
@@ -67,7 +69,7 @@ def build(case: Case) -> dict[str, Any]:
     kwargs = sample(case.op)
     shapes = out_shapes(case.op, kwargs)
     for name, shape in shapes.items():
-        kwargs[name] = torch.randn(shape)
+        kwargs[name] = random_tensor(shape, out_dtype(case.op))
     target = kwargs[case.written]
     shape, numel = target.shape, target.numel()
     if case.layout == "expanded":
@@ -76,11 +78,11 @@ def build(case: Case) -> dict[str, Any]:
         strides[dim] = 0
         # The buffer has room for every element: a kernel that ignores the
         # strides writes inside it, not past it.
-        kwargs[case.written] = torch.randn(numel).as_strided(shape, strides)
+        kwargs[case.written] = random_tensor((numel,), target.dtype).as_strided(shape, strides)
     else:
         read = case.layout.split()[1]
         source = kwargs[read]
-        buffer = torch.randn(max(numel, source.numel()) + 1)
+        buffer = random_tensor((max(numel, source.numel()) + 1,), target.dtype)
         kwargs[read] = buffer[: source.numel()].view(source.shape).copy_(source)
         kwargs[case.written] = buffer[1 : 1 + numel].view(shape)
     return kwargs
@@ -145,9 +147,9 @@ def check_expanded_write(case: Case, npu: dict[str, Any]) -> None:
     undefined (some CPU kernels even ignore the strides of such an out and
     write past it)."""
     original = build(case)[case.written]
-    covered = torch.zeros(original.untyped_storage().nbytes() // 4, dtype=torch.bool)
+    covered = torch.zeros(original.untyped_storage().nbytes() // original.element_size(), dtype=torch.bool)
     covered.as_strided(original.shape, original.stride(), original.storage_offset()).fill_(True)
-    before = torch.empty(0).set_(original.untyped_storage())
+    before = torch.empty(0, dtype=original.dtype).set_(original.untyped_storage())
     after = npu[case.written].as_strided((covered.numel(),), (1,), 0).cpu()
     assert torch.equal(after[~covered], before[~covered]), "the npu wrote outside the view"
 
