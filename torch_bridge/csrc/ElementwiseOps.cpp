@@ -36,6 +36,8 @@
 #include <ATen/ops/tanh_ops.h>
 #include <torch/library.h>
 
+#include <cmath>
+
 namespace npu::bridge {
 
 namespace {
@@ -142,8 +144,8 @@ namespace {
 // the device: PyTorch's result type (true division of integers gives the
 // default float type), if Inst accepts it and every operand is a CPU
 // scalar or an npu tensor that CAST converts to it; else none (the op falls
-// back). Integer types take alpha = 1 only: the ISA's integer ADD/SUB have
-// no multiplier.
+// back). Integer types take an integer alpha of int32 range (the ISA's
+// integer ADD/SUB truncate alpha to an int32), exact as a binary32.
 template <class Inst>
 std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor &b,
                                           float alpha = 1.0f) {
@@ -156,7 +158,9 @@ std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor 
   c10::ScalarType type = at::result_type(a, b);
   if (std::is_same_v<Inst, isa::inst::Div> && c10::isIntegralType(type, /*includeBool=*/true))
     type = c10::typeMetaToScalarType(c10::get_default_dtype());
-  if (!accepts<Inst>(type) || (c10::isIntegralType(type, true) && alpha != 1.0f))
+  if (!accepts<Inst>(type) ||
+      (c10::isIntegralType(type, true) &&
+       (alpha != std::trunc(alpha) || std::abs(alpha) > float(1 << 24))))
     return std::nullopt;
   for (const at::Tensor *t : {&a, &b})
     if (isNpu(*t) && t->scalar_type() != type &&

@@ -75,7 +75,7 @@ def test_mixed_types_promote_as_pytorch_does():
     assert wide.dtype == torch.int64 and torch.equal(wide.cpu(), i32 + i64)
     assert real.dtype == torch.float32 and torch.equal(real.cpu(), i64 * f32)
     assert torch.equal(half.cpu(), i32 * 0.5)
-    torch.testing.assert_close(ratio.cpu(), i32 / i64, rtol=0, atol=0)
+    torch.testing.assert_close(ratio.cpu(), i32 / i64, rtol=0, atol=0, equal_nan=True)  # 0/0
 
 
 def test_views_at_odd_offsets_and_out_forms():
@@ -89,9 +89,18 @@ def test_views_at_odd_offsets_and_out_forms():
     assert torch.equal(transposed.cpu(), a.t() * a.t())
 
 
+def test_integer_alpha_scales_the_second_operand():
+    a, b = values((5, 8), torch.int64, 7), values((5, 8), torch.int32, 8)
+    with native("add", "sub"):
+        plus = torch.add(a.to("npu"), b.to("npu"), alpha=3)
+        minus = torch.sub(b.to("npu"), b.to("npu")[0], alpha=-7)
+    assert torch.equal(plus.cpu(), torch.add(a, b, alpha=3))
+    assert torch.equal(minus.cpu(), torch.sub(b, b[0], alpha=-7))
+
+
 def test_what_the_isa_has_no_instruction_for_still_falls_back():
-    a = torch.arange(10, dtype=torch.int64).to("npu")
+    flags = (torch.arange(10) % 3 == 0).to("npu")
     torch.npu.reset_stats()
-    # An integer alpha other than 1: the ISA's integer ADD has no multiplier.
-    assert torch.equal(torch.add(a, a, alpha=3).cpu(), torch.arange(10) * 4)
-    assert torch.npu.fallback_stats()
+    # bool + bool is a logical or: ADD has no b8 form.
+    assert torch.equal((flags + flags).cpu(), flags.cpu() + flags.cpu())
+    assert "aten::add.Tensor" in torch.npu.fallback_stats()

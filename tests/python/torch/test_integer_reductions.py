@@ -1,0 +1,79 @@
+"""Reductions and scans composed of typed elementwise packets: integer
+sums (a tree of ADD), maxima and minima of all elements (MAX, MIN) and
+integer cumsum (a Hillis-Steele scan of ADD), exact against PyTorch CPU:
+integer addition wraps around and is associative."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from npu_testing import native
+
+
+def integers(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    info = torch.iinfo(dtype)
+    t = torch.randint(info.min, info.max, shape, generator=g, dtype=dtype)
+    edges = torch.tensor([info.max, info.max, info.min], dtype=dtype)  # sums wrap
+    t.view(-1)[:3] = edges[: t.numel()]
+    return t
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.int64], ids=str)
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 1000])
+def test_max_and_min_of_all_elements(dtype, n):
+    host = (torch.randn(n) * 100).to(dtype) if dtype.is_floating_point else integers((n,), dtype, n)
+    device = host.to("npu")
+    with native("max", "min"):
+        biggest, smallest = device.max(), device.min()
+    assert torch.equal(biggest.cpu(), host.max()) and torch.equal(smallest.cpu(), host.min())
+
+
+def test_a_nan_is_the_maximum_and_the_minimum():
+    host = torch.tensor([1.0, float("nan"), 3.0])
+    with native("max", "min"):
+        assert torch.isnan(host.to("npu").max().cpu()) and torch.isnan(host.to("npu").min().cpu())
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("dim", [None, 0, 1, -1, (0, 2)])
+def test_integer_sums_wrap_around_like_the_cpu(dtype, dim):
+    host = (torch.rand(5, 33, 3) < 0.5) if dtype == torch.bool else integers((5, 33, 3), dtype, 1)
+    device = host.to("npu")
+    with native("sum"):
+        result = device.sum() if dim is None else device.sum(dim=dim)
+        kept = device.sum(dim=1, keepdim=True, dtype=torch.int32)
+    expected = host.sum() if dim is None else host.sum(dim=dim)
+    assert result.dtype == expected.dtype and torch.equal(result.cpu(), expected)
+    assert torch.equal(kept.cpu(), host.sum(dim=1, keepdim=True, dtype=torch.int32))
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_integer_cumsum_matches_the_cpu(dtype, dim):
+    host = (torch.rand(6, 37, generator=torch.Generator().manual_seed(2)) < 0.5).to(dtype) \
+        if dtype == torch.bool else integers((6, 37), dtype, 2)
+    device = host.to("npu")
+    with native("cumsum"):
+        result = device.cumsum(dim)
+        as_int32 = device.cumsum(dim, dtype=torch.int32)
+    assert result.dtype == host.cumsum(dim).dtype
+    assert torch.equal(result.cpu(), host.cumsum(dim))
+    assert torch.equal(as_int32.cpu(), host.cumsum(dim, dtype=torch.int32))
+
+
+def test_positions_from_an_attention_mask_as_generate_builds_them():
+    mask = torch.tensor([[0, 0, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
+    device = mask.to("npu")
+    with native("cumsum", "sub"):
+        positions = device.long().cumsum(-1) - 1
+    assert torch.equal(positions.cpu(), mask.long().cumsum(-1) - 1)
+
+
+def test_float_cumsum_still_falls_back():
+    # A scan adds in another order than the CPU's loop: float sums would
+    # round differently, so float cumsum keeps the CPU (counted).
+    x = torch.randn(10).to("npu")
+    torch.npu.reset_stats()
+    torch.testing.assert_close(x.cumsum(0).cpu(), x.cpu().cumsum(0))
+    assert "aten::cumsum" in torch.npu.fallback_stats()
