@@ -7,12 +7,18 @@
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
+#include "Types.h"
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/gather_ops.h>
+#include <ATen/ops/index_ops.h>
 #include <ATen/ops/index_select_ops.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/minimum.h>
+#include <ATen/ops/mul.h>
 #include <torch/library.h>
 
 namespace npu::bridge {
@@ -162,9 +168,79 @@ at::Tensor &indexSelectOut(const at::Tensor &self, int64_t dim, const at::Tensor
   return out;
 }
 
+// Advanced indexing by one integer index tensor (self[:, idx], as generate
+// picks positions): index_select along that dim, the dim replaced by the
+// index's shape. Several index tensors and bool masks fall back, and so does
+// an index type whose arithmetic the ISA lacks.
+std::optional<int64_t> singleIndexDim(const at::Tensor &self,
+                                      const c10::List<std::optional<at::Tensor>> &indices) {
+  std::optional<int64_t> found;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    const std::optional<at::Tensor> index = indices.get(d);
+    if (!index || !index->defined())
+      continue;
+    if (found)
+      return std::nullopt;
+    found = int64_t(d);
+  }
+  if (!found)
+    return std::nullopt;
+  const at::Tensor index = *indices.get(*found);
+  at::Tensor flat = index.reshape({-1});
+  const c10::ScalarType type = index.scalar_type();
+  if (index.dim() == 0 || !indexSelectLowerable(self, *found, flat) ||
+      !accepts<isa::inst::Mul>(type) || !accepts<isa::inst::Max>(type) ||
+      !accepts<isa::inst::Min>(type) || !accepts<isa::inst::Add>(type))
+    return std::nullopt;
+  return found;
+}
+
+// Indexing counts negative indices from the end, index_select does not:
+// index + n * min(max(-index, 0), 1) (integer MUL, MAX, MIN, ADD packets).
+// An index outside [-n, n) stays outside and faults.
+at::Tensor fromTheEnd(const at::Tensor &index, int64_t n) {
+  const c10::ScalarType type = index.scalar_type();
+  const at::Tensor negated = at::mul(index, deviceScalar(-1, type));
+  const at::Tensor negative =
+      at::minimum(at::maximum(negated, deviceScalar(0, type)), deviceScalar(1, type));
+  return at::add(index, negative, n);
+}
+
+at::Tensor indexCompute(OpCounter &counter, const at::Tensor &self, int64_t d,
+                        const at::Tensor &index) {
+  const at::Tensor picked =
+      indexSelectCompute(counter, self, d, fromTheEnd(index.reshape({-1}), self.size(d)));
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + d);
+  shape.insert(shape.end(), index.sizes().begin(), index.sizes().end());
+  shape.insert(shape.end(), self.sizes().begin() + d + 1, self.sizes().end());
+  return picked.view(shape);
+}
+
+at::Tensor indexTensor(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices) {
+  static OpCounter counter("index");
+  const std::optional<int64_t> d = singleIndexDim(self, indices);
+  if (!d)
+    return fallbackTo<NPU_ATEN_OP2(index, Tensor)>(self, indices);
+  return indexCompute(counter, self, *d, *indices.get(*d));
+}
+
+at::Tensor &indexTensorOut(const at::Tensor &self,
+                           const c10::List<std::optional<at::Tensor>> &indices, at::Tensor &out) {
+  static OpCounter counter("index.Tensor_out");
+  const std::optional<int64_t> d = singleIndexDim(self, indices);
+  if (!d || !isNpu(out) || out.scalar_type() != self.scalar_type())
+    return fallbackTo<NPU_ATEN_OP2(index, Tensor_out)>(self, indices, out);
+  const at::Tensor result = indexCompute(counter, self, *d, *indices.get(*d));
+  at::native::resize_output(out, result.sizes());
+  copyResult(out, result);
+  return out;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index.Tensor", indexTensor);
+  m.impl("index.Tensor_out", indexTensorOut);
   m.impl("gather", gather);
   m.impl("gather.out", gatherOut);
   m.impl("index_select", indexSelect);

@@ -63,3 +63,21 @@ def test_elements_narrower_than_a_word_fall_back():
     result = torch.gather(flags, 1, torch.tensor([[2, 1]]).to("npu"))
     assert torch.equal(result.cpu(), torch.tensor([[True, False]]))
     assert "aten::gather" in torch.npu.fallback_stats()
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_indexing_by_one_integer_tensor_counts_negative_indices_from_the_end(dim):
+    self = torch.randn(4, 5, 6)
+    index = torch.tensor([[0, -1], [-self.size(dim), 2]])
+    key = (slice(None),) * dim + (index,)
+    with native("index"):
+        result = self.to("npu")[tuple(k.to("npu") if isinstance(k, torch.Tensor) else k for k in key)]
+    assert torch.equal(result.cpu(), self[key])
+
+
+def test_indexing_with_several_tensors_or_a_mask_falls_back():
+    self = torch.randn(4, 5)
+    rows, cols = torch.tensor([0, 3]), torch.tensor([1, -1])
+    torch.npu.reset_stats()
+    assert torch.equal(self.to("npu")[rows.to("npu"), cols.to("npu")].cpu(), self[rows, cols])
+    assert "aten::index.Tensor" in torch.npu.fallback_stats()
