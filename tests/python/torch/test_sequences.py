@@ -1,0 +1,62 @@
+"""Tensors computed from their indices on the npu: arange (IOTA), compared
+with PyTorch CPU exactly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from npu_testing import native
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32], ids=str)
+@pytest.mark.parametrize("args", [(10,), (3, 17), (0, 100, 7), (50, -20, -3), (-5, 5), (0, 0),
+                                  (7, 8), (-(2**31), -(2**31) + 1000, 3)],
+                         ids=str)
+def test_arange_matches_the_cpu(dtype, args):
+    if dtype == torch.float32 and abs(args[0]) > 2**24:
+        pytest.skip("float32 beyond 2^24 falls back (see below)")
+    expected = torch.arange(*args, dtype=dtype)
+    with native():
+        result = torch.arange(*args, dtype=dtype, device="npu")
+    assert result.dtype == dtype and torch.equal(result.cpu(), expected)
+
+
+def test_long_sequences_cross_many_beats():
+    with native("arange.start_out"):
+        result = torch.arange(5, 5 + 3 * 100003, 3, device="npu")
+    assert torch.equal(result.cpu(), torch.arange(5, 5 + 3 * 100003, 3))
+
+
+def test_int64_values_beyond_32_bits():
+    # start and step are int32; the elements run past 2^32.
+    args = (2**31 - 10, 2**31 - 10 + 2**31 * 3, 2**31 - 1)
+    with native("arange.start_out"):
+        result = torch.arange(*args, device="npu")
+    assert torch.equal(result.cpu(), torch.arange(*args))
+
+
+def test_arange_into_an_out_tensor_of_another_layout():
+    out = torch.zeros(4, 6, dtype=torch.int64, device="npu").t()[0]  # strided
+    with native("arange.start_out"):
+        torch.arange(0, 4, out=out)
+    assert torch.equal(out.cpu(), torch.arange(4))
+
+
+@pytest.mark.parametrize("args,dtype", [((0, 1, 0.1), torch.float32),  # rounds differently
+                                        ((0, 2**40, 2**35), torch.int64),  # step beyond int32
+                                        ((0, 5.5), torch.int64),  # a float bound
+                                        ((0, 10), torch.int16),  # no ISA type
+                                        ((2**25, 2**25 + 10), torch.float32)],  # beyond 2^24
+                         ids=str)
+def test_what_iota_cannot_compute_exactly_falls_back(args, dtype):
+    torch.npu.reset_stats()
+    result = torch.arange(*args, dtype=dtype, device="npu")
+    assert torch.equal(result.cpu(), torch.arange(*args, dtype=dtype))
+    assert "aten::arange.start_out" in torch.npu.fallback_stats()
+
+
+def test_arange_errors_are_pytorch_errors():
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        torch.arange(0, 10, 0, device="npu")
+    with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
+        torch.arange(0, 10, -1, device="npu")

@@ -1,0 +1,115 @@
+// Tensors computed from their indices: arange (IOTA).
+#include "Device.h"
+#include "Layout.h"
+#include "Ops.h"
+#include "Types.h"
+
+#include <ATen/native/Resize.h>
+#include <ATen/ops/arange_ops.h>
+#include <torch/library.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace npu::bridge {
+
+namespace {
+
+// IOTA's start and step are 32-bit patterns: int32 (sign-extended for
+// int64) or binary32. The lowering takes what IOTA computes exactly as the
+// CPU does: integer starts and steps of int32 range; float32 sequences of
+// integers below 2^24 in magnitude, where binary32(i) * step + start is
+// exact (the CPU computes start + i * step in double and rounds once, so a
+// fractional step such as 0.1 could round differently: it falls back).
+struct IotaOperands {
+  uint32_t start, step;
+};
+
+std::optional<IotaOperands> iotaOperands(double start, double step, int64_t n,
+                                         c10::ScalarType type) {
+  auto int32 = [](double v) {
+    return v == std::trunc(v) && v >= std::numeric_limits<int32_t>::min() &&
+           v <= std::numeric_limits<int32_t>::max();
+  };
+  if (!int32(start) || !int32(step))
+    return std::nullopt;
+  if (type == at::kFloat) {
+    constexpr double kExact = double(1 << 24);
+    if (std::abs(start) + std::abs(step) * double(n) > kExact)
+      return std::nullopt;
+    return IotaOperands{std::bit_cast<uint32_t>(float(start)), std::bit_cast<uint32_t>(float(step))};
+  }
+  return IotaOperands{uint32_t(int32_t(start)), uint32_t(int32_t(step))};
+}
+
+// The length of arange(start, end, step) as PyTorch's CPU kernel computes
+// it (in double for float types, in integers for integer types), or none
+// for the arguments it refuses (the fallback reports them) and lengths
+// beyond IOTA's count.
+std::optional<int64_t> arangeLength(double start, double end, double step) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) ||
+      (step > 0 && end < start) || (step < 0 && end > start))
+    return std::nullopt;
+  const double size = std::ceil((end - start) / step);
+  if (!(size >= 0) || size > double(std::numeric_limits<uint32_t>::max()))
+    return std::nullopt;
+  return int64_t(size);
+}
+
+std::optional<int64_t> arangeLength(int64_t start, int64_t end, int64_t step) {
+  constexpr int64_t kBound = int64_t(1) << 62; // no overflow below
+  if (step == 0 || (step > 0 && end < start) || (step < 0 && end > start) ||
+      std::abs(start) > kBound || std::abs(end) > kBound)
+    return std::nullopt;
+  const int64_t sign = step > 0 ? 1 : -1;
+  const int64_t size = (end - start + step - sign) / step;
+  if (size > int64_t(std::numeric_limits<uint32_t>::max()))
+    return std::nullopt;
+  return size;
+}
+
+at::Tensor &arangeOut(const at::Scalar &start, const at::Scalar &end, const at::Scalar &step,
+                      at::Tensor &out) {
+  static OpCounter counter("arange.start_out");
+  const c10::ScalarType type = out.scalar_type();
+  // Integer sequences with a float bound are sized by PyTorch from the
+  // unconverted bounds: those stay on the CPU.
+  const bool integral = c10::isIntegralType(type, /*includeBool=*/false);
+  const bool integerBounds =
+      !start.isFloatingPoint() && !end.isFloatingPoint() && !step.isFloatingPoint();
+  std::optional<int64_t> n;
+  if (integral && integerBounds)
+    n = arangeLength(start.toLong(), end.toLong(), step.toLong());
+  else if (!integral && !start.isComplex() && !end.isComplex() && !step.isComplex())
+    n = arangeLength(start.toDouble(), end.toDouble(), step.toDouble());
+  std::optional<IotaOperands> operands;
+  if (n && isNpu(out) && accepts<isa::inst::Iota>(type))
+    operands = iotaOperands(start.toDouble(), step.toDouble(), *n, type);
+  if (!operands)
+    return fallbackTo<NPU_ATEN_OP2(arange, start_out)>(start, end, step, out);
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(std::to_string(*n) + " from " + c10::str(start) + " by " + c10::str(step));
+  at::native::resize_output(out, {*n});
+  if (*n == 0)
+    return out;
+  storeResult(out, [&](const at::Tensor &dst) {
+    isa::inst::Iota iota;
+    iota.dst = addressOf(dst);
+    iota.n = u32(*n, "element count");
+    iota.start = operands->start;
+    iota.step = operands->step;
+    iota.dtype = *isaType(type);
+    emit(iota);
+  });
+  return out;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("arange.start_out", arangeOut);
+}
+
+} // namespace npu::bridge
