@@ -95,8 +95,9 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
       segments.push_back({broadcast, shape[d]});
   }
   const uint64_t dstAddr = addressOf(dst), aAddr = addressOf(a), bAddr = addressOf(b);
-  const uint64_t size = dst.element_size();
-  const isa::DType type = *isaType(dst.scalar_type());
+  // The operands' type; dst's may differ (a compare writes b8).
+  const uint64_t size = a.element_size(), dstSize = dst.element_size();
+  const isa::DType type = *isaType(a.scalar_type());
   using B = isa::Broadcast;
   auto pattern = [&](std::initializer_list<bool> flags) {
     if (segments.size() != flags.size())
@@ -116,24 +117,34 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
   } else if (pattern({false, true})) {
     emitPacket(dstAddr, aAddr, bAddr, segments[0].size, segments[1].size, B::col, alpha, type);
   } else if (pattern({false, true, false}) && segments[0].size <= kMaxSlices &&
-             size * segments[2].size % 4 == 0) {
+             std::min(size, dstSize) * segments[2].size % 4 == 0) {
     // Per outer slice: b's slice is a row reused by every middle index.
     const int64_t slice = segments[1].size * segments[2].size;
     for (int64_t s = 0; s < segments[0].size; ++s)
-      emitPacket(dstAddr + size * s * slice, aAddr + size * s * slice,
+      emitPacket(dstAddr + dstSize * s * slice, aAddr + size * s * slice,
                  bAddr + size * s * segments[2].size, segments[1].size, segments[2].size, B::row,
                  alpha, type);
   } else if (pattern({true, false, true}) && segments[0].size <= kMaxSlices &&
-             size * segments[1].size * segments[2].size % 4 == 0) {
+             std::min(size, dstSize) * segments[1].size * segments[2].size % 4 == 0) {
     // Per outer slice: the same column vector b.
     const int64_t slice = segments[1].size * segments[2].size;
     for (int64_t s = 0; s < segments[0].size; ++s)
-      emitPacket(dstAddr + size * s * slice, aAddr + size * s * slice, bAddr, segments[1].size,
+      emitPacket(dstAddr + dstSize * s * slice, aAddr + size * s * slice, bAddr, segments[1].size,
                  segments[2].size, B::col, alpha, type);
   } else {
     const at::Tensor full = materialize(b, shape);
     emitPacket(dstAddr, aAddr, addressOf(full), 1, n, B::none, alpha, type);
   }
+}
+
+at::Tensor binaryOperand(const at::Tensor &t, c10::ScalarType type) {
+  if (isCpuScalar(t))
+    return type == at::kFloat ? t : deviceScalar(t.item(), type);
+  if (t.scalar_type() == type)
+    return t;
+  at::Tensor converted = emptyNpu(t.sizes(), type);
+  copyInto(converted, t);
+  return converted;
 }
 
 namespace {
@@ -168,20 +179,6 @@ std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor 
           accepts<isa::inst::Cast>(type, "dtype")))
       return std::nullopt;
   return type;
-}
-
-// An operand of a binary instruction computing in `type`: an npu tensor of
-// another type converted on the device; a CPU scalar, for a type without
-// the scalar instruction forms (which take a binary32 immediate), as a
-// device scalar the packet broadcasts.
-at::Tensor binaryOperand(const at::Tensor &t, c10::ScalarType type) {
-  if (isCpuScalar(t))
-    return type == at::kFloat ? t : deviceScalar(t.item(), type);
-  if (t.scalar_type() == type)
-    return t;
-  at::Tensor converted = emptyNpu(t.sizes(), type);
-  copyInto(converted, t);
-  return converted;
 }
 
 // dst (contiguous, the result shape, of the computing type) = a op alpha*b

@@ -173,6 +173,12 @@ void emitBinaryPacket(uint64_t dst, uint64_t a, uint64_t b, int64_t rows, int64_
   emit(inst);
 }
 
+// An operand of a binary instruction computing in `type`: an npu tensor of
+// another type converted on the device; a CPU scalar, for a type other than
+// float32 (whose scalar instruction forms take a binary32 immediate), as a
+// device scalar the packet broadcasts.
+at::Tensor binaryOperand(const at::Tensor &t, c10::ScalarType type);
+
 using BinaryPacketEmitter = void (*)(uint64_t dst, uint64_t a, uint64_t b, int64_t rows,
                                      int64_t cols, isa::Broadcast bcast, float alpha,
                                      isa::DType type);

@@ -1,4 +1,4 @@
-// Tensors computed from their indices: arange (IOTA).
+// Tensors computed from their indices: arange (IOTA), tril and triu (TRI).
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -6,11 +6,15 @@
 
 #include <ATen/native/Resize.h>
 #include <ATen/ops/arange_ops.h>
+#include <ATen/ops/tril_ops.h>
+#include <ATen/ops/triu_ops.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace npu::bridge {
 
@@ -106,10 +110,98 @@ at::Tensor &arangeOut(const at::Scalar &start, const at::Scalar &end, const at::
   return out;
 }
 
+// --- tril / triu (TRI) ----------------------------------------------------------
+//
+// TRI keeps one triangle of a rows x cols matrix and fills the rest with
+// zero; a batch of matrices is one packet per matrix (up to kMaxMatrices,
+// beyond which the op falls back).
+constexpr int64_t kMaxMatrices = 4096;
+
+bool triLowerable(const at::Tensor &self) {
+  return isNpu(self) && self.dim() >= 2 && accepts<isa::inst::Tri>(self.scalar_type()) &&
+         self.size(-1) < (int64_t(1) << 31) && self.size(-2) < (int64_t(1) << 31) &&
+         (self.numel() == 0 || self.numel() / (self.size(-1) * self.size(-2)) <= kMaxMatrices);
+}
+
+// out (contiguous, self's shape and type) = the triangle of self.
+void emitTri(const at::Tensor &out, const at::Tensor &self, int64_t diagonal, bool upper) {
+  if (self.numel() == 0)
+    return;
+  const at::Tensor src = contiguousOnDevice(self);
+  const int64_t rows = self.size(-2), cols = self.size(-1);
+  const int64_t bytes = rows * cols * self.element_size();
+  // The diagonal clamped to where it still decides (a 32-bit operand).
+  const int64_t limit = std::max(rows, cols) + 1;
+  const int64_t clamped = std::clamp(diagonal, -limit, limit);
+  for (int64_t m = 0; m < self.numel() / (rows * cols); ++m) {
+    isa::inst::Tri tri;
+    tri.dst = addressOf(out) + m * bytes;
+    tri.src = addressOf(src) + m * bytes;
+    tri.rows = u32(rows, "rows");
+    tri.cols = u32(cols, "columns");
+    tri.diagonal = static_cast<int32_t>(clamped);
+    tri.value = 0;
+    tri.upper = upper;
+    tri.dtype = *isaType(self.scalar_type());
+    emit(tri);
+  }
+}
+
+template <bool kUpper> struct TriKernels {
+  using Functional = std::conditional_t<kUpper, NPU_ATEN_OP(triu), NPU_ATEN_OP(tril)>;
+  using Inplace = std::conditional_t<kUpper, NPU_ATEN_OP(triu_), NPU_ATEN_OP(tril_)>;
+  using Out = std::conditional_t<kUpper, NPU_ATEN_OP2(triu, out), NPU_ATEN_OP2(tril, out)>;
+
+  static void store(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
+                    int64_t diagonal) {
+    OpScope scope(counter);
+    if (logOps())
+      scope.describe(shapeString(self) + " diagonal " + std::to_string(diagonal));
+    // TRI reads each element before writing it: out may be self.
+    if (out.is_contiguous() && (!mayOverlap(out, self) || out.is_same(self))) {
+      emitTri(out, self, diagonal, kUpper);
+    } else {
+      const at::Tensor dense = emptyNpuLike(out);
+      emitTri(dense, self, diagonal, kUpper);
+      storeInto(out, addressOf(dense));
+    }
+  }
+  static at::Tensor functional(const at::Tensor &self, int64_t diagonal) {
+    static OpCounter counter(baseName<Functional>());
+    if (!triLowerable(self))
+      return fallbackTo<Functional>(self, diagonal);
+    at::Tensor out = emptyNpuLike(self);
+    store(counter, out, self, diagonal);
+    return out;
+  }
+  static at::Tensor &inplace(at::Tensor &self, int64_t diagonal) {
+    static OpCounter counter(baseName<Inplace>());
+    if (!triLowerable(self))
+      return fallbackTo<Inplace>(self, diagonal);
+    store(counter, self, self, diagonal);
+    return self;
+  }
+  static at::Tensor &outForm(const at::Tensor &self, int64_t diagonal, at::Tensor &out) {
+    static OpCounter counter(operatorName<Out>());
+    if (!triLowerable(self) || !isNpu(out) || out.scalar_type() != self.scalar_type())
+      return fallbackTo<Out>(self, diagonal, out);
+    at::native::resize_output(out, self.sizes());
+    store(counter, out, self, diagonal);
+    return out;
+  }
+  static void registerIn(torch::Library &m) {
+    m.impl(operatorName<Functional>(), functional);
+    m.impl(operatorName<Inplace>(), inplace);
+    m.impl(operatorName<Out>(), outForm);
+  }
+};
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("arange.start_out", arangeOut);
+  TriKernels<false>::registerIn(m);
+  TriKernels<true>::registerIn(m);
 }
 
 } // namespace npu::bridge

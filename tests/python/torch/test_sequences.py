@@ -60,3 +60,31 @@ def test_arange_errors_are_pytorch_errors():
         torch.arange(0, 10, 0, device="npu")
     with pytest.raises(RuntimeError, match="upper bound and lower bound inconsistent with step sign"):
         torch.arange(0, 10, -1, device="npu")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool, torch.int32], ids=str)
+@pytest.mark.parametrize("diagonal", [0, 1, -1, 3, -7, 100, -100])
+@pytest.mark.parametrize("upper", [False, True])
+def test_tril_and_triu_match_the_cpu(dtype, diagonal, upper):
+    g = torch.Generator().manual_seed(9)
+    host = torch.randint(-50, 50, (2, 3, 5, 7), generator=g).to(dtype)
+    op = torch.triu if upper else torch.tril
+    device = host.to("npu")
+    with native():
+        result = op(device, diagonal)
+        transposed = op(device.transpose(-1, -2), diagonal)
+        out = torch.empty(0, dtype=dtype, device="npu")
+        op(device, diagonal, out=out)
+        in_place = device.clone()
+        (in_place.triu_ if upper else in_place.tril_)(diagonal)
+    expected = op(host, diagonal)
+    assert torch.equal(result.cpu(), expected)
+    assert torch.equal(transposed.cpu(), op(host.transpose(-1, -2), diagonal))
+    assert torch.equal(out.cpu(), expected) and torch.equal(in_place.cpu(), expected)
+
+
+def test_a_causal_mask_built_on_the_device():
+    # What attention code does: ones, tril, then a boolean mask.
+    with native():
+        mask = torch.ones(6, 9, dtype=torch.bool, device="npu").tril(diagonal=3)
+    assert torch.equal(mask.cpu(), torch.ones(6, 9, dtype=torch.bool).tril(diagonal=3))

@@ -1,0 +1,78 @@
+"""Comparisons on the npu (EQ NE LT LE GT GE into bool masks), in PyTorch's
+promoted type, against PyTorch CPU exactly."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+from npu_testing import native
+
+COMPARES = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+            "gt": operator.gt, "ge": operator.ge}
+
+
+def values(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        t = torch.randint(-3, 4, shape, generator=g).to(dtype)  # ties are common
+        flat = t.view(-1)
+        flat[:4] = torch.tensor([float("nan"), -0.0, float("inf"), -float("inf")])[: flat.numel()]
+        return t
+    info = torch.iinfo(dtype)
+    t = torch.randint(-3, 4, shape, generator=g, dtype=dtype)
+    flat = t.view(-1)
+    edges = torch.tensor([info.min, info.max, -1, 0], dtype=dtype)
+    flat[:4] = edges[: flat.numel()]
+    if dtype == torch.int64 and flat.numel() > 6:
+        flat[4:6] = torch.tensor([1 << 32, -(1 << 32)])  # equal low words, different high
+    return t
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.int64], ids=str)
+@pytest.mark.parametrize("name", COMPARES)
+@pytest.mark.parametrize("shapes", [((40,), (40,)), ((5, 9), (9,)), ((5, 9), (5, 1)),
+                                    ((3, 4, 6), (3, 1, 6)), ((6, 7), ())],
+                         ids=["same", "row", "col", "slices", "scalar_tensor"])
+def test_compares_match_the_cpu(dtype, name, shapes):
+    op = COMPARES[name]
+    a, b = values(shapes[0], dtype, 1), values(shapes[1], dtype, 2)
+    with native(name):
+        result = op(a.to("npu"), b.to("npu"))
+        flipped = op(b.to("npu"), a.to("npu"))
+    assert result.dtype == torch.bool and torch.equal(result.cpu(), op(a, b))
+    assert torch.equal(flipped.cpu(), op(b, a))
+
+
+@pytest.mark.parametrize("name", COMPARES)
+def test_python_scalars_mixed_types_and_out_forms(name):
+    op = COMPARES[name]
+    ints = values((4, 10), torch.int64, 3)
+    floats = values((4, 10), torch.float32, 4)
+    out = torch.empty(0, dtype=torch.bool, device="npu")
+    with native():
+        with_int = op(ints.to("npu"), 2)
+        with_float = op(ints.to("npu"), 1.5)     # compared in float32
+        mixed = op(ints.to("npu"), floats.to("npu"))
+        getattr(torch, name)(floats.to("npu"), 0.0, out=out)
+    assert torch.equal(with_int.cpu(), op(ints, 2))
+    assert torch.equal(with_float.cpu(), op(ints, 1.5))
+    assert torch.equal(mixed.cpu(), op(ints, floats))
+    assert torch.equal(out.cpu(), getattr(torch, name)(floats, 0.0))
+
+
+def test_in_place_compares_store_in_the_tensors_own_type():
+    a = values((3, 8), torch.float32, 5)
+    d = a.to("npu")
+    with native():
+        d.lt_(1.0)
+    assert torch.equal(d.cpu(), a.lt(1.0).float())
+
+
+def test_a_mask_of_odd_length_rows():
+    # b8 rows of 7 elements start inside words: the packets stay aligned.
+    a, b = values((5, 7), torch.int64, 6), values((5, 1), torch.int64, 7)
+    with native():
+        result = a.to("npu")[:, 1:] > b.to("npu")
+    assert torch.equal(result.cpu(), a[:, 1:] > b)
