@@ -160,17 +160,112 @@ uint32_t element(const Rdivs &, uint32_t a, uint32_t s) {
   return program(Program::Div, {s, a});
 }
 
+// The integer element functions (docs/types.md §3) on values widened to 64
+// bits (an i32 sign-extended): the store keeps the type's low bits, so the
+// sums and products wrap around modulo 2^32 or 2^64 as the type's own
+// arithmetic would; min and max compare signed.
+uint64_t intElement(const Add &, uint64_t a, uint64_t b) {
+  return a + b;
+}
+uint64_t intElement(const Sub &, uint64_t a, uint64_t b) {
+  return a - b;
+}
+uint64_t intElement(const Mul &, uint64_t a, uint64_t b) {
+  return a * b;
+}
+uint64_t intElement(const Max &, uint64_t a, uint64_t b) {
+  return int64_t(a) < int64_t(b) ? b : a;
+}
+uint64_t intElement(const Min &, uint64_t a, uint64_t b) {
+  return int64_t(b) < int64_t(a) ? b : a;
+}
+uint64_t intElement(const Adds &, uint64_t a, uint64_t s) {
+  return a + s;
+}
+uint64_t intElement(const Subs &, uint64_t a, uint64_t s) {
+  return a - s;
+}
+uint64_t intElement(const Muls &, uint64_t a, uint64_t s) {
+  return a * s;
+}
+uint64_t intElement(const Maxs &, uint64_t a, uint64_t s) {
+  return int64_t(a) < int64_t(s) ? s : a;
+}
+uint64_t intElement(const Mins &, uint64_t a, uint64_t s) {
+  return int64_t(s) < int64_t(a) ? s : a;
+}
+uint64_t intElement(const Rsubs &, uint64_t a, uint64_t s) {
+  return s - a;
+}
+
+bool isInteger(isa::DType type) {
+  return type == isa::DType::i32 || type == isa::DType::i64;
+}
+
+// Element i of an integer array of `type`, sign-extended to 64 bits.
+uint64_t intAt(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
+  if (type == isa::DType::i64)
+    return m.element(base + 8 * i, 8);
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(m.u32(base + 4 * i))));
+}
+void intAt(Mem &m, uint64_t base, uint64_t i, isa::DType type, uint64_t v) {
+  if (type == isa::DType::i64)
+    m.element(base + 8 * i, 8, v);
+  else
+    m.u32(base + 4 * i, static_cast<uint32_t>(v));
+}
+
+// The integer multiplier an f32 alpha stands for on integer types: truncated
+// toward zero, saturating at int32's range, NaN 0 (docs/types.md §3).
+uint64_t integerAlpha(float alpha) {
+  int64_t v = 0;
+  if (alpha != alpha)
+    v = 0;
+  else if (alpha >= 2147483648.0f)
+    v = INT32_MAX;
+  else if (alpha <= -2147483648.0f)
+    v = INT32_MIN;
+  else
+    v = static_cast<int64_t>(alpha); // truncates toward zero
+  return static_cast<uint64_t>(v);
+}
+
+// The immediate of a scalar form on an integer type: its 32 bits as an
+// int32, sign-extended.
+uint64_t integerScalar(float s) {
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(bitsOf(s))));
+}
+
+// The index of b's element for element (i, j) under bcast.
+template <class Op> uint64_t broadcastIndex(const Op &op, uint64_t i, uint64_t j) {
+  return op.bcast == isa::Broadcast::none  ? i * op.cols + j
+         : op.bcast == isa::Broadcast::row ? j
+         : op.bcast == isa::Broadcast::col ? i
+                                           : 0;
+}
+
 // The instructions of the .td class BinaryOp: rows x cols with b broadcast,
 // b scaled by alpha first where the instruction has an alpha.
 template <class Op> void binaryOp(Mem &m, const Op &op) {
+  if constexpr (requires(uint64_t x) { intElement(op, x, x); }) {
+    if (isInteger(op.dtype)) {
+      std::vector<uint64_t> out(op.rows * op.cols);
+      for (uint64_t i = 0; i < op.rows; ++i)
+        for (uint64_t j = 0; j < op.cols; ++j) {
+          uint64_t b = intAt(m, op.b, broadcastIndex(op, i, j), op.dtype);
+          if constexpr (requires { op.alpha; })
+            b *= integerAlpha(op.alpha);
+          out[i * op.cols + j] = intElement(op, intAt(m, op.a, i * op.cols + j, op.dtype), b);
+        }
+      for (uint64_t i = 0; i < out.size(); ++i)
+        intAt(m, op.dst, i, op.dtype, out[i]);
+      return;
+    }
+  }
   std::vector<uint32_t> out(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i)
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint64_t bi = op.bcast == isa::Broadcast::none  ? i * op.cols + j
-                          : op.bcast == isa::Broadcast::row ? j
-                          : op.bcast == isa::Broadcast::col ? i
-                                                            : 0;
-      uint32_t b = m.f(op.b, bi);
+      uint32_t b = m.f(op.b, broadcastIndex(op, i, j));
       if constexpr (requires { op.alpha; })
         if (op.alpha != 1.0f)
           b = soft::fmul(bitsOf(op.alpha), b);
@@ -182,6 +277,14 @@ template <class Op> void binaryOp(Mem &m, const Op &op) {
 
 // The instructions of the .td class ScalarOp.
 template <class Op> void scalarOp(Mem &m, const Op &op) {
+  if constexpr (requires(uint64_t x) { intElement(op, x, x); }) {
+    if (isInteger(op.dtype)) {
+      for (uint64_t i = 0; i < op.n; ++i)
+        intAt(m, op.dst, i, op.dtype,
+              intElement(op, intAt(m, op.a, i, op.dtype), integerScalar(op.s)));
+      return;
+    }
+  }
   for (uint64_t i = 0; i < op.n; ++i)
     m.f(op.dst, i, element(op, m.f(op.a, i), bitsOf(op.s)));
 }
