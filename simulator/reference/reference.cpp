@@ -289,6 +289,95 @@ template <class Op> void scalarOp(Mem &m, const Op &op) {
     m.f(op.dst, i, element(op, m.f(op.a, i), bitsOf(op.s)));
 }
 
+// The compares (isa/compare.td). On f32 the IEEE order is worked out from
+// the signs and magnitudes, not by a host float compare that a DAZ mode
+// could flush: a NaN is unordered, both zeros are equal, subnormals compare
+// by value.
+enum class Order { Less, Equal, Greater, Unordered };
+Order floatOrder(uint32_t a, uint32_t b) {
+  const uint32_t ma = a & 0x7fffffffu, mb = b & 0x7fffffffu;
+  if (ma > 0x7f800000u || mb > 0x7f800000u)
+    return Order::Unordered;
+  if (ma == 0 && mb == 0)
+    return Order::Equal;
+  const bool na = (a >> 31) != 0, nb = (b >> 31) != 0;
+  if (na != nb)
+    return na ? Order::Less : Order::Greater;
+  if (ma == mb)
+    return Order::Equal;
+  return (ma < mb) != na ? Order::Less : Order::Greater;
+}
+Order intOrder(uint64_t a, uint64_t b) {
+  return int64_t(a) < int64_t(b) ? Order::Less : a == b ? Order::Equal : Order::Greater;
+}
+// Element i of a compare operand of `type`, and the order of two of them.
+uint64_t compareOperand(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
+  return type == isa::DType::f32 ? m.f(base, i) : intAt(m, base, i, type);
+}
+Order order(isa::DType type, uint64_t a, uint64_t b) {
+  return type == isa::DType::f32 ? floatOrder(uint32_t(a), uint32_t(b)) : intOrder(a, b);
+}
+bool holds(const Eq &, Order o) {
+  return o == Order::Equal;
+}
+bool holds(const Ne &, Order o) {
+  return o != Order::Equal;
+}
+bool holds(const Lt &, Order o) {
+  return o == Order::Less;
+}
+bool holds(const Le &, Order o) {
+  return o == Order::Less || o == Order::Equal;
+}
+bool holds(const Gt &, Order o) {
+  return o == Order::Greater;
+}
+bool holds(const Ge &, Order o) {
+  return o == Order::Greater || o == Order::Equal;
+}
+bool holds(const Eqs &, Order o) {
+  return holds(Eq{}, o);
+}
+bool holds(const Nes &, Order o) {
+  return holds(Ne{}, o);
+}
+bool holds(const Lts &, Order o) {
+  return holds(Lt{}, o);
+}
+bool holds(const Les &, Order o) {
+  return holds(Le{}, o);
+}
+bool holds(const Gts &, Order o) {
+  return holds(Gt{}, o);
+}
+bool holds(const Ges &, Order o) {
+  return holds(Ge{}, o);
+}
+
+// The instructions of the .td class CompareOp: rows x cols with b
+// broadcast, a b8 mask out.
+template <class Op> void compareOp(Mem &m, const Op &op) {
+  std::vector<uint8_t> out(op.rows * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j)
+      out[i * op.cols + j] =
+          holds(op, order(op.dtype, compareOperand(m, op.a, i * op.cols + j, op.dtype),
+                          compareOperand(m, op.b, broadcastIndex(op, i, j), op.dtype)));
+  for (uint64_t i = 0; i < out.size(); ++i)
+    m.u8(op.dst + i, out[i]);
+}
+
+// The instructions of the .td class CompareScalarOp: s a binary32 on f32,
+// an int32 (sign-extended) on the integer types.
+template <class Op> void compareScalarOp(Mem &m, const Op &op) {
+  const uint64_t s = op.dtype == isa::DType::f32 ? bitsOf(op.s) : integerScalar(op.s);
+  std::vector<uint8_t> out(op.n);
+  for (uint64_t i = 0; i < op.n; ++i)
+    out[i] = holds(op, order(op.dtype, compareOperand(m, op.a, i, op.dtype), s));
+  for (uint64_t i = 0; i < out.size(); ++i)
+    m.u8(op.dst + i, out[i]);
+}
+
 // The micro-program an instruction's record names.
 template <class Op> constexpr Program programOf() {
   constexpr std::optional<Program> p =
@@ -568,14 +657,21 @@ void run(Mem &m, const Bmm &op) {
 #define NPU_SCALAR_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, scalarOp)
 #define NPU_UNARY_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, unaryOp)
 #define NPU_POINTWISE_BWD(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, pointwiseBwd)
+#define NPU_COMPARE_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, compareOp)
+#define NPU_COMPARE_SCALAR_OP(NAME, Type, family)                                                  \
+  NPU_REFERENCE_SHAPE(NAME, Type, family, compareScalarOp)
 NPU_FOR_EACH_BINARY_OP(NPU_BINARY_OP)
 NPU_FOR_EACH_SCALAR_OP(NPU_SCALAR_OP)
 NPU_FOR_EACH_UNARY_OP(NPU_UNARY_OP)
 NPU_FOR_EACH_POINTWISE_BWD(NPU_POINTWISE_BWD)
+NPU_FOR_EACH_COMPARE_OP(NPU_COMPARE_OP)
+NPU_FOR_EACH_COMPARE_SCALAR_OP(NPU_COMPARE_SCALAR_OP)
 #undef NPU_BINARY_OP
 #undef NPU_SCALAR_OP
 #undef NPU_UNARY_OP
 #undef NPU_POINTWISE_BWD
+#undef NPU_COMPARE_OP
+#undef NPU_COMPARE_SCALAR_OP
 #undef NPU_REFERENCE_SHAPE
 
 void run(Mem &m, const RowSum &op) {

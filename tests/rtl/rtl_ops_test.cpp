@@ -439,6 +439,18 @@ TEST(RtlOps, IntegerElementwiseOnEdgeValues) {
   EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 6));
 }
 
+// The compares on the same cases as IssOps' (integer_cases.h), under wait
+// states every fourth run.
+TEST(RtlOps, ComparesOnEdgeValues) {
+  int t = 0;
+  const int tests = test::forEachCompareTest([&](const auto &make, const std::string &name) {
+    Twin twin(970, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
+}
+
 TEST(RtlOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {
     Twin twin(1000 + t, memoryFor(t));

@@ -332,6 +332,19 @@ TEST(IssOps, IntegerElementwiseOnEdgeValues) {
   EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 6));
 }
 
+// The compares on every pair of edge values of f32, i32 and i64 under each
+// broadcast, and their scalar forms (integer_cases.h).
+TEST(IssOps, ComparesOnEdgeValues) {
+  const int tests = test::forEachCompareTest([&](const auto &make, const std::string &name) {
+    Twin twin(970);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  // Six compares x three types x four broadcasts; six scalar forms x three
+  // types x five immediates.
+  EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
+}
+
 TEST(IssOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {
     Twin twin(1000 + t);
