@@ -57,7 +57,7 @@ def MP_mask_to_i : MicroProgram<"mask_to_i", ["m"], [(iand:$y $m, 1)], "y",
 // source's high words in IB1) into the destination stream (OB0; an i64
 // destination's high words in OB1). The ISS runs the same recipe (the
 // semantics walk the record's steps), so both machines compute a pair with
-// the same programs by construction.
+// the same programs by construction (simulator/lib/recipe_runner.h).
 class CastRecipe<int stype, int dtype, list<Step> steps>
     : VectorRecipe<[When<"stype", stype>, When<"dtype", dtype>], "", "n",
                    [Stream<"IB0", "src", 1, 0, "stype">, Stream<"OB0", "dst", 1, 0, "dtype">],
@@ -94,11 +94,6 @@ class CastSteps<string from, string to> {
     !eq(from # to, "MI") : [Run<"mask_to_i", "IB0", "", "OB0">],
     !eq(from # to, "ML") : [Run<"mask_to_i", "IB0", "", "OB0">, Run<"copy_bits", "ZERO", "", "OB1">],
     !eq(from # to, "MM") : [Run<"copy_bits", "IB0", "", "OB0">]);
-}
-
-// The DType value named `type`.
-class DTypeValue<string type> {
-  int Value = !foldl(-1, DType.Values, found, v, !if(!eq(v.Name, type), v.Value, found));
 }
 
 // The types cast accepts: all six (docs/types.md §5).

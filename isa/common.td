@@ -17,6 +17,11 @@ class DTypeOf<list<string> accepts, int default = 0>
 }
 defvar DTypeOp = DTypeOf<["f32"]>;
 
+// The DType value named `type`.
+class DTypeValue<string type> {
+  int Value = !foldl(-1, DType.Values, found, v, !if(!eq(v.Name, type), v.Value, found));
+}
+
 def ElemSize : EnumType<"ElemSize",
     [SizedValue<"byte", 0, 1, "1-byte elements">, SizedValue<"half", 1, 2, "2-byte elements">,
      SizedValue<"word", 2, 4, "4-byte elements">, SizedValue<"quad", 3, 8, "8-byte elements">],

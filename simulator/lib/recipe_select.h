@@ -1,6 +1,6 @@
 // The vector-engine recipe a packet runs (npu/isa/recipes.h, generated from
 // the same records as the RTL's decode): the cycle model walks it, and the
-// ISS runs the instructions that are defined by their recipe (CAST) from it.
+// ISS runs every variant that is defined by its recipe alone (recipe_runner.h).
 // Internal to libnpu_iss.
 #pragma once
 

@@ -160,17 +160,112 @@ uint32_t element(const Rdivs &, uint32_t a, uint32_t s) {
   return program(Program::Div, {s, a});
 }
 
+// The integer element functions (docs/types.md §3) on values widened to 64
+// bits (an i32 sign-extended): the store keeps the type's low bits, so the
+// sums and products wrap around modulo 2^32 or 2^64 as the type's own
+// arithmetic would; min and max compare signed.
+uint64_t intElement(const Add &, uint64_t a, uint64_t b) {
+  return a + b;
+}
+uint64_t intElement(const Sub &, uint64_t a, uint64_t b) {
+  return a - b;
+}
+uint64_t intElement(const Mul &, uint64_t a, uint64_t b) {
+  return a * b;
+}
+uint64_t intElement(const Max &, uint64_t a, uint64_t b) {
+  return int64_t(a) < int64_t(b) ? b : a;
+}
+uint64_t intElement(const Min &, uint64_t a, uint64_t b) {
+  return int64_t(b) < int64_t(a) ? b : a;
+}
+uint64_t intElement(const Adds &, uint64_t a, uint64_t s) {
+  return a + s;
+}
+uint64_t intElement(const Subs &, uint64_t a, uint64_t s) {
+  return a - s;
+}
+uint64_t intElement(const Muls &, uint64_t a, uint64_t s) {
+  return a * s;
+}
+uint64_t intElement(const Maxs &, uint64_t a, uint64_t s) {
+  return int64_t(a) < int64_t(s) ? s : a;
+}
+uint64_t intElement(const Mins &, uint64_t a, uint64_t s) {
+  return int64_t(s) < int64_t(a) ? s : a;
+}
+uint64_t intElement(const Rsubs &, uint64_t a, uint64_t s) {
+  return s - a;
+}
+
+bool isInteger(isa::DType type) {
+  return type == isa::DType::i32 || type == isa::DType::i64;
+}
+
+// Element i of an integer array of `type`, sign-extended to 64 bits.
+uint64_t intAt(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
+  if (type == isa::DType::i64)
+    return m.element(base + 8 * i, 8);
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(m.u32(base + 4 * i))));
+}
+void intAt(Mem &m, uint64_t base, uint64_t i, isa::DType type, uint64_t v) {
+  if (type == isa::DType::i64)
+    m.element(base + 8 * i, 8, v);
+  else
+    m.u32(base + 4 * i, static_cast<uint32_t>(v));
+}
+
+// The integer multiplier an f32 alpha stands for on integer types: truncated
+// toward zero, saturating at int32's range, NaN 0 (docs/types.md §3).
+uint64_t integerAlpha(float alpha) {
+  int64_t v = 0;
+  if (alpha != alpha)
+    v = 0;
+  else if (alpha >= 2147483648.0f)
+    v = INT32_MAX;
+  else if (alpha <= -2147483648.0f)
+    v = INT32_MIN;
+  else
+    v = static_cast<int64_t>(alpha); // truncates toward zero
+  return static_cast<uint64_t>(v);
+}
+
+// The immediate of a scalar form on an integer type: its 32 bits as an
+// int32, sign-extended.
+uint64_t integerScalar(float s) {
+  return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(bitsOf(s))));
+}
+
+// The index of b's element for element (i, j) under bcast.
+template <class Op> uint64_t broadcastIndex(const Op &op, uint64_t i, uint64_t j) {
+  return op.bcast == isa::Broadcast::none  ? i * op.cols + j
+         : op.bcast == isa::Broadcast::row ? j
+         : op.bcast == isa::Broadcast::col ? i
+                                           : 0;
+}
+
 // The instructions of the .td class BinaryOp: rows x cols with b broadcast,
 // b scaled by alpha first where the instruction has an alpha.
 template <class Op> void binaryOp(Mem &m, const Op &op) {
+  if constexpr (requires(uint64_t x) { intElement(op, x, x); }) {
+    if (isInteger(op.dtype)) {
+      std::vector<uint64_t> out(op.rows * op.cols);
+      for (uint64_t i = 0; i < op.rows; ++i)
+        for (uint64_t j = 0; j < op.cols; ++j) {
+          uint64_t b = intAt(m, op.b, broadcastIndex(op, i, j), op.dtype);
+          if constexpr (requires { op.alpha; })
+            b *= integerAlpha(op.alpha);
+          out[i * op.cols + j] = intElement(op, intAt(m, op.a, i * op.cols + j, op.dtype), b);
+        }
+      for (uint64_t i = 0; i < out.size(); ++i)
+        intAt(m, op.dst, i, op.dtype, out[i]);
+      return;
+    }
+  }
   std::vector<uint32_t> out(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i)
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint64_t bi = op.bcast == isa::Broadcast::none  ? i * op.cols + j
-                          : op.bcast == isa::Broadcast::row ? j
-                          : op.bcast == isa::Broadcast::col ? i
-                                                            : 0;
-      uint32_t b = m.f(op.b, bi);
+      uint32_t b = m.f(op.b, broadcastIndex(op, i, j));
       if constexpr (requires { op.alpha; })
         if (op.alpha != 1.0f)
           b = soft::fmul(bitsOf(op.alpha), b);
@@ -182,8 +277,105 @@ template <class Op> void binaryOp(Mem &m, const Op &op) {
 
 // The instructions of the .td class ScalarOp.
 template <class Op> void scalarOp(Mem &m, const Op &op) {
+  if constexpr (requires(uint64_t x) { intElement(op, x, x); }) {
+    if (isInteger(op.dtype)) {
+      for (uint64_t i = 0; i < op.n; ++i)
+        intAt(m, op.dst, i, op.dtype,
+              intElement(op, intAt(m, op.a, i, op.dtype), integerScalar(op.s)));
+      return;
+    }
+  }
   for (uint64_t i = 0; i < op.n; ++i)
     m.f(op.dst, i, element(op, m.f(op.a, i), bitsOf(op.s)));
+}
+
+// The compares (isa/compare.td). On f32 the IEEE order is worked out from
+// the signs and magnitudes, not by a host float compare that a DAZ mode
+// could flush: a NaN is unordered, both zeros are equal, subnormals compare
+// by value.
+enum class Order { Less, Equal, Greater, Unordered };
+Order floatOrder(uint32_t a, uint32_t b) {
+  const uint32_t ma = a & 0x7fffffffu, mb = b & 0x7fffffffu;
+  if (ma > 0x7f800000u || mb > 0x7f800000u)
+    return Order::Unordered;
+  if (ma == 0 && mb == 0)
+    return Order::Equal;
+  const bool na = (a >> 31) != 0, nb = (b >> 31) != 0;
+  if (na != nb)
+    return na ? Order::Less : Order::Greater;
+  if (ma == mb)
+    return Order::Equal;
+  return (ma < mb) != na ? Order::Less : Order::Greater;
+}
+Order intOrder(uint64_t a, uint64_t b) {
+  return int64_t(a) < int64_t(b) ? Order::Less : a == b ? Order::Equal : Order::Greater;
+}
+// Element i of a compare operand of `type`, and the order of two of them.
+uint64_t compareOperand(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
+  return type == isa::DType::f32 ? m.f(base, i) : intAt(m, base, i, type);
+}
+Order order(isa::DType type, uint64_t a, uint64_t b) {
+  return type == isa::DType::f32 ? floatOrder(uint32_t(a), uint32_t(b)) : intOrder(a, b);
+}
+bool holds(const Eq &, Order o) {
+  return o == Order::Equal;
+}
+bool holds(const Ne &, Order o) {
+  return o != Order::Equal;
+}
+bool holds(const Lt &, Order o) {
+  return o == Order::Less;
+}
+bool holds(const Le &, Order o) {
+  return o == Order::Less || o == Order::Equal;
+}
+bool holds(const Gt &, Order o) {
+  return o == Order::Greater;
+}
+bool holds(const Ge &, Order o) {
+  return o == Order::Greater || o == Order::Equal;
+}
+bool holds(const Eqs &, Order o) {
+  return holds(Eq{}, o);
+}
+bool holds(const Nes &, Order o) {
+  return holds(Ne{}, o);
+}
+bool holds(const Lts &, Order o) {
+  return holds(Lt{}, o);
+}
+bool holds(const Les &, Order o) {
+  return holds(Le{}, o);
+}
+bool holds(const Gts &, Order o) {
+  return holds(Gt{}, o);
+}
+bool holds(const Ges &, Order o) {
+  return holds(Ge{}, o);
+}
+
+// The instructions of the .td class CompareOp: rows x cols with b
+// broadcast, a b8 mask out.
+template <class Op> void compareOp(Mem &m, const Op &op) {
+  std::vector<uint8_t> out(op.rows * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j)
+      out[i * op.cols + j] =
+          holds(op, order(op.dtype, compareOperand(m, op.a, i * op.cols + j, op.dtype),
+                          compareOperand(m, op.b, broadcastIndex(op, i, j), op.dtype)));
+  for (uint64_t i = 0; i < out.size(); ++i)
+    m.u8(op.dst + i, out[i]);
+}
+
+// The instructions of the .td class CompareScalarOp: s a binary32 on f32,
+// an int32 (sign-extended) on the integer types.
+template <class Op> void compareScalarOp(Mem &m, const Op &op) {
+  const uint64_t s = op.dtype == isa::DType::f32 ? bitsOf(op.s) : integerScalar(op.s);
+  std::vector<uint8_t> out(op.n);
+  for (uint64_t i = 0; i < op.n; ++i)
+    out[i] = holds(op, order(op.dtype, compareOperand(m, op.a, i, op.dtype), s));
+  for (uint64_t i = 0; i < out.size(); ++i)
+    m.u8(op.dst + i, out[i]);
 }
 
 // The micro-program an instruction's record names.
@@ -465,14 +657,21 @@ void run(Mem &m, const Bmm &op) {
 #define NPU_SCALAR_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, scalarOp)
 #define NPU_UNARY_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, unaryOp)
 #define NPU_POINTWISE_BWD(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, pointwiseBwd)
+#define NPU_COMPARE_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, compareOp)
+#define NPU_COMPARE_SCALAR_OP(NAME, Type, family)                                                  \
+  NPU_REFERENCE_SHAPE(NAME, Type, family, compareScalarOp)
 NPU_FOR_EACH_BINARY_OP(NPU_BINARY_OP)
 NPU_FOR_EACH_SCALAR_OP(NPU_SCALAR_OP)
 NPU_FOR_EACH_UNARY_OP(NPU_UNARY_OP)
 NPU_FOR_EACH_POINTWISE_BWD(NPU_POINTWISE_BWD)
+NPU_FOR_EACH_COMPARE_OP(NPU_COMPARE_OP)
+NPU_FOR_EACH_COMPARE_SCALAR_OP(NPU_COMPARE_SCALAR_OP)
 #undef NPU_BINARY_OP
 #undef NPU_SCALAR_OP
 #undef NPU_UNARY_OP
 #undef NPU_POINTWISE_BWD
+#undef NPU_COMPARE_OP
+#undef NPU_COMPARE_SCALAR_OP
 #undef NPU_REFERENCE_SHAPE
 
 void run(Mem &m, const RowSum &op) {

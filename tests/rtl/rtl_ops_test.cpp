@@ -8,6 +8,7 @@
 // and overlaps set ERROR_CODE and the packet index like the ISS, and
 // nothing hangs.
 #include "generated_cases.h"
+#include "integer_cases.h"
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/sim/iss.h"
@@ -422,6 +423,32 @@ TEST(RtlOps, CastEveryAcceptedTypePair) {
         twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
+}
+
+// The integer forms of the binary instructions and their scalar forms on
+// the same cases as IssOps' (integer_cases.h), under wait states every
+// fourth run.
+TEST(RtlOps, IntegerElementwiseOnEdgeValues) {
+  int t = 0;
+  const int tests =
+      test::forEachIntegerElementwiseTest([&](const auto &make, const std::string &name) {
+        Twin twin(960, memoryFor(t++));
+        auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+        twin.runAndCompare(make(place), name);
+      });
+  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 6));
+}
+
+// The compares on the same cases as IssOps' (integer_cases.h), under wait
+// states every fourth run.
+TEST(RtlOps, ComparesOnEdgeValues) {
+  int t = 0;
+  const int tests = test::forEachCompareTest([&](const auto &make, const std::string &name) {
+    Twin twin(970, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
 }
 
 TEST(RtlOps, AdamW) {

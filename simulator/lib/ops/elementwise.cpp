@@ -1,6 +1,9 @@
-// ADD SUB MUL DIV MAX MIN (with broadcast of b) and their scalar forms.
+// ADD SUB MUL DIV MAX MIN (with broadcast of b) and their scalar forms. The
+// f32 forms have fast paths here; every other type runs the record's recipe
+// (recipe_runner.h), as the RTL vector engine does.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../recipe_runner.h"
 #include "../vector_ops.h"
 
 #include <vector>
@@ -25,6 +28,8 @@ template <class Op> Work binaryWork(const Op &op) { return {.elements = satMul(o
 // given `alpha`, alpha*b rounded first (ADD and SUB).
 template <class Op>
 void binary(ExecContext &ctx, const Op &op, Program program, const float *alpha = nullptr) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const uint64_t bCount = broadcastElements(op.bcast, op.rows, op.cols);
   const float *a = ctx.read<float>(op.a, n).data();
@@ -59,6 +64,8 @@ template <class Op> Work scalarWork(const Op &op) {
 
 // dst = program(a, s), or program(s, a) for the reversed forms.
 template <class Op> void withScalar(ExecContext &ctx, const Op &op, Program program, bool reversed) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const float *a = ctx.read<float>(op.a, op.n).data();
   float *dst = ctx.write<float>(op.dst, op.n).data();
   const float s = op.s;

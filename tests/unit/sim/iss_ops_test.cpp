@@ -4,6 +4,7 @@
 // full of special values (±0, ±inf, NaNs with payloads, denormals, huge and
 // tiny numbers).
 #include "generated_cases.h"
+#include "integer_cases.h"
 #include "npu/sim/iss.h"
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
@@ -314,6 +315,34 @@ TEST(IssOps, CastEveryAcceptedTypePair) {
         twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
+}
+
+// The integer forms of the binary instructions and their scalar forms
+// (integer_cases.h: every pair of edge values, each broadcast, alpha 1 and
+// others, the scalar forms over three chunks from inside a beat).
+TEST(IssOps, IntegerElementwiseOnEdgeValues) {
+  const int tests =
+      test::forEachIntegerElementwiseTest([&](const auto &make, const std::string &name) {
+        Twin twin(960);
+        auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+        twin.runAndCompare(make(place), name);
+      });
+  // ADD and SUB: 4 broadcasts x 4 alphas; MUL MAX MIN: 4 broadcasts; six
+  // scalar forms with 6 immediates; each on i32 and i64.
+  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 6));
+}
+
+// The compares on every pair of edge values of f32, i32 and i64 under each
+// broadcast, and their scalar forms (integer_cases.h).
+TEST(IssOps, ComparesOnEdgeValues) {
+  const int tests = test::forEachCompareTest([&](const auto &make, const std::string &name) {
+    Twin twin(970);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  // Six compares x three types x four broadcasts; six scalar forms x three
+  // types x five immediates.
+  EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
 }
 
 TEST(IssOps, AdamW) {

@@ -1,0 +1,219 @@
+// The integer forms of the binary elementwise instructions and their scalar
+// forms (docs/types.md §3, §5): every instruction of NPU_FOR_EACH_BINARY_OP
+// and NPU_FOR_EACH_SCALAR_OP whose record accepts i32 or i64, on every pair
+// of the type's edge values (type_pairs.h's, plus words that carry or
+// borrow across an i64's low word), under each broadcast and with alpha 1,
+// a negative, a fraction and one past int32's range. The ISS op tests run
+// them against the reference model, the RTL op tests against the ISS. The
+// compares (EQ ... GE and their scalar forms) on the same values, f32's too.
+#pragma once
+
+#include "type_pairs.h"
+
+#include "npu/isa/isa.h"
+
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace npu::test {
+
+inline constexpr isa::DType kIntegerTypes[] = {isa::DType::i32, isa::DType::i64};
+
+// The edge values of an integer type, and for i64 low words that carry or
+// borrow into the high word.
+inline std::vector<uint64_t> integerEdges(isa::DType type) {
+  std::vector<uint64_t> edges = edgeElements(type);
+  if (type == isa::DType::i64)
+    for (uint64_t v : {uint64_t(0x00000000ffffffff), uint64_t(0x0000000100000000),
+                       uint64_t(0xffffffff00000000), uint64_t(0x12345678deadbeef)})
+      edges.push_back(v);
+  return edges;
+}
+
+inline bool accepts(isa::Opcode opcode, isa::DType type) {
+  const isa::InstrInfo &info = isa::info(opcode);
+  return info.operands[info.operandIndex("dtype")].accepts(static_cast<uint64_t>(type));
+}
+
+// The words of elements of `type` placed `skew` bytes into a fresh buffer
+// (place(words) returns a 64-byte aligned address): chunks and beats then
+// start inside an i64.
+template <class Place>
+uint64_t placeElements(Place &place, isa::DType type, const std::vector<uint64_t> &elements,
+                       unsigned skew = 4) {
+  return place(skewedWords(type, elements, skew, 0x5a)) + skew;
+}
+
+// Calls run(make, name) for every integer test, where make(place) builds
+// its packet, its buffers placed by place(words) (a twin's values(),
+// returning a 64-byte aligned address); returns their count.
+template <class Run> int forEachIntegerElementwiseTest(Run run) {
+  int count = 0;
+  const auto binary = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kIntegerTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> e = integerEdges(type);
+      const uint32_t k = static_cast<uint32_t>(e.size());
+      std::vector<float> alphas = {1.0f};
+      if constexpr (requires(Op op) { op.alpha; })
+        alphas = {1.0f, -3.0f, 2.5f, 3.0e9f};
+      for (unsigned bcast = 0; bcast < 4; ++bcast)
+        for (float alpha : alphas) {
+          const auto make = [&](auto &place) {
+            Op op;
+            op.dtype = type;
+            op.bcast = static_cast<isa::Broadcast>(bcast);
+            op.rows = k;
+            op.cols = k;
+            if constexpr (requires { op.alpha; })
+              op.alpha = alpha;
+            // Every pair (a, b) of edge values meets once.
+            std::vector<uint64_t> a(uint64_t(k) * k), b;
+            for (uint32_t i = 0; i < k; ++i)
+              for (uint32_t j = 0; j < k; ++j)
+                a[i * k + j] = e[bcast == 1 ? i : j];
+            switch (op.bcast) {
+            case isa::Broadcast::none:
+              for (uint32_t i = 0; i < k; ++i)
+                for (uint32_t j = 0; j < k; ++j)
+                  b.push_back(e[i]);
+              break;
+            case isa::Broadcast::row:
+            case isa::Broadcast::col: b = e; break;
+            case isa::Broadcast::scalar: b = {e[2]}; break;
+            }
+            op.a = placeElements(place, type, a);
+            op.b = placeElements(place, type, b);
+            op.dst = bcast == 0 && alpha == 1.0f
+                         ? op.a
+                         : placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
+            return isa::packetOf(op);
+          };
+          run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) +
+                        " bcast " + std::to_string(bcast) + " alpha " + std::to_string(alpha) +
+                        (bcast == 0 && alpha == 1.0f ? " in place" : ""));
+          ++count;
+        }
+    }
+  };
+  const auto scalar = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kIntegerTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> e = integerEdges(type);
+      // Over three chunks of the engine, from inside a beat.
+      std::vector<uint64_t> a;
+      for (size_t i = 0; i < 301; ++i)
+        a.push_back(e[i % e.size()]);
+      for (uint32_t s : {0u, 1u, 0xffffffffu, 0x7fffffffu, 0x80000000u, 0x12345u}) {
+        const auto make = [&](auto &place) {
+          Op op;
+          op.dtype = type;
+          op.n = static_cast<uint32_t>(a.size());
+          op.s = std::bit_cast<float>(s);
+          op.a = placeElements(place, type, a);
+          op.dst = placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
+          return isa::packetOf(op);
+        };
+        run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " s " +
+                      std::to_string(int32_t(s)));
+        ++count;
+      }
+    }
+  };
+#define NPU_INTEGER_BINARY(NAME, Type, family) binary(std::type_identity<isa::inst::Type>{});
+#define NPU_INTEGER_SCALAR(NAME, Type, family) scalar(std::type_identity<isa::inst::Type>{});
+  NPU_FOR_EACH_BINARY_OP(NPU_INTEGER_BINARY)
+  NPU_FOR_EACH_SCALAR_OP(NPU_INTEGER_SCALAR)
+#undef NPU_INTEGER_BINARY
+#undef NPU_INTEGER_SCALAR
+  return count;
+}
+
+inline constexpr isa::DType kCompareTypes[] = {isa::DType::f32, isa::DType::i32, isa::DType::i64};
+
+// Calls run(make, name) for every compare test: each instruction of
+// NPU_FOR_EACH_COMPARE_OP on every pair of edge values of each type it
+// accepts (f32: zeros, subnormals, infinities, NaNs) under each broadcast,
+// and each of NPU_FOR_EACH_COMPARE_SCALAR_OP on the edge values over three
+// chunks from inside a beat against a few immediates; returns their count.
+template <class Run> int forEachCompareTest(Run run) {
+  int count = 0;
+  const auto tensor = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kCompareTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> e = integerEdges(type);
+      const uint32_t k = static_cast<uint32_t>(e.size());
+      for (unsigned bcast = 0; bcast < 4; ++bcast) {
+        const auto make = [&](auto &place) {
+          Op op;
+          op.dtype = type;
+          op.bcast = static_cast<isa::Broadcast>(bcast);
+          op.rows = k;
+          op.cols = k;
+          std::vector<uint64_t> a(uint64_t(k) * k), b;
+          for (uint32_t i = 0; i < k; ++i)
+            for (uint32_t j = 0; j < k; ++j)
+              a[i * k + j] = e[bcast == 1 ? i : j];
+          switch (op.bcast) {
+          case isa::Broadcast::none:
+            for (uint32_t i = 0; i < k; ++i)
+              for (uint32_t j = 0; j < k; ++j)
+                b.push_back(e[i]);
+            break;
+          case isa::Broadcast::row:
+          case isa::Broadcast::col: b = e; break;
+          case isa::Broadcast::scalar: b = {e[3]}; break;
+          }
+          op.a = placeElements(place, type, a);
+          op.b = placeElements(place, type, b);
+          op.dst = placeElements(place, isa::DType::b8, std::vector<uint64_t>(a.size(), 0x77));
+          return isa::packetOf(op);
+        };
+        run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " bcast " +
+                      std::to_string(bcast));
+        ++count;
+      }
+    }
+  };
+  const auto scalar = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kCompareTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> e = integerEdges(type);
+      std::vector<uint64_t> a;
+      for (size_t i = 0; i < 301; ++i)
+        a.push_back(e[i % e.size()]);
+      // Zeros of both signs, a subnormal, 1.0, a NaN; as int32s 0, -2^31,
+      // 1, 0x3f800000, -1.
+      for (uint32_t s : {0u, 0x80000000u, 1u, 0x3f800000u, 0xffffffffu}) {
+        const auto make = [&](auto &place) {
+          Op op;
+          op.dtype = type;
+          op.n = static_cast<uint32_t>(a.size());
+          op.s = std::bit_cast<float>(s);
+          op.a = placeElements(place, type, a);
+          op.dst = placeElements(place, isa::DType::b8, std::vector<uint64_t>(a.size(), 0x77));
+          return isa::packetOf(op);
+        };
+        run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " s bits " +
+                      std::to_string(s));
+        ++count;
+      }
+    }
+  };
+#define NPU_COMPARE_TENSOR(NAME, Type, family) tensor(std::type_identity<isa::inst::Type>{});
+#define NPU_COMPARE_SCALAR(NAME, Type, family) scalar(std::type_identity<isa::inst::Type>{});
+  NPU_FOR_EACH_COMPARE_OP(NPU_COMPARE_TENSOR)
+  NPU_FOR_EACH_COMPARE_SCALAR_OP(NPU_COMPARE_SCALAR)
+#undef NPU_COMPARE_TENSOR
+#undef NPU_COMPARE_SCALAR
+  return count;
+}
+
+} // namespace npu::test
