@@ -8,6 +8,7 @@
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
 #include "random_cases.h"
+#include "sequence_cases.h"
 #include "type_pairs.h"
 
 #include <gtest/gtest.h>
@@ -314,6 +315,18 @@ TEST(IssOps, CastEveryAcceptedTypePair) {
         twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
+}
+
+// IOTA of every type it accepts over sequence_cases.h's starts, steps and
+// lengths (the same as RtlOps').
+TEST(IssOps, IotaEveryAcceptedType) {
+  const int types = test::forEachIotaTest([&](isa::DType type, const test::IotaCase &c) {
+    Twin twin(960);
+    const isa::inst::Iota op =
+        test::iotaOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::iotaName(op));
+  });
+  EXPECT_EQ(types, 3);
 }
 
 TEST(IssOps, AdamW) {
