@@ -19,6 +19,10 @@
 //   temporaries  T0..T3 (per element)
 //   scalars      K0..K15 (per packet); ZERO (+0), ONE (1.0), COLS (cols as
 //                binary32)
+//   indices      COL, ROW: the element's column (0..cols-1) and row
+//                (0..rows-1) as int32 lane values (a count past 2^31 wraps
+//                to a negative pattern: programs read them as u32), what
+//                IOTA computes from; scalar steps have ROW only
 //   programs     the Name of a MicroProgram (microcode.td)
 //   operands     the instruction's operand names
 //===----------------------------------------------------------------------===//

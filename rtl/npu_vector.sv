@@ -251,13 +251,25 @@ module npu_vector (
     unique case (sel)
       npu_recipe_pkg::SRC_ONE: scalar_value = 32'h3f80_0000;
       npu_recipe_pkg::SRC_COLS: scalar_value = cols_float;
+      npu_recipe_pkg::SRC_ROW: scalar_value = row;
       npu_recipe_pkg::SRC_ZERO: scalar_value = 32'd0;
       default: scalar_value = ks[sel[3:0]];
     endcase
   endfunction
 
   function automatic logic is_scalar(input logic [4:0] sel);
-    is_scalar = sel[4] || sel == npu_recipe_pkg::SRC_ZERO || sel == npu_recipe_pkg::SRC_ONE || sel == npu_recipe_pkg::SRC_COLS;
+    is_scalar = sel[4] || sel == npu_recipe_pkg::SRC_ZERO || sel == npu_recipe_pkg::SRC_ONE ||
+                sel == npu_recipe_pkg::SRC_COLS || sel == npu_recipe_pkg::SRC_COL ||
+                sel == npu_recipe_pkg::SRC_ROW;
+  endfunction
+
+  // A source as lane l sees it: the element's column index (COL) differs
+  // per lane, every other scalar source is broadcast (ROW, the row counter,
+  // among them). The column is the one the causal mask compares, so both
+  // index sources come from counters the engine keeps anyway.
+  logic [31:0] lane_column [L];
+  function automatic logic [31:0] lane_scalar(input logic [LB-1:0] l, input logic [4:0] sel);
+    lane_scalar = sel == npu_recipe_pkg::SRC_COL ? lane_column[l] : scalar_value(sel);
   endfunction
 
   // Which lanes hold elements of the chunk, and the causal limit.
@@ -270,6 +282,7 @@ module npu_vector (
       logic [32:0] column;
       e = (EB+1)'({group, LB'(l)});
       column = {1'b0, j0} + 33'(e);
+      lane_column[l] = column[31:0];
       lane_valid[l] = e < chunk_len;
       lane_masked[l] = $signed({32'd0, column}) > causal_limit;
     end
@@ -420,8 +433,8 @@ module npu_vector (
       .ib_write, .ib_slot(rq_slot[rb_head]), .ib_stream, .ib_group, .ib_data,
       .ob_slot(wr_slot), .ob_stream, .ob_group, .ob_data,
       .slot(cslot), .oslot, .ib_zero, .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
-      .src1_scalar(is_scalar(step_s1)), .scalar0(scalar_value(step_s0)),
-      .scalar1(scalar_value(step_s1)), .dst(step_dst),
+      .src1_scalar(is_scalar(step_s1)), .scalar0(lane_scalar(LB'(l), step_s0)),
+      .scalar1(lane_scalar(LB'(l), step_s1)), .dst(step_dst),
       .mask_write(state == S_STEP && step_kind == npu_recipe_pkg::STEP_MASK), .masked(lane_masked[l]),
       .acc_init(pass_start), .acc_init_value(pass_reduce == npu_recipe_pkg::RED_MAX ? 32'hff80_0000 : 32'd0),
       .alu_enable(alu_used), .alu_mode, .prim(alu_prim),

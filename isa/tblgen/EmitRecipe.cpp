@@ -335,10 +335,12 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "struct Step {\n  StepKind kind;\n  uint8_t words;\n  int8_t program;\n"
         "  uint8_t src0, src1, dst;\n};\n\n"
         "// Step source and destination codes (npu_recipe_pkg's SRC_*): IB0..IB3,\n"
-        "// OB0..OB2, +0, T0..T3, 1.0, cols as binary32, K0..K15.\n";
+        "// OB0..OB2, +0, T0..T3, 1.0, cols as binary32, the element's column and row\n"
+        "// index (int32), K0..K15.\n";
   os << "inline constexpr uint8_t kSrcIB0 = " << SrcIB0 << ", kSrcOB0 = " << SrcOB0
      << ", kSrcZero = " << SrcZero << ", kSrcT0 = " << SrcT0 << ", kSrcOne = " << SrcOne
-     << ", kSrcCols = " << SrcCols << ", kSrcK0 = " << SrcK0 << ";\n\n";
+     << ", kSrcCols = " << SrcCols << ", kSrcCol = " << SrcCol << ", kSrcRow = " << SrcRow
+     << ", kSrcK0 = " << SrcK0 << ";\n\n";
   os << "// A pass: its input and output stream masks (IB0..IB3, OB0..OB2), whether it\n"
         "// reduces, and its element steps and the scalar steps after it (ranges of\n"
         "// kSteps).\n"

@@ -114,6 +114,10 @@ std::string recipeSourceName(unsigned code) {
     return "ONE";
   if (code == SrcCols)
     return "COLS";
+  if (code == SrcCol)
+    return "COL";
+  if (code == SrcRow)
+    return "ROW";
   if (code >= SrcK0 && code < SrcK0 + kRecipeScalars)
     return "K" + std::to_string(code - SrcK0);
   return "";
@@ -1494,7 +1498,14 @@ private:
                          name + "'");
           return false;
         }
-        if (isDst && (code < SrcOB0 || code == SrcZero || code == SrcOne || code == SrcCols)) {
+        // A scalar step runs once, not per element: it has no column.
+        if (scalar && code == SrcCol) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": scalar steps have no column ('" +
+                         name + "')");
+          return false;
+        }
+        if (isDst && (code < SrcOB0 || code == SrcZero || code == SrcOne || code == SrcCols ||
+                      code == SrcCol || code == SrcRow)) {
           error(rec, "'" + inst.mnemonic + "': " + at + ": cannot write '" + name + "'");
           return false;
         }

@@ -127,8 +127,9 @@ inline constexpr unsigned kMaxReferenceInputs = 4;
 
 // Vector-engine recipes (isa/recipe.td). Value sources and destinations of
 // a step, as the engine encodes them (5 bits): the input streams, the
-// output streams, +0, the lane temporaries, 1.0, cols as binary32, and the
-// scalar registers.
+// output streams, +0, the lane temporaries, 1.0, cols as binary32, the
+// element's column and row index (int32 lane values), and the scalar
+// registers.
 inline constexpr unsigned kRecipeInputs = 4, kRecipeOutputs = 3, kRecipeTemps = 4,
                           kRecipeScalars = 16, kRecipePasses = 3, kRecipeMaxSteps = 15,
                           kRecipePreLoadWords = 8, kRecipePacketScalars = 2, kRecipeRowWords = 2;
@@ -139,6 +140,8 @@ enum RecipeSource : unsigned {
   SrcT0 = 8,
   SrcOne = 12,
   SrcCols = 13,
+  SrcCol = 14,
+  SrcRow = 15,
   SrcK0 = 16,
 };
 // The recipe name of a source code ("IB0", "K3", ...), "" for an unused code.

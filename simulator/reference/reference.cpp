@@ -610,6 +610,25 @@ void run(Mem &m, const Cast &op) {
     m.element(op.dst + i * to, to, castElement(op.stype, op.dtype, in[i]));
 }
 
+// IOTA: each element from its index alone, by its definition (docs/types.md
+// §5): f32 through the golden primitives, the program inputs canonical as
+// the lanes load them; integers in 64-bit arithmetic.
+void run(Mem &m, const Iota &op) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  for (uint64_t i = 0; i < op.n; ++i) {
+    uint64_t v = 0;
+    if (op.dtype == isa::DType::f32) {
+      const uint32_t x = soft::l2f(static_cast<uint32_t>(i), 0);
+      v = soft::fadd(soft::canonical(soft::fmul(x, soft::canonical(op.step))),
+                     soft::canonical(op.start));
+    } else {
+      const int64_t start = static_cast<int32_t>(op.start), step = static_cast<int32_t>(op.step);
+      v = static_cast<uint64_t>(start) + i * static_cast<uint64_t>(step);
+    }
+    m.element(op.dst + i * size, size, v);
+  }
+}
+
 void run(Mem &, const Nop &) {}
 void run(Mem &, const Fence &) {}
 void run(Mem &, const Halt &) {}

@@ -14,6 +14,7 @@
 #include "npu/sim/iss.h"
 #include "npu_device.h"
 #include "random_cases.h"
+#include "sequence_cases.h"
 #include "type_pairs.h"
 
 #include <gtest/gtest.h>
@@ -449,6 +450,21 @@ TEST(RtlOps, ComparesOnEdgeValues) {
     twin.runAndCompare(make(place), name);
   });
   EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
+}
+
+// IOTA of every type it accepts over sequence_cases.h's starts, steps and
+// lengths (the same as IssOps'), under wait states every fourth run of a
+// length of several beats (a packet of a few elements writes a single beat
+// and reads nothing: it may see no wait state at all).
+TEST(RtlOps, IotaEveryAcceptedType) {
+  int t = 0;
+  const int types = test::forEachIotaTest([&](isa::DType type, const test::IotaCase &c) {
+    Twin twin(960, memoryFor(c.n >= 128 ? t++ : 0));
+    const isa::inst::Iota op =
+        test::iotaOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::iotaName(op));
+  });
+  EXPECT_EQ(types, 3);
 }
 
 TEST(RtlOps, AdamW) {

@@ -9,6 +9,7 @@
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
 #include "random_cases.h"
+#include "sequence_cases.h"
 #include "type_pairs.h"
 
 #include <gtest/gtest.h>
@@ -343,6 +344,18 @@ TEST(IssOps, ComparesOnEdgeValues) {
   // Six compares x three types x four broadcasts; six scalar forms x three
   // types x five immediates.
   EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
+}
+
+// IOTA of every type it accepts over sequence_cases.h's starts, steps and
+// lengths (the same as RtlOps').
+TEST(IssOps, IotaEveryAcceptedType) {
+  const int types = test::forEachIotaTest([&](isa::DType type, const test::IotaCase &c) {
+    Twin twin(960);
+    const isa::inst::Iota op =
+        test::iotaOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::iotaName(op));
+  });
+  EXPECT_EQ(types, 3);
 }
 
 TEST(IssOps, AdamW) {

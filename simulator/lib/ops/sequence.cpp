@@ -1,0 +1,71 @@
+// IOTA (isa/sequence.td): elements computed from their index. The ISS
+// computes them directly (64-bit integer arithmetic, the micro-programs the
+// record's f32 recipe names applied to whole columns); the RTL vector engine
+// runs the record's recipe, word by word for i64, and co-simulation compares
+// the two.
+#include "../context.h"
+#include "../typed_streams.h"
+
+#include "npu/arith/functions.h"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+namespace npu::sim {
+
+Work work(const isa::inst::Iota &op) {
+  return {.elements = op.n};
+}
+
+void execute(ExecContext &ctx, const isa::inst::Iota &op) {
+  LaneColumns out;
+  out.words.resize(op.n);
+  switch (op.dtype) {
+  case isa::DType::f32: {
+    // (binary32(i) * step) + start, as the lanes round: l2f of the u32 i,
+    // then mul and add with their canonical inputs and flushed results.
+    std::iota(out.words.begin(), out.words.end(), uint32_t{0});
+    const float zero = 0.0f;
+    float *words = reinterpret_cast<float *>(out.words.data());
+    const std::array<arith::Operand, 2> toFloat = {arith::Operand{words},
+                                                   arith::Operand{&zero, true}};
+    arith::apply(arith::Program::L2f, toFloat, words, op.n);
+    float step, start;
+    std::memcpy(&step, &op.step, 4);
+    std::memcpy(&start, &op.start, 4);
+    const std::array<arith::Operand, 2> scaled = {arith::Operand{words},
+                                                  arith::Operand{&step, true}};
+    arith::apply(arith::Program::Mul, scaled, words, op.n);
+    const std::array<arith::Operand, 2> shifted = {arith::Operand{words},
+                                                   arith::Operand{&start, true}};
+    arith::apply(arith::Program::Add, shifted, words, op.n);
+    break;
+  }
+  case isa::DType::i32:
+    for (uint64_t i = 0; i < op.n; ++i)
+      out.words[i] = op.start + static_cast<uint32_t>(i) * op.step;
+    break;
+  case isa::DType::i64: {
+    // start and step sign-extended; the sum modulo 2^64.
+    const uint64_t start = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(op.start)));
+    const uint64_t step = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(op.step)));
+    out.high.resize(op.n);
+    for (uint64_t i = 0; i < op.n; ++i) {
+      const uint64_t v = start + i * step;
+      out.words[i] = static_cast<uint32_t>(v);
+      out.high[i] = static_cast<uint32_t>(v >> 32);
+    }
+    break;
+  }
+  default:
+    // The packet's checks admit only the record's types.
+    throw std::logic_error("iota: dtype outside the record's accepted types");
+  }
+  storeLanes(ctx, op.dst, op.dtype, out);
+}
+
+} // namespace npu::sim

@@ -1,0 +1,88 @@
+// IOTA's directed cases, for the ISS (against the reference model) and the
+// RTL (against the ISS) op tests: every type the record accepts, over edge
+// starts and steps and lengths that end inside a beat, on a chunk boundary
+// and a few chunks in.
+#pragma once
+
+#include "type_pairs.h"
+
+#include "npu/isa/isa.h"
+
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace npu::test {
+
+struct IotaCase {
+  uint32_t n;
+  uint32_t start, step; // the operands' 32-bit patterns
+};
+
+// Lengths: one element, a partial beat, the vector engine's chunk of 128
+// elements (HW_VECTOR_LANES 8 x 16 groups) and one past it, and three
+// chunks and a bit (the reads and writes of several chunks in flight).
+inline constexpr uint32_t kIotaLengths[] = {1, 7, 128, 129, 3 * 128 + 37};
+
+inline std::vector<IotaCase> iotaCases(isa::DType type) {
+  std::vector<std::pair<uint32_t, uint32_t>> operands;
+  if (type == isa::DType::f32) {
+    const auto f = [](float x) { return std::bit_cast<uint32_t>(x); };
+    operands = {
+        {f(0.0f), f(1.0f)},   {f(-3.0f), f(0.5f)},  {f(1.0f), f(-0.25f)},
+        // Inexact: two roundings per element.
+        {f(0.1f), f(0.1f)},   {f(-2.7f), f(1.0f / 3.0f)},
+        // Past 2^24 the sums round: start + i is not i + start.
+        {f(16777216.0f), f(1.0f)}, {f(16777215.0f), f(3.0f)},
+        // Overflow to infinity, infinity - infinity, NaN, denormals (as zeros).
+        {f(3.0e38f), f(1.0e37f)}, {0xff800000u, 0x7f800000u}, {0x7fc00001u, f(1.0f)},
+        {0x00000001u, 0x807fffffu}, {f(1.0f), 0x00400000u}, {f(-0.0f), f(-0.0f)}};
+  } else {
+    // int32 patterns, sign-extended for i64: the ends of the range, steps
+    // whose products pass 2^31 and 2^32 (i64: values past 2^32 and below
+    // -2^32, carries out of the low word), negative steps.
+    operands = {{0, 1},          {5, 0xfffffffdu},        {0x7fffffffu, 1},
+                {0x80000000u, 0xffffffffu}, {0xfffffffeu, 0x40000000u}, {123, 0x7fffffffu},
+                {0x80000000u, 0x80000000u}, {0xffffffffu, 0x9e3779b9u}, {0, 0}};
+  }
+  std::vector<IotaCase> cases;
+  for (uint32_t n : kIotaLengths)
+    for (auto [start, step] : operands)
+      cases.push_back({n, start, step});
+  return cases;
+}
+
+// Calls run(type, case) for every IOTA test: each type IOTA accepts, each of
+// iotaCases. Returns the number of types.
+template <class Run> int forEachIotaTest(Run run) {
+  const isa::InstrInfo &info = isa::info(isa::Opcode::IOTA);
+  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
+  int types = 0;
+  for (isa::DType type : kAllTypes)
+    if (dtype.accepts(static_cast<uint64_t>(type))) {
+      ++types;
+      for (const IotaCase &c : iotaCases(type))
+        run(type, c);
+    }
+  return types;
+}
+
+// The IOTA of one test: its destination filled with a pattern first, placed
+// by place(words) (a twin's values(), returning its address).
+template <class Place> isa::inst::Iota iotaOf(isa::DType type, const IotaCase &c, Place place) {
+  isa::inst::Iota op;
+  op.dtype = type;
+  op.n = c.n;
+  op.start = c.start;
+  op.step = c.step;
+  op.dst = place(std::vector<uint32_t>((uint64_t(c.n) * typeBytes(type) + 3) / 4, 0xa5a5a5a5u));
+  return op;
+}
+
+inline std::string iotaName(const isa::inst::Iota &op) {
+  return "iota " + typeName(op.dtype) + " of " + std::to_string(op.n) + " from " +
+         std::to_string(op.start) + " by " + std::to_string(op.step);
+}
+
+} // namespace npu::test
