@@ -76,3 +76,41 @@ def test_a_mask_of_odd_length_rows():
     with native():
         result = a.to("npu")[:, 1:] > b.to("npu")
     assert torch.equal(result.cpu(), a[:, 1:] > b)
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+@pytest.mark.parametrize("shapes", [((33,), (33,)), ((4, 9), (9,)), ((4, 9), (4, 1)), ((5,), ())],
+                         ids=["same", "row", "col", "scalar_tensor"])
+def test_bool_bitwise_ops_match_the_cpu(name, shapes):
+    g = torch.Generator().manual_seed(11)
+    a, b = torch.rand(shapes[0], generator=g) < 0.5, torch.rand(shapes[1], generator=g) < 0.5
+    op = getattr(torch, name)
+    out = torch.empty(0, dtype=torch.bool, device="npu")
+    with native(name):
+        result = op(a.to("npu"), b.to("npu"))
+        op(a.to("npu"), b.to("npu"), out=out)
+        with_scalar = op(a.to("npu"), True)
+        in_place = a.to("npu")
+        getattr(in_place, name + "_")(b.to("npu").expand(a.shape) if b.dim() else b.to("npu"))
+    expected = op(a, b)
+    assert torch.equal(result.cpu(), expected) and torch.equal(out.cpu(), expected)
+    assert torch.equal(with_scalar.cpu(), op(a, True))
+    assert torch.equal(in_place.cpu(), expected)
+
+
+def test_bool_not_matches_the_cpu():
+    a = torch.rand(5, 7) < 0.5
+    with native("bitwise_not"):
+        result = ~a.to("npu")
+        strided = ~a.to("npu").t()
+    assert torch.equal(result.cpu(), ~a) and torch.equal(strided.cpu(), ~a.t())
+    d = a.to("npu")
+    d.bitwise_not_()
+    assert torch.equal(d.cpu(), ~a)
+
+
+def test_integer_bitwise_ops_still_fall_back():
+    a = torch.tensor([6, 3, 5])
+    torch.npu.reset_stats()
+    assert torch.equal((a.to("npu") & 3).cpu(), a & 3)
+    assert any("bitwise_and" in op for op in torch.npu.fallback_stats())
