@@ -22,7 +22,7 @@
 //   indices      COL, ROW: the element's column (0..cols-1) and row
 //                (0..rows-1) as int32 lane values (a count past 2^31 wraps
 //                to a negative pattern: programs read them as u32), what
-//                IOTA computes from; scalar steps have ROW only
+//                IOTA and TRI compute from; scalar steps have ROW only
 //   programs     the Name of a MicroProgram (microcode.td)
 //   operands     the instruction's operand names
 //===----------------------------------------------------------------------===//
@@ -131,7 +131,7 @@ class Pass<list<string> inputs, list<string> outputs, list<Step> steps,
 }
 
 // One variant of an instruction's recipe. Rows and Cols name dimension
-// operands (Rows "" for a single row); Scalars the f32 or u32 operands
+// operands (Rows "" for a single row); Scalars the f32, i32 or bits32 operands
 // loaded into K0, K1, ... at the start (at most two: no load may target
 // them); MaskOffset the operand adding to the row index for the causal
 // limit of Mask steps.

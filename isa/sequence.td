@@ -1,4 +1,4 @@
-//===- sequence.td - Sequences: iota ---------------------------------------===//
+//===- sequence.td - Sequences: iota, tri -----------------------------------===//
 //
 // Instructions whose elements are computed from their index (docs/types.md
 // §5 "Sequences and scans"). The vector engine's step sources COL and ROW
@@ -21,6 +21,10 @@ def MP_seq_and : MicroProgram<"seq_and", ["a", "b"], [(iand:$y $a, $b)], "y",
                               "a & b, bitwise.">;
 def MP_seq_ltu : MicroProgram<"seq_ltu", ["a", "b"], [(iltu:$m $a, $b)], "m",
                               "The mask a < b, unsigned.">;
+def MP_seq_lt : MicroProgram<"seq_lt", ["a", "b"], [(ilt:$m $a, $b)], "m",
+                             "The mask a < b, signed.">;
+def MP_seq_xor : MicroProgram<"seq_xor", ["a", "b"], [(ixor:$y $a, $b)], "y",
+                              "a ^ b, bitwise.">;
 }
 
 // The types iota writes (docs/types.md §5).
@@ -71,3 +75,63 @@ def IOTA : Instruction<"iota", 0xa1, "sequence",
   let Recipes = !foreach(type, IotaTypes, IotaRecipe<type>);
 }
 
+//===----------------------------------------------------------------------===//
+// tri: tril / triu as a masked fill
+//===----------------------------------------------------------------------===//
+
+// The types tri accepts: all six (docs/types.md §5).
+defvar TriTypes = ["f32", "bf16", "f16", "i32", "i64", "b8"];
+
+// The element steps of tri: K0 holds diagonal, K1 value. rows and cols are
+// below 2^31, so j - i is exact in int32 and one signed compare with the
+// diagonal decides; the element is then blended bitwise with value, which
+// moves the lane form's bits unchanged (no program canonicalises them).
+class TriSteps<string form, bit upper> {
+  list<Step> Mask = [Run<"seq_sub", "COL", "ROW", "T0">,
+                     // The mask of the filled elements: j - i > diagonal
+                     // (lower), j - i < diagonal (upper).
+                     !if(upper, Run<"seq_lt", "T0", "K0", "T1">, Run<"seq_lt", "K0", "T0", "T1">)];
+  // dst = (src & ~mask) | (fill & mask), src & ~mask as src ^ (src & mask).
+  list<Step> Low = [Run<"seq_and", "IB0", "T1", "T2">, Run<"seq_xor", "IB0", "T2", "T2">,
+                    Run<"seq_and", "K1", "T1", "T3">, Run<"bit_or", "T2", "T3", "OB0">];
+  // An i64's high words: value sign-extended.
+  list<Step> High = [Run<"seq_and", "IB1", "T1", "T2">, Run<"seq_xor", "IB1", "T2", "T2">,
+                     Run<"sign_fill", "K1", "", "T3">, Run<"seq_and", "T3", "T1", "T3">,
+                     Run<"bit_or", "T2", "T3", "OB1">];
+  list<Step> Steps = !listconcat(Mask, Low, !if(!eq(form, "L"), High, []));
+}
+
+class TriRecipe<string type, bit upper>
+    : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>, When<"upper", upper>], "rows", "cols",
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
+                   [Pass<["IB0"], ["OB0"], TriSteps<LaneForm<type>.Form, upper>.Steps>]> {
+  let Scalars = ["diagonal", "value"];
+}
+
+def TRI : Instruction<"tri", 0xa2, "sequence",
+    [AddrOp<"dst", S_Dst, "result: rows x cols of type dtype">,
+     AddrOp<"src", S_Src0, "operand: rows x cols of type dtype">,
+     U32Op<"rows", S_P0, "number of rows (below 2^31)", 1, 0x7fffffff>,
+     U32Op<"cols", S_P1, "number of columns (below 2^31)", 1, 0x7fffffff>,
+     I32Op<"diagonal", S_P2, "the last kept diagonal (lower) or the first (upper): 0 the main "
+                             "diagonal, > 0 above it">,
+     Operand<"value", K_Bits32, S_P3, "the fill: binary32 for f32, bf16 and f16 (rounded on "
+                                      "store), int32 for i32 and i64 (sign-extended), nonzero "
+                                      "true for b8">,
+     FlagOp<"upper", 4, "keep the upper triangle (triu) instead of the lower (tril)">,
+     DTypeOf<TriTypes>],
+    "$dst, $src, $rows, $cols, $diagonal, $value", Cost<E_Vector, 4, 1>,
+    "tril / triu of a rows x cols matrix, the other elements set to value.">  {
+  let Semantics = "dst[i][j] = src[i][j] where j - i <= diagonal (lower; upper: j - i >= "
+                  "diagonal), else value, for i < rows, j < cols. The kept elements move as the "
+                  "lanes hold them: their bits for f32, i32 and i64, 0 or 1 for b8, and bf16 and "
+                  "f16 widened and narrowed again (exact but for a NaN, which becomes the "
+                  "type's canonical NaN, docs/types.md §2). value is stored as the type stores a "
+                  "lane value: rounded to bf16 or f16, sign-extended to i64, nonzero true for b8. "
+                  "dst may be src.";
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>];
+  let Disjoints = [Disjoint<"dst", "src", 1>];
+  let Recipes = !foldl([]<VectorRecipe>, TriTypes, recipes, type,
+      !listconcat(recipes, [TriRecipe<type, 0>, TriRecipe<type, 1>]));
+}

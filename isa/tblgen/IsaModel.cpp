@@ -1716,7 +1716,8 @@ private:
       ok = false;
     }
     for (llvm::StringRef name : scalars) {
-      const int operand = operandRef(rec, inst, name.str(), {OperandKind::F32, OperandKind::Bits32},
+      const int operand = operandRef(rec, inst, name.str(),
+                                     {OperandKind::F32, OperandKind::Bits32, OperandKind::I32},
                                      "recipe scalar");
       if (operand < 0)
         ok = false;

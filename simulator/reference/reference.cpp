@@ -629,6 +629,44 @@ void run(Mem &m, const Iota &op) {
   }
 }
 
+// TRI: a kept element is its storage through lane form and back (the
+// identity but for bf16/f16 NaNs, which become canonical, and b8, 0 or 1);
+// a filled one is value stored from lane form.
+uint64_t throughLanes(isa::DType type, uint64_t storage) {
+  switch (type) {
+  case isa::DType::bf16:
+    return arith::narrowBf16(arith::widenBf16(static_cast<uint16_t>(storage)));
+  case isa::DType::f16:
+    return arith::narrowF16(arith::widenF16(static_cast<uint16_t>(storage)));
+  case isa::DType::b8: return storage != 0;
+  default: return storage;
+  }
+}
+
+void run(Mem &m, const Tri &op) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  const uint64_t count = uint64_t(op.rows) * op.cols;
+  uint64_t fill = op.value;
+  switch (op.dtype) {
+  case isa::DType::i64: fill = static_cast<uint64_t>(int64_t{static_cast<int32_t>(op.value)}); break;
+  case isa::DType::bf16: fill = arith::narrowBf16(op.value); break;
+  case isa::DType::f16: fill = arith::narrowF16(op.value); break;
+  case isa::DType::b8: fill = op.value != 0; break;
+  default: break;
+  }
+  // Every source element is read before any is written (dst may be src).
+  std::vector<uint64_t> in(count);
+  for (uint64_t k = 0; k < count; ++k)
+    in[k] = m.element(op.src + k * size, size);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const int64_t offset = static_cast<int64_t>(j) - static_cast<int64_t>(i);
+      const bool keep = op.upper ? offset >= op.diagonal : offset <= op.diagonal;
+      const uint64_t k = i * op.cols + j;
+      m.element(op.dst + k * size, size, keep ? throughLanes(op.dtype, in[k]) : fill);
+    }
+}
+
 void run(Mem &, const Nop &) {}
 void run(Mem &, const Fence &) {}
 void run(Mem &, const Halt &) {}

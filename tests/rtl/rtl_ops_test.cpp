@@ -467,6 +467,19 @@ TEST(RtlOps, IotaEveryAcceptedType) {
   EXPECT_EQ(types, 3);
 }
 
+// TRI of every type it accepts over sequence_cases.h's shapes, diagonals
+// and fills, lower and upper, in place and not (the same as IssOps').
+TEST(RtlOps, TriEveryAcceptedType) {
+  int t = 0;
+  const int types = test::forEachTriTest([&](isa::DType type, const test::TriCase &c) {
+    Twin twin(970, memoryFor(c.rows * c.cols >= 128 ? t++ : 0));
+    const isa::inst::Tri op =
+        test::triOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::triName(op, c.inPlace));
+  });
+  EXPECT_EQ(types, 6);
+}
+
 TEST(RtlOps, AdamW) {
   for (int t = 0; t < kTrials; ++t) {
     Twin twin(1000 + t, memoryFor(t));

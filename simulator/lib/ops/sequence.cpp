@@ -1,8 +1,8 @@
-// IOTA (isa/sequence.td): elements computed from their index. The ISS
-// computes them directly (64-bit integer arithmetic, the micro-programs the
-// record's f32 recipe names applied to whole columns); the RTL vector engine
-// runs the record's recipe, word by word for i64, and co-simulation compares
-// the two.
+// IOTA and TRI (isa/sequence.td): elements computed from their index. The
+// ISS computes them directly (64-bit integer arithmetic and comparisons, the
+// micro-programs the record's f32 recipe names applied to whole columns);
+// the RTL vector engine runs the record's recipes, word by word for i64, and
+// co-simulation compares the two.
 #include "../context.h"
 #include "../typed_streams.h"
 
@@ -66,6 +66,28 @@ void execute(ExecContext &ctx, const isa::inst::Iota &op) {
     throw std::logic_error("iota: dtype outside the record's accepted types");
   }
   storeLanes(ctx, op.dst, op.dtype, out);
+}
+
+Work work(const isa::inst::Tri &op) {
+  return {.elements = uint64_t(op.rows) * op.cols};
+}
+
+// The kept elements pass through lane form unchanged; the others take value
+// as the store converts a lane value (an i64's high word its sign fill).
+void execute(ExecContext &ctx, const isa::inst::Tri &op) {
+  LaneColumns lanes = loadLanes(ctx, op.src, uint64_t(op.rows) * op.cols, op.dtype);
+  const uint32_t fillHigh = static_cast<uint32_t>(static_cast<int32_t>(op.value) >> 31);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const int64_t offset = static_cast<int64_t>(j) - static_cast<int64_t>(i);
+      if (op.upper ? offset >= op.diagonal : offset <= op.diagonal)
+        continue;
+      const uint64_t k = i * op.cols + j;
+      lanes.words[k] = op.value;
+      if (!lanes.high.empty())
+        lanes.high[k] = fillHigh;
+    }
+  storeLanes(ctx, op.dst, op.dtype, lanes);
 }
 
 } // namespace npu::sim

@@ -1,7 +1,7 @@
-// IOTA's directed cases, for the ISS (against the reference model) and the
-// RTL (against the ISS) op tests: every type the record accepts, over edge
-// starts and steps and lengths that end inside a beat, on a chunk boundary
-// and a few chunks in.
+// IOTA's and TRI's directed cases, for the ISS (against the reference model)
+// and the RTL (against the ISS) op tests: every type the record accepts,
+// over edge operands and lengths that end inside a beat, on a chunk
+// boundary and a few chunks in.
 #pragma once
 
 #include "type_pairs.h"
@@ -83,6 +83,81 @@ template <class Place> isa::inst::Iota iotaOf(isa::DType type, const IotaCase &c
 inline std::string iotaName(const isa::inst::Iota &op) {
   return "iota " + typeName(op.dtype) + " of " + std::to_string(op.n) + " from " +
          std::to_string(op.start) + " by " + std::to_string(op.step);
+}
+
+// TRI: a shape, a diagonal, a fill, lower or upper, in place or not.
+struct TriCase {
+  uint32_t rows, cols;
+  int32_t diagonal;
+  uint32_t value;
+  bool upper, inPlace;
+};
+
+// Shapes: one element, a row shorter than a beat, rows across a chunk's
+// end (130 columns) and many short rows; diagonals on, beside and far
+// outside the matrix (every element kept or every element filled); fills:
+// -inf and NaN (binary32 patterns, rounded for bf16/f16, nonzero for b8)
+// and the int32 ends (-1 sign-fills an i64's high word).
+inline std::vector<TriCase> triCases(isa::DType type) {
+  const bool isFloat =
+      type == isa::DType::f32 || type == isa::DType::bf16 || type == isa::DType::f16;
+  const std::vector<uint32_t> values =
+      isFloat ? std::vector<uint32_t>{0xff800000u, 0x7fc00001u, 0x00000000u}
+              : std::vector<uint32_t>{0xffffffffu, 0x7fffffffu, 0x00000000u};
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1}, {5, 3}, {3, 7}, {6, 130}, {40, 9}};
+  const int32_t diagonals[] = {0, 1, -1, 4, -7, 2147483647, -2147483647 - 1};
+  std::vector<TriCase> cases;
+  size_t k = 0;
+  for (auto [rows, cols] : shapes)
+    for (int32_t diagonal : diagonals)
+      for (bool upper : {false, true}) {
+        // The fill and in-place cycle through the cases (every shape sees each).
+        cases.push_back({rows, cols, diagonal, values[k % values.size()], upper, k % 3 == 2});
+        ++k;
+      }
+  return cases;
+}
+
+// Calls run(type, case) for every TRI test. Returns the number of types.
+template <class Run> int forEachTriTest(Run run) {
+  const isa::InstrInfo &info = isa::info(isa::Opcode::TRI);
+  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
+  int types = 0;
+  for (isa::DType type : kAllTypes)
+    if (dtype.accepts(static_cast<uint64_t>(type))) {
+      ++types;
+      for (const TriCase &c : triCases(type))
+        run(type, c);
+    }
+  return types;
+}
+
+// The TRI of one test: its source the type's edge elements repeated, its
+// destination filled with a pattern first (or the source, in place).
+template <class Place> isa::inst::Tri triOf(isa::DType type, const TriCase &c, Place place) {
+  isa::inst::Tri op;
+  op.dtype = type;
+  op.rows = c.rows;
+  op.cols = c.cols;
+  op.diagonal = c.diagonal;
+  op.value = c.value;
+  op.upper = c.upper;
+  const std::vector<uint64_t> edges = edgeElements(type);
+  std::vector<uint64_t> elements(uint64_t(c.rows) * c.cols);
+  for (size_t i = 0; i < elements.size(); ++i)
+    elements[i] = edges[i % edges.size()];
+  op.src = place(packedWords(type, elements, 0x5a));
+  op.dst = c.inPlace ? op.src
+                     : place(std::vector<uint32_t>(
+                           (elements.size() * typeBytes(type) + 3) / 4, 0xa5a5a5a5u));
+  return op;
+}
+
+inline std::string triName(const isa::inst::Tri &op, bool inPlace) {
+  return std::string(op.upper ? "triu " : "tril ") + typeName(op.dtype) + " " +
+         std::to_string(op.rows) + "x" + std::to_string(op.cols) + " diagonal " +
+         std::to_string(op.diagonal) + " value " + std::to_string(op.value) +
+         (inPlace ? " in place" : "");
 }
 
 } // namespace npu::test
