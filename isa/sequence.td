@@ -3,29 +3,10 @@
 // Instructions whose elements are computed from their index (docs/types.md
 // §5 "Sequences and scans"). The vector engine's step sources COL and ROW
 // (isa/recipe.td) give a step the element's index as an int32 lane value;
-// the programs here are single primitives on integer lane forms
-// (RawInputs: an index or an int32 operand is not a binary32).
+// the programs here are the single-primitive integer programs of
+// elementwise.td (RawInputs: an index or an int32 operand is not a binary32).
 //
 //===----------------------------------------------------------------------===//
-
-let RawInputs = 1 in {
-def MP_seq_mul : MicroProgram<"seq_mul", ["a", "b"], [(imul:$y $a, $b)], "y",
-                              "Low 32 bits of the product a * b.">;
-def MP_seq_mulhi : MicroProgram<"seq_mulhi", ["a", "b"], [(imulhu:$y $a, $b)], "y",
-                                "High 32 bits of the unsigned 64-bit product a * b.">;
-def MP_seq_add : MicroProgram<"seq_add", ["a", "b"], [(iadd:$y $a, $b)], "y",
-                              "a + b, wrapping.">;
-def MP_seq_sub : MicroProgram<"seq_sub", ["a", "b"], [(isub:$y $a, $b)], "y",
-                              "a - b, wrapping.">;
-def MP_seq_and : MicroProgram<"seq_and", ["a", "b"], [(iand:$y $a, $b)], "y",
-                              "a & b, bitwise.">;
-def MP_seq_ltu : MicroProgram<"seq_ltu", ["a", "b"], [(iltu:$m $a, $b)], "m",
-                              "The mask a < b, unsigned.">;
-def MP_seq_lt : MicroProgram<"seq_lt", ["a", "b"], [(ilt:$m $a, $b)], "m",
-                             "The mask a < b, signed.">;
-def MP_seq_xor : MicroProgram<"seq_xor", ["a", "b"], [(ixor:$y $a, $b)], "y",
-                              "a ^ b, bitwise.">;
-}
 
 // The types iota writes (docs/types.md §5).
 defvar IotaTypes = ["f32", "i32", "i64"];
@@ -39,16 +20,16 @@ class IotaSteps<string form> {
     !eq(form, "F") : [Run<"l2f", "COL", "ZERO", "T0">, Run<"mul", "T0", "K1", "T0">,
                       Run<"add", "T0", "K0", "OB0">],
     // i32: start + i * step, wrapping.
-    !eq(form, "I") : [Run<"seq_mul", "COL", "K1", "T0">, Run<"seq_add", "T0", "K0", "OB0">],
+    !eq(form, "I") : [Run<"imul", "COL", "K1", "T0">, Run<"iadd", "T0", "K0", "OB0">],
     // i64: sext(start) + i * sext(step) mod 2^64. The low word as for i32;
     // the high word: the u32 product's high word, minus i when step < 0
     // (sext(step) = step - 2^32), plus start's sign fill, plus the low
     // word's carry (the sum below start, unsigned; its mask is -1).
-    !eq(form, "L") : [Run<"seq_mul", "COL", "K1", "T0">, Run<"seq_add", "T0", "K0", "OB0">,
-                      Run<"seq_mulhi", "COL", "K1", "T1">, Run<"sign_fill", "K1", "", "T2">,
-                      Run<"seq_and", "T2", "COL", "T2">, Run<"seq_sub", "T1", "T2", "T1">,
-                      Run<"sign_fill", "K0", "", "T2">, Run<"seq_add", "T1", "T2", "T1">,
-                      Run<"seq_ltu", "OB0", "K0", "T2">, Run<"seq_sub", "T1", "T2", "OB1">]);
+    !eq(form, "L") : [Run<"imul", "COL", "K1", "T0">, Run<"iadd", "T0", "K0", "OB0">,
+                      Run<"imulhu", "COL", "K1", "T1">, Run<"sign_fill", "K1", "", "T2">,
+                      Run<"iand", "T2", "COL", "T2">, Run<"isub", "T1", "T2", "T1">,
+                      Run<"sign_fill", "K0", "", "T2">, Run<"iadd", "T1", "T2", "T1">,
+                      Run<"iltu", "OB0", "K0", "T2">, Run<"isub", "T1", "T2", "OB1">]);
 }
 
 class IotaRecipe<string type>
@@ -87,16 +68,16 @@ defvar TriTypes = ["f32", "bf16", "f16", "i32", "i64", "b8"];
 // diagonal decides; the element is then blended bitwise with value, which
 // moves the lane form's bits unchanged (no program canonicalises them).
 class TriSteps<string form, bit upper> {
-  list<Step> Mask = [Run<"seq_sub", "COL", "ROW", "T0">,
+  list<Step> Mask = [Run<"isub", "COL", "ROW", "T0">,
                      // The mask of the filled elements: j - i > diagonal
                      // (lower), j - i < diagonal (upper).
-                     !if(upper, Run<"seq_lt", "T0", "K0", "T1">, Run<"seq_lt", "K0", "T0", "T1">)];
+                     !if(upper, Run<"ilt", "T0", "K0", "T1">, Run<"ilt", "K0", "T0", "T1">)];
   // dst = (src & ~mask) | (fill & mask), src & ~mask as src ^ (src & mask).
-  list<Step> Low = [Run<"seq_and", "IB0", "T1", "T2">, Run<"seq_xor", "IB0", "T2", "T2">,
-                    Run<"seq_and", "K1", "T1", "T3">, Run<"bit_or", "T2", "T3", "OB0">];
+  list<Step> Low = [Run<"iand", "IB0", "T1", "T2">, Run<"ixor", "IB0", "T2", "T2">,
+                    Run<"iand", "K1", "T1", "T3">, Run<"bit_or", "T2", "T3", "OB0">];
   // An i64's high words: value sign-extended.
-  list<Step> High = [Run<"seq_and", "IB1", "T1", "T2">, Run<"seq_xor", "IB1", "T2", "T2">,
-                     Run<"sign_fill", "K1", "", "T3">, Run<"seq_and", "T3", "T1", "T3">,
+  list<Step> High = [Run<"iand", "IB1", "T1", "T2">, Run<"ixor", "IB1", "T2", "T2">,
+                     Run<"sign_fill", "K1", "", "T3">, Run<"iand", "T3", "T1", "T3">,
                      Run<"bit_or", "T2", "T3", "OB1">];
   list<Step> Steps = !listconcat(Mask, Low, !if(!eq(form, "L"), High, []));
 }

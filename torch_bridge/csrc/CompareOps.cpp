@@ -9,9 +9,14 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/any.h>
+#include <ATen/ops/bitwise_not.h>
+#include <ATen/ops/eq.h>
 #include <ATen/ops/eq_ops.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/ge_ops.h>
 #include <ATen/ops/gt_ops.h>
+#include <ATen/ops/isin_ops.h>
 #include <ATen/ops/le_ops.h>
 #include <ATen/ops/lt_ops.h>
 #include <ATen/ops/ne_ops.h>
@@ -156,6 +161,48 @@ struct CompareKernels {
   }
 };
 
+// isin: each element compared with every test element (EQ broadcast over a
+// trailing dim of the test elements), any() over that dim, negated for
+// invert. Up to kMaxTestElements test elements (generate's stop tokens);
+// more fall back (the CPU sorts them instead).
+constexpr int64_t kMaxTestElements = 1024;
+
+bool isinLowerable(const at::Tensor &elements, const at::Tensor &test) {
+  return isNpu(elements) && isNpu(test) && test.numel() <= kMaxTestElements &&
+         compareType<isa::inst::Eq>(elements, test).has_value();
+}
+
+at::Tensor isinCompute(OpCounter &counter, const at::Tensor &elements, const at::Tensor &test,
+                       bool invert) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(elements) + " in " + shapeString(test));
+  if (test.numel() == 0 || elements.numel() == 0)
+    return at::full(elements.sizes(), invert, elements.options().dtype(at::kBool));
+  const at::Tensor found = at::any(at::eq(elements.unsqueeze(-1), test.reshape({-1})), -1);
+  return invert ? at::bitwise_not(found) : found;
+}
+
+at::Tensor isin(const at::Tensor &elements, const at::Tensor &test, bool assumeUnique,
+                bool invert) {
+  static OpCounter counter("isin");
+  if (!isinLowerable(elements, test))
+    return fallbackTo<NPU_ATEN_OP2(isin, Tensor_Tensor)>(elements, test, assumeUnique, invert);
+  return isinCompute(counter, elements, test, invert);
+}
+
+at::Tensor &isinOut(const at::Tensor &elements, const at::Tensor &test, bool assumeUnique,
+                    bool invert, at::Tensor &out) {
+  static OpCounter counter("isin.Tensor_Tensor_out");
+  if (!isinLowerable(elements, test) || !isNpu(out) || out.scalar_type() != at::kBool)
+    return fallbackTo<NPU_ATEN_OP2(isin, Tensor_Tensor_out)>(elements, test, assumeUnique, invert,
+                                                             out);
+  const at::Tensor result = isinCompute(counter, elements, test, invert);
+  at::native::resize_output(out, result.sizes());
+  copyResult(out, result);
+  return out;
+}
+
 } // namespace
 
 #define NPU_COMPARE(name, Inst)                                                                    \
@@ -170,6 +217,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_COMPARE(le, isa::inst::Le);
   NPU_COMPARE(gt, isa::inst::Gt);
   NPU_COMPARE(ge, isa::inst::Ge);
+  m.impl("isin.Tensor_Tensor", isin);
+  m.impl("isin.Tensor_Tensor_out", isinOut);
 }
 
 } // namespace npu::bridge

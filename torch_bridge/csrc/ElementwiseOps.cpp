@@ -10,6 +10,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/add_ops.h>
+#include <ATen/ops/bitwise_and.h>
 #include <ATen/ops/clamp_max_ops.h>
 #include <ATen/ops/clamp_min_ops.h>
 #include <ATen/ops/clamp_ops.h>
@@ -269,6 +270,10 @@ struct BinaryKernels {
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b, const Alpha &...alpha) {
     static OpCounter counter(baseName<FunctionalOp>());
     const float scale = alphaOf(alpha...);
+    // bool * bool is a logical and (bool's own kernel, LogicalOps.cpp).
+    if (std::is_same_v<Inst, isa::inst::Mul> && isNpu(a) && isNpu(b) &&
+        a.scalar_type() == at::kBool && b.scalar_type() == at::kBool)
+      return at::bitwise_and(a, b);
     const std::optional<c10::ScalarType> type = binaryType<Inst>(a, b, scale);
     if (!type)
       return fallbackTo<FunctionalOp>(a, b, alpha...);

@@ -133,10 +133,17 @@ void emitTri(const at::Tensor &out, const at::Tensor &self, int64_t diagonal, bo
   // The diagonal clamped to where it still decides (a 32-bit operand).
   const int64_t limit = std::max(rows, cols) + 1;
   const int64_t clamped = std::clamp(diagonal, -limit, limit);
+  // A matrix of a narrow type may start inside a word: it goes through an
+  // aligned buffer (packets address whole words).
+  const at::Tensor staging = bytes % 4 == 0 ? at::Tensor() : emptyNpu({rows, cols}, self.scalar_type());
   for (int64_t m = 0; m < self.numel() / (rows * cols); ++m) {
+    const uint64_t from = addressOf(src) + m * bytes, to = addressOf(out) + m * bytes;
+    const bool aligned = from % 4 == 0 && to % 4 == 0;
+    if (!aligned)
+      emitGather(addressOf(staging), src.view({-1, rows, cols})[m]);
     isa::inst::Tri tri;
-    tri.dst = addressOf(out) + m * bytes;
-    tri.src = addressOf(src) + m * bytes;
+    tri.dst = aligned ? to : addressOf(staging);
+    tri.src = aligned ? from : addressOf(staging);
     tri.rows = u32(rows, "rows");
     tri.cols = u32(cols, "columns");
     tri.diagonal = static_cast<int32_t>(clamped);
@@ -144,6 +151,8 @@ void emitTri(const at::Tensor &out, const at::Tensor &self, int64_t diagonal, bo
     tri.upper = upper;
     tri.dtype = *isaType(self.scalar_type());
     emit(tri);
+    if (!aligned)
+      emitGather(to, staging);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
+#include "Types.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
@@ -121,10 +122,43 @@ bool maskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Ten
          at::infer_size(self.sizes(), mask.sizes()) == self.sizes();
 }
 
+// masked_fill of an integer tensor with an integer value: self + m *
+// (value - self) with the mask as 0/1 of self's type (CAST), by integer
+// SUB, MUL and ADD, which wrap: exactly value where m is 1, self where 0.
+bool integerMaskLowerable(const at::Tensor &self, const at::Tensor &mask,
+                          const at::Scalar &value) {
+  const c10::ScalarType type = self.scalar_type();
+  return isNpu(self) && isNpu(mask) && mask.scalar_type() == at::kBool && !value.isFloatingPoint() &&
+         !value.isComplex() && !value.isBoolean() && accepts<isa::inst::Sub>(type) &&
+         accepts<isa::inst::Mul>(type) && accepts<isa::inst::Add>(type) &&
+         at::infer_size(self.sizes(), mask.sizes()) == self.sizes();
+}
+
+void integerMaskedFill(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
+                       const at::Tensor &mask, const at::Scalar &value) {
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(self) + " where " + shapeString(mask));
+  if (self.numel() == 0)
+    return;
+  const c10::ScalarType type = self.scalar_type();
+  at::Tensor chosen = emptyNpu(self.sizes(), type);
+  copyInto(chosen, mask.expand(self.sizes()));
+  const at::Tensor change = emptyNpu(self.sizes(), type);
+  emitBinary<isa::inst::Sub>(change, deviceScalar(value, type), self);
+  emitBinary<isa::inst::Mul>(chosen, chosen, change);
+  storeResult(out, [&](const at::Tensor &dst) { emitBinary<isa::inst::Add>(dst, self, chosen); });
+}
+
 at::Tensor maskedFillScalar(const at::Tensor &self, const at::Tensor &mask,
                             const at::Scalar &value) {
   static OpCounter counter("masked_fill");
   const at::Tensor v = scalarTensor(value);
+  if (integerMaskLowerable(self, mask, value)) {
+    at::Tensor out = emptyNpuLike(self);
+    integerMaskedFill(counter, out, self, mask, value);
+    return out;
+  }
   if (!maskLowerable(self, mask, v))
     return fallbackTo<NPU_ATEN_OP2(masked_fill, Scalar)>(self, mask, value);
   at::Tensor out = emptyNpuLike(self);
@@ -136,6 +170,11 @@ at::Tensor &maskedFillScalarInplace(at::Tensor &self, const at::Tensor &mask,
                                     const at::Scalar &value) {
   static OpCounter counter("masked_fill_");
   const at::Tensor v = scalarTensor(value);
+  if (integerMaskLowerable(self, mask, value)) {
+    checkMaskedFillWrite(self, mask);
+    integerMaskedFill(counter, self, self, mask, value);
+    return self;
+  }
   if (!maskLowerable(self, mask, v))
     return fallbackTo<NPU_ATEN_OP2(masked_fill_, Scalar)>(self, mask, value);
   checkMaskedFillWrite(self, mask);

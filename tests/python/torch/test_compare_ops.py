@@ -114,3 +114,30 @@ def test_integer_bitwise_ops_still_fall_back():
     torch.npu.reset_stats()
     assert torch.equal((a.to("npu") & 3).cpu(), a & 3)
     assert any("bitwise_and" in op for op in torch.npu.fallback_stats())
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_as_generate_checks_stop_tokens(invert):
+    ids = torch.randint(0, 20, (3, 9), generator=torch.Generator().manual_seed(13))
+    for stops in (torch.tensor([2]), torch.tensor([4, 7, 11]), torch.tensor(5), torch.tensor([], dtype=torch.int64)):
+        with native():
+            result = torch.isin(ids.to("npu"), stops.to("npu"), invert=invert)
+        assert torch.equal(result.cpu(), torch.isin(ids, stops, invert=invert))
+
+
+def test_masked_fill_of_integer_tensors():
+    ids = torch.randint(-5, 5, (4, 6), dtype=torch.int64)
+    mask = ids > 0
+    with native("masked_fill"):
+        filled = ids.to("npu").masked_fill(mask.to("npu"), 1)
+        in_place = ids.to("npu")
+        in_place.masked_fill_(mask.to("npu")[0], -(2**40))  # a row mask broadcast
+    assert torch.equal(filled.cpu(), ids.masked_fill(mask, 1))
+    assert torch.equal(in_place.cpu(), ids.masked_fill(mask[0], -(2**40)))
+
+
+def test_bool_times_bool_is_a_logical_and_on_the_device():
+    a, b = torch.rand(9) < 0.5, torch.rand(9) < 0.5
+    with native("bitwise_and"):
+        result = a.to("npu") * b.to("npu")
+    assert result.dtype == torch.bool and torch.equal(result.cpu(), a * b)

@@ -77,3 +77,28 @@ def test_float_cumsum_still_falls_back():
     torch.npu.reset_stats()
     torch.testing.assert_close(x.cumsum(0).cpu(), x.cpu().cumsum(0))
     assert "aten::cumsum" in torch.npu.fallback_stats()
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (None, True), (-1, False), (0, True), (1, False)])
+def test_argmax_and_argmin_give_the_first_extremum(name, dim, keepdim):
+    g = torch.Generator().manual_seed(12)
+    host = torch.randint(-3, 4, (5, 40, 3), generator=g).float()  # many ties
+    host[1, 7, :] = float("nan")  # a NaN is the extremum of its row
+    host[2, :, 0] = -0.0
+    host[2, 5, 0] = 0.0  # -0 == +0: the first of them wins
+    op = getattr(torch, name)
+    out = torch.empty(0, dtype=torch.int64, device="npu")
+    with native(name):
+        result = op(host.to("npu"), dim=dim, keepdim=keepdim)
+        op(host.to("npu"), dim=dim, keepdim=keepdim, out=out)
+    expected = op(host, dim=dim, keepdim=keepdim)
+    assert result.dtype == torch.int64 and torch.equal(result.cpu(), expected)
+    assert torch.equal(out.cpu(), expected)
+
+
+def test_argmax_over_a_vocabulary_as_greedy_decoding_does():
+    logits = torch.randn(3, 151936)
+    with native("argmax"):
+        tokens = logits.to("npu").argmax(dim=-1)
+    assert torch.equal(tokens.cpu(), logits.argmax(dim=-1))
