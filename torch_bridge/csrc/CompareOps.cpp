@@ -40,20 +40,11 @@ at::Tensor wrapped(const at::Scalar &value) {
 // it and both sides convert to it on the device.
 template <class Inst>
 std::optional<c10::ScalarType> compareType(const at::Tensor &a, const at::Tensor &b) {
-  auto usable = [](const at::Tensor &t) {
-    return (isNpu(t) && isaType(t.scalar_type())) ||
-           (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
-  };
-  if (!usable(a) || !usable(b) || !(isNpu(a) || isNpu(b)))
+  if (!deviceOperands(a, b))
     return std::nullopt;
   const c10::ScalarType type = at::result_type(a, b);
-  if (!accepts<Inst>(type))
+  if (!accepts<Inst>(type) || !convertibleTo(type, a, b))
     return std::nullopt;
-  for (const at::Tensor *t : {&a, &b})
-    if (isNpu(*t) && t->scalar_type() != type &&
-        !(accepts<isa::inst::Cast>(t->scalar_type(), "stype") &&
-          accepts<isa::inst::Cast>(type, "dtype")))
-      return std::nullopt;
   return type;
 }
 
@@ -197,8 +188,9 @@ at::Tensor &isinOut(const at::Tensor &elements, const at::Tensor &test, bool ass
   if (!isinLowerable(elements, test) || !isNpu(out) || out.scalar_type() != at::kBool)
     return fallbackTo<NPU_ATEN_OP2(isin, Tensor_Tensor_out)>(elements, test, assumeUnique, invert,
                                                              out);
+  at::native::resize_output(out, elements.sizes());
+  checkInternalOverlap(out);
   const at::Tensor result = isinCompute(counter, elements, test, invert);
-  at::native::resize_output(out, result.sizes());
   copyResult(out, result);
   return out;
 }

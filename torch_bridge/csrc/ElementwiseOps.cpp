@@ -138,6 +138,23 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
   }
 }
 
+bool deviceOperands(const at::Tensor &a, const at::Tensor &b) {
+  auto usable = [](const at::Tensor &t) {
+    return (isNpu(t) && isaType(t.scalar_type())) ||
+           (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
+  };
+  return usable(a) && usable(b) && (isNpu(a) || isNpu(b));
+}
+
+bool convertibleTo(c10::ScalarType type, const at::Tensor &a, const at::Tensor &b) {
+  for (const at::Tensor *t : {&a, &b})
+    if (isNpu(*t) && t->scalar_type() != type &&
+        !(accepts<isa::inst::Cast>(t->scalar_type(), "stype") &&
+          accepts<isa::inst::Cast>(type, "dtype")))
+      return false;
+  return true;
+}
+
 at::Tensor binaryOperand(const at::Tensor &t, c10::ScalarType type) {
   if (isCpuScalar(t))
     return type == at::kFloat ? t : deviceScalar(t.item(), type);
@@ -161,24 +178,15 @@ namespace {
 template <class Inst>
 std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor &b,
                                           float alpha = 1.0f) {
-  auto usable = [](const at::Tensor &t) {
-    return (isNpu(t) && isaType(t.scalar_type())) ||
-           (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
-  };
-  if (!usable(a) || !usable(b) || !(isNpu(a) || isNpu(b)))
+  if (!deviceOperands(a, b))
     return std::nullopt;
   c10::ScalarType type = at::result_type(a, b);
   if (std::is_same_v<Inst, isa::inst::Div> && c10::isIntegralType(type, /*includeBool=*/true))
     type = c10::typeMetaToScalarType(c10::get_default_dtype());
-  if (!accepts<Inst>(type) ||
+  if (!accepts<Inst>(type) || !convertibleTo(type, a, b) ||
       (c10::isIntegralType(type, true) &&
        (alpha != std::trunc(alpha) || std::abs(alpha) > float(1 << 24))))
     return std::nullopt;
-  for (const at::Tensor *t : {&a, &b})
-    if (isNpu(*t) && t->scalar_type() != type &&
-        !(accepts<isa::inst::Cast>(t->scalar_type(), "stype") &&
-          accepts<isa::inst::Cast>(type, "dtype")))
-      return std::nullopt;
   return type;
 }
 

@@ -206,14 +206,19 @@ at::Tensor fromTheEnd(const at::Tensor &index, int64_t n) {
   return at::add(index, negative, n);
 }
 
+// self's shape with dim d replaced by the index's shape.
+std::vector<int64_t> indexedShape(const at::Tensor &self, int64_t d, const at::Tensor &index) {
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + d);
+  shape.insert(shape.end(), index.sizes().begin(), index.sizes().end());
+  shape.insert(shape.end(), self.sizes().begin() + d + 1, self.sizes().end());
+  return shape;
+}
+
 at::Tensor indexCompute(OpCounter &counter, const at::Tensor &self, int64_t d,
                         const at::Tensor &index) {
   const at::Tensor picked =
       indexSelectCompute(counter, self, d, fromTheEnd(index.reshape({-1}), self.size(d)));
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + d);
-  shape.insert(shape.end(), index.sizes().begin(), index.sizes().end());
-  shape.insert(shape.end(), self.sizes().begin() + d + 1, self.sizes().end());
-  return picked.view(shape);
+  return picked.view(indexedShape(self, d, index));
 }
 
 at::Tensor indexTensor(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices) {
@@ -230,8 +235,13 @@ at::Tensor &indexTensorOut(const at::Tensor &self,
   const std::optional<int64_t> d = singleIndexDim(self, indices);
   if (!d || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(index, Tensor_out)>(self, indices, out);
-  const at::Tensor result = indexCompute(counter, self, *d, *indices.get(*d));
-  at::native::resize_output(out, result.sizes());
+  const at::Tensor index = *indices.get(*d);
+  at::native::resize_output(out, indexedShape(self, *d, index));
+  // The CPU kernel's checks, with its messages.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
+  const at::Tensor result = indexCompute(counter, self, *d, index);
   copyResult(out, result);
   return out;
 }

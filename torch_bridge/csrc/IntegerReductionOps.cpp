@@ -10,6 +10,7 @@
 #include "Ops.h"
 #include "Types.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
@@ -194,8 +195,11 @@ at::Tensor &cumsumOut(const at::Tensor &self, int64_t dim, std::optional<c10::Sc
   const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
   if (!type || !isNpu(out) || out.scalar_type() != *type)
     return fallbackTo<NPU_ATEN_OP2(cumsum, out)>(self, dim, dtype, out);
+  at::native::resize_output(out, self.sizes());
+  // The CPU kernel's checks, with its messages.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
   const at::Tensor result = cumsumCompute(counter, self, dim, *type);
-  at::native::resize_output(out, result.sizes());
   copyResult(out, result);
   return out;
 }
@@ -205,6 +209,7 @@ at::Tensor &cumsumInplace(at::Tensor &self, int64_t dim, std::optional<c10::Scal
   const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
   if (!type || *type != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP(cumsum_)>(self, dim, dtype);
+  checkInternalOverlap(self);
   const at::Tensor result = cumsumCompute(counter, self, dim, *type);
   copyResult(self, result);
   return self;

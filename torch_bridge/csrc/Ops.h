@@ -173,6 +173,13 @@ void emitBinaryPacket(uint64_t dst, uint64_t a, uint64_t b, int64_t rows, int64_
   emit(inst);
 }
 
+// Whether a and b can be operands of a device op: npu tensors of an ISA
+// type or CPU scalars, at least one of them on the npu.
+bool deviceOperands(const at::Tensor &a, const at::Tensor &b);
+// Whether the npu tensors among a and b are of `type` or convert to it on
+// the device (CAST).
+bool convertibleTo(c10::ScalarType type, const at::Tensor &a, const at::Tensor &b);
+
 // An operand of a binary instruction computing in `type`: an npu tensor of
 // another type converted on the device; a CPU scalar, for a type other than
 // float32 (whose scalar instruction forms take a binary32 immediate), as a

@@ -96,6 +96,7 @@ at::Tensor &arangeOut(const at::Scalar &start, const at::Scalar &end, const at::
   if (logOps())
     scope.describe(std::to_string(*n) + " from " + c10::str(start) + " by " + c10::str(step));
   at::native::resize_output(out, {*n});
+  checkInternalOverlap(out);
   if (*n == 0)
     return out;
   storeResult(out, [&](const at::Tensor &dst) {

@@ -114,6 +114,9 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::gather.out": lambda: dict(self=randn(*SHAPE), dim=0, index=torch.tensor([[3, 0, 1, 1, 2, 0]])),
     "aten::index_select": lambda: dict(self=randn(*SHAPE), dim=1, index=torch.tensor([5, 0, 2])),
     "aten::index_select.out": lambda: dict(self=integers(*SHAPE), dim=0, index=torch.tensor([3, 3, 0])),
+    "aten::arange.start_out": lambda: dict(start=2, end=20, step=3),
+    "aten::index.Tensor": lambda: dict(self=randn(*SHAPE), indices=[None, torch.tensor([5, -1, 0])]),
+    "aten::index.Tensor_out": lambda: dict(self=integers(*SHAPE), indices=[torch.tensor([[3], [-4]])]),
     "aten::cumsum": lambda: dict(self=integers(*SHAPE), dim=1),
     "aten::cumsum_": lambda: dict(self=integers(*SHAPE), dim=0),
     "aten::cumsum.out": lambda: dict(self=integers(*SHAPE), dim=1),
@@ -160,17 +163,28 @@ NAMED_VALUES: dict[str, Any] = {
     "p": 0.5,
     "train": True,
     "scale": 2.0,
+    "other": 0.25,
 }
 # Tensor arguments that are masks.
 BOOL_TENSORS = {"mask", "condition"}
-# Ops over masks: their self is bool.
-BOOL_SELF_OPS = {"aten::any", "aten::all"}
+# Ops over masks: their self (and other) are bool.
+BOOL_SELF_OPS = {"aten::any", "aten::all", "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor",
+                 "aten::bitwise_not", "aten::bitwise_and_", "aten::bitwise_or_", "aten::bitwise_xor_",
+                 "aten::bitwise_not_"}
 # The dtype of an op's out= tensors where it is not float32.
 OUT_DTYPES: dict[str, torch.dtype] = {
     **{f"aten::{op}.{overload}": torch.bool for op in ("any", "all")
        for overload in ("out", "all_out", "dims_out")},
+    **{f"aten::{op}.{overload}": torch.bool for op in ("eq", "ne", "lt", "le", "gt", "ge")
+       for overload in ("Tensor_out", "Scalar_out")},
+    **{f"aten::bitwise_{op}.Tensor_out": torch.bool for op in ("and", "or", "xor")},
+    "aten::bitwise_not.out": torch.bool,
+    "aten::isin.Tensor_Tensor_out": torch.bool,
+    "aten::argmax.out": torch.int64,
+    "aten::argmin.out": torch.int64,
     "aten::cumsum.out": torch.int64,
     "aten::index_select.out": torch.int64,
+    "aten::index.Tensor_out": torch.int64,
 }
 
 
@@ -191,7 +205,7 @@ def sample(op: torch._ops.OpOverload) -> dict[str, Any]:
             if is_out_argument(argument):
                 continue
             boolean = argument.name in BOOL_TENSORS or (
-                argument.name == "self" and op._schema.name in BOOL_SELF_OPS)
+                argument.name in ("self", "other") and op._schema.name in BOOL_SELF_OPS)
             kwargs[argument.name] = torch.rand(*SHAPE) > 0.5 if boolean else randn(*SHAPE)
         elif argument.name in NAMED_VALUES:
             value = NAMED_VALUES[argument.name]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import torch
 
-from op_samples import op_name, out_shapes, registered_ops, sample
+from op_samples import op_name, out_dtype, out_shapes, registered_ops, sample
 
 DEVICE_ERROR = r"Expected all tensors to be on the same device"
 
@@ -33,7 +33,7 @@ HOST_ARGUMENTS = {
 
 
 def out_tensors(op: torch._ops.OpOverload, kwargs: dict[str, Any]) -> dict[str, torch.Tensor]:
-    return {name: torch.empty(shape) for name, shape in out_shapes(op, kwargs).items()}
+    return {name: torch.empty(shape, dtype=out_dtype(op)) for name, shape in out_shapes(op, kwargs).items()}
 
 
 def cases() -> list[tuple[torch._ops.OpOverload, str]]:
