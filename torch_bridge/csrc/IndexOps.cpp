@@ -47,7 +47,8 @@ int64_t offsetOf(int64_t position, c10::IntArrayRef sizes, c10::IntArrayRef stri
 // out[p][j] = self[p][index[p][j]] along the last dim of both (after moving
 // `dim` there), for every outer position p of index: one EMBEDDING per p with
 // the row of self as a table of one-element rows.
-void emitGatherRows(const at::Tensor &out, const at::Tensor &selfLast, const at::Tensor &indexLast) {
+void emitGatherRows(const at::Tensor &out, const at::Tensor &selfLast,
+                    const at::Tensor &indexLast) {
   const at::Tensor self = selfLast.stride(-1) == 1 ? selfLast : contiguousOnDevice(selfLast);
   const at::Tensor index = indexLast.contiguous();
   const int64_t width = self.element_size() / 4;
@@ -58,14 +59,14 @@ void emitGatherRows(const at::Tensor &out, const at::Tensor &selfLast, const at:
   for (int64_t p = 0; p < runs; ++p) {
     const at::Tensor indices = index.view({runs, count})[p];
     emitEmbedding(addressOf(out) + p * count * out.element_size(),
-                  addressOf(self) + offsetOf(p, outer, selfStrides) * self.element_size(),
-                  indices, width, rows);
+                  addressOf(self) + offsetOf(p, outer, selfStrides) * self.element_size(), indices,
+                  width, rows);
   }
 }
 
 bool gatherLowerable(const at::Tensor &self, int64_t dim, const at::Tensor &index) {
-  if (!indexLowerable(self, index) || self.element_size() % 4 != 0 ||
-      index.dim() != self.dim() || index.numel() == 0 || self.dim() == 0)
+  if (!indexLowerable(self, index) || self.element_size() % 4 != 0 || index.dim() != self.dim() ||
+      index.numel() == 0 || self.dim() == 0)
     return false;
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
   for (int64_t k = 0; k < self.dim(); ++k)
@@ -93,8 +94,8 @@ at::Tensor gather(const at::Tensor &self, int64_t dim, const at::Tensor &index, 
   return contiguousOnDevice(gatherInto(counter, self, dim, index));
 }
 
-at::Tensor &gatherOut(const at::Tensor &self, int64_t dim, const at::Tensor &index,
-                      bool sparseGrad, at::Tensor &out) {
+at::Tensor &gatherOut(const at::Tensor &self, int64_t dim, const at::Tensor &index, bool sparseGrad,
+                      at::Tensor &out) {
   static OpCounter counter("gather.out");
   if (!gatherLowerable(self, dim, index) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(gather, out)>(self, dim, index, sparseGrad, out);
@@ -221,7 +222,8 @@ at::Tensor indexCompute(OpCounter &counter, const at::Tensor &self, int64_t d,
   return picked.view(indexedShape(self, d, index));
 }
 
-at::Tensor indexTensor(const at::Tensor &self, const c10::List<std::optional<at::Tensor>> &indices) {
+at::Tensor indexTensor(const at::Tensor &self,
+                       const c10::List<std::optional<at::Tensor>> &indices) {
   static OpCounter counter("index");
   const std::optional<int64_t> d = singleIndexDim(self, indices);
   if (!d)

@@ -138,8 +138,7 @@ std::optional<c10::ScalarType> integerSumType(const at::Tensor &self,
 // anywhere gives NaN, as on the CPU).
 template <class Inst, class Op> at::Tensor extremum(const at::Tensor &self) {
   static OpCounter counter(baseName<Op>());
-  if (!isNpu(self) || self.numel() == 0 ||
-      !accepts<Inst>(self.scalar_type()) || self.dim() > 64)
+  if (!isNpu(self) || self.numel() == 0 || !accepts<Inst>(self.scalar_type()) || self.dim() > 64)
     return fallbackTo<Op>(self);
   return integerReduce<Inst>(counter, self, std::nullopt, false, self.scalar_type());
 }

@@ -11,15 +11,15 @@
 #include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs.h>
-#include <ATen/ops/amax.h>
 #include <ATen/ops/all_ops.h>
+#include <ATen/ops/amax.h>
 #include <ATen/ops/amax_ops.h>
 #include <ATen/ops/any_ops.h>
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/argmin_ops.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
-#include <ATen/ops/mul.h>
 #include <ATen/ops/mean_ops.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/sqrt.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/sum_ops.h>
@@ -318,8 +318,8 @@ constexpr int64_t kMaxArgColumns = int64_t(1) << 23;
 bool argLowerable(const at::Tensor &self, std::optional<int64_t> dim) {
   if (!isFloatNpu(self) || self.numel() == 0 || self.dim() > 64)
     return false;
-  const int64_t cols = dim && self.dim() > 0 ? self.size(at::maybe_wrap_dim(*dim, self.dim()))
-                                             : self.numel();
+  const int64_t cols =
+      dim && self.dim() > 0 ? self.size(at::maybe_wrap_dim(*dim, self.dim())) : self.numel();
   return cols < kMaxArgColumns;
 }
 
@@ -494,10 +494,11 @@ void registerLogical(torch::Library &m) {
            return K::template outOr<DimOutOp>(out, self, at::IntArrayRef(dim), keepdim, dim,
                                               keepdim);
          });
-  m.impl(operatorName<DimsOutOp>(), [](const at::Tensor &self, at::OptionalIntArrayRef dim,
-                                       bool keepdim, at::Tensor &out) -> at::Tensor & {
-    return K::template outOr<DimsOutOp>(out, self, dim, keepdim, dim, keepdim);
-  });
+  m.impl(operatorName<DimsOutOp>(),
+         [](const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
+            at::Tensor &out) -> at::Tensor & {
+           return K::template outOr<DimsOutOp>(out, self, dim, keepdim, dim, keepdim);
+         });
 }
 
 } // namespace
@@ -506,9 +507,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   ArgKernels<false>::registerIn(m);
   ArgKernels<true>::registerIn(m);
   registerLogical<false, NPU_ATEN_OP(any), NPU_ATEN_OP2(any, dim), NPU_ATEN_OP2(any, dims),
-                  NPU_ATEN_OP2(any, all_out), NPU_ATEN_OP2(any, out), NPU_ATEN_OP2(any, dims_out)>(m);
+                  NPU_ATEN_OP2(any, all_out), NPU_ATEN_OP2(any, out), NPU_ATEN_OP2(any, dims_out)>(
+      m);
   registerLogical<true, NPU_ATEN_OP(all), NPU_ATEN_OP2(all, dim), NPU_ATEN_OP2(all, dims),
-                  NPU_ATEN_OP2(all, all_out), NPU_ATEN_OP2(all, out), NPU_ATEN_OP2(all, dims_out)>(m);
+                  NPU_ATEN_OP2(all, all_out), NPU_ATEN_OP2(all, out), NPU_ATEN_OP2(all, dims_out)>(
+      m);
   m.impl("sum.dim_IntList", sumDim);
   m.impl("sum", sumAll);
   m.impl("sum.IntList_out", sumOut);

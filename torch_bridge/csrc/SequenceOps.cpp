@@ -42,7 +42,8 @@ std::optional<IotaOperands> iotaOperands(double start, double step, int64_t n,
     constexpr double kExact = double(1 << 24);
     if (std::abs(start) + std::abs(step) * double(n) > kExact)
       return std::nullopt;
-    return IotaOperands{std::bit_cast<uint32_t>(float(start)), std::bit_cast<uint32_t>(float(step))};
+    return IotaOperands{std::bit_cast<uint32_t>(float(start)),
+                        std::bit_cast<uint32_t>(float(step))};
   }
   return IotaOperands{uint32_t(int32_t(start)), uint32_t(int32_t(step))};
 }
@@ -52,8 +53,8 @@ std::optional<IotaOperands> iotaOperands(double start, double step, int64_t n,
 // for the arguments it refuses (the fallback reports them) and lengths
 // beyond IOTA's count.
 std::optional<int64_t> arangeLength(double start, double end, double step) {
-  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) ||
-      (step > 0 && end < start) || (step < 0 && end > start))
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || (step > 0 && end < start) ||
+      (step < 0 && end > start))
     return std::nullopt;
   const double size = std::ceil((end - start) / step);
   if (!(size >= 0) || size > double(std::numeric_limits<uint32_t>::max()))
@@ -136,7 +137,8 @@ void emitTri(const at::Tensor &out, const at::Tensor &self, int64_t diagonal, bo
   const int64_t clamped = std::clamp(diagonal, -limit, limit);
   // A matrix of a narrow type may start inside a word: it goes through an
   // aligned buffer (packets address whole words).
-  const at::Tensor staging = bytes % 4 == 0 ? at::Tensor() : emptyNpu({rows, cols}, self.scalar_type());
+  const at::Tensor staging =
+      bytes % 4 == 0 ? at::Tensor() : emptyNpu({rows, cols}, self.scalar_type());
   for (int64_t m = 0; m < self.numel() / (rows * cols); ++m) {
     const uint64_t from = addressOf(src) + m * bytes, to = addressOf(out) + m * bytes;
     const bool aligned = from % 4 == 0 && to % 4 == 0;

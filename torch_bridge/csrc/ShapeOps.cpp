@@ -125,12 +125,12 @@ bool maskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Ten
 // masked_fill of an integer tensor with an integer value: self + m *
 // (value - self) with the mask as 0/1 of self's type (CAST), by integer
 // SUB, MUL and ADD, which wrap: exactly value where m is 1, self where 0.
-bool integerMaskLowerable(const at::Tensor &self, const at::Tensor &mask,
-                          const at::Scalar &value) {
+bool integerMaskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Scalar &value) {
   const c10::ScalarType type = self.scalar_type();
-  return isNpu(self) && isNpu(mask) && mask.scalar_type() == at::kBool && !value.isFloatingPoint() &&
-         !value.isComplex() && !value.isBoolean() && accepts<isa::inst::Sub>(type) &&
-         accepts<isa::inst::Mul>(type) && accepts<isa::inst::Add>(type) &&
+  return isNpu(self) && isNpu(mask) && mask.scalar_type() == at::kBool &&
+         !value.isFloatingPoint() && !value.isComplex() && !value.isBoolean() &&
+         accepts<isa::inst::Sub>(type) && accepts<isa::inst::Mul>(type) &&
+         accepts<isa::inst::Add>(type) &&
          at::infer_size(self.sizes(), mask.sizes()) == self.sizes();
 }
 
