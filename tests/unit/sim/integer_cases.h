@@ -47,6 +47,33 @@ uint64_t placeElements(Place &place, isa::DType type, const std::vector<uint64_t
   return place(skewedWords(type, elements, skew, 0x5a)) + skew;
 }
 
+// Places the operands of a rows x cols = k x k binary packet over the edge
+// values e (k of them) for op.bcast: a holds every pair (a, b) once with
+// b's broadcast form (b[0] = e[scalar] for the scalar broadcast); sets
+// op.a and op.b and returns a's elements.
+template <class Op, class Place>
+std::vector<uint64_t> placeEdgePairs(Op &op, Place &place, isa::DType type,
+                                     const std::vector<uint64_t> &e, size_t scalar) {
+  const uint32_t k = static_cast<uint32_t>(e.size());
+  std::vector<uint64_t> a(uint64_t(k) * k), b;
+  for (uint32_t i = 0; i < k; ++i)
+    for (uint32_t j = 0; j < k; ++j)
+      a[i * k + j] = e[op.bcast == isa::Broadcast::row ? i : j];
+  switch (op.bcast) {
+  case isa::Broadcast::none:
+    for (uint32_t i = 0; i < k; ++i)
+      for (uint32_t j = 0; j < k; ++j)
+        b.push_back(e[i]);
+    break;
+  case isa::Broadcast::row:
+  case isa::Broadcast::col: b = e; break;
+  case isa::Broadcast::scalar: b = {e[scalar]}; break;
+  }
+  op.a = placeElements(place, type, a);
+  op.b = placeElements(place, type, b);
+  return a;
+}
+
 // Calls run(make, name) for every integer test, where make(place) builds
 // its packet, its buffers placed by place(words) (a twin's values(),
 // returning a 64-byte aligned address); returns their count.
@@ -72,22 +99,7 @@ template <class Run> int forEachIntegerElementwiseTest(Run run) {
             if constexpr (requires { op.alpha; })
               op.alpha = alpha;
             // Every pair (a, b) of edge values meets once.
-            std::vector<uint64_t> a(uint64_t(k) * k), b;
-            for (uint32_t i = 0; i < k; ++i)
-              for (uint32_t j = 0; j < k; ++j)
-                a[i * k + j] = e[bcast == 1 ? i : j];
-            switch (op.bcast) {
-            case isa::Broadcast::none:
-              for (uint32_t i = 0; i < k; ++i)
-                for (uint32_t j = 0; j < k; ++j)
-                  b.push_back(e[i]);
-              break;
-            case isa::Broadcast::row:
-            case isa::Broadcast::col: b = e; break;
-            case isa::Broadcast::scalar: b = {e[2]}; break;
-            }
-            op.a = placeElements(place, type, a);
-            op.b = placeElements(place, type, b);
+            const std::vector<uint64_t> a = placeEdgePairs(op, place, type, e, 2);
             op.dst = bcast == 0 && alpha == 1.0f
                          ? op.a
                          : placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
@@ -156,22 +168,7 @@ template <class Run> int forEachCompareTest(Run run) {
           op.bcast = static_cast<isa::Broadcast>(bcast);
           op.rows = k;
           op.cols = k;
-          std::vector<uint64_t> a(uint64_t(k) * k), b;
-          for (uint32_t i = 0; i < k; ++i)
-            for (uint32_t j = 0; j < k; ++j)
-              a[i * k + j] = e[bcast == 1 ? i : j];
-          switch (op.bcast) {
-          case isa::Broadcast::none:
-            for (uint32_t i = 0; i < k; ++i)
-              for (uint32_t j = 0; j < k; ++j)
-                b.push_back(e[i]);
-            break;
-          case isa::Broadcast::row:
-          case isa::Broadcast::col: b = e; break;
-          case isa::Broadcast::scalar: b = {e[3]}; break;
-          }
-          op.a = placeElements(place, type, a);
-          op.b = placeElements(place, type, b);
+          const std::vector<uint64_t> a = placeEdgePairs(op, place, type, e, 3);
           op.dst = placeElements(place, isa::DType::b8, std::vector<uint64_t>(a.size(), 0x77));
           return isa::packetOf(op);
         };
