@@ -1,7 +1,8 @@
 // Bitwise and/or/xor/not of bool tensors, composed of integer instructions
 // until the ISA has bitwise ones for b8: the masks as 0/1 int32 (CAST), and
 // a & b = min, a | b = max, a ^ b = (a != b), ~a = (a == 0), back to bool
-// (CAST, or straight from the compare's b8). Integer bitwise ops fall back.
+// (CAST, or straight from the compare's b8). `and` of an integer tensor and
+// a bool is composed too; other integer bitwise ops fall back.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -14,6 +15,9 @@
 #include <ATen/ops/bitwise_or_ops.h>
 #include <ATen/ops/bitwise_xor_ops.h>
 #include <torch/library.h>
+
+#include <limits>
+#include <optional>
 
 namespace npu::bridge {
 
@@ -50,6 +54,41 @@ void emitLogic(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, 
   copyInto(dst, combined);
 }
 
+// An integer tensor and a bool, as generate's `unfinished & ~done`: the
+// bool promotes to 0 or 1, so `x & flag` is flag and x's lowest bit. That
+// bit is the sign of x * 2^(w-1) (integer MUL wraps: every other bit
+// shifts out), read by LT 0.
+std::optional<c10::ScalarType> integerAndBoolType(const at::Tensor &a, const at::Tensor &b) {
+  const bool aBool = isBoolOperand(a), bBool = isBoolOperand(b);
+  if (aBool == bBool)
+    return std::nullopt;
+  const at::Tensor &x = aBool ? b : a;
+  const c10::ScalarType type = x.scalar_type();
+  if (!isNpu(x) || (type != at::kInt && type != at::kLong) || !accepts<isa::inst::Mul>(type) ||
+      !accepts<isa::inst::Lt>(type))
+    return std::nullopt;
+  return type;
+}
+
+// dst (contiguous, x's type, the broadcast shape) = x & flag.
+void emitIntegerAndBool(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b) {
+  if (dst.numel() == 0)
+    return;
+  const bool aBool = isBoolOperand(a);
+  const at::Tensor &x = aBool ? b : a, &flag = aBool ? a : b;
+  const c10::ScalarType type = x.scalar_type();
+  const int64_t signBit =
+      type == at::kLong ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min();
+  const at::Tensor shifted = emptyNpu(x.sizes(), type);
+  emitBinary<isa::inst::Mul>(shifted, x, deviceScalar(signBit, type));
+  const at::Tensor lowBit = emptyNpu(x.sizes(), at::kBool);
+  emitBinaryWith(&emitBinaryPacket<isa::inst::Lt>, false, lowBit, shifted, deviceScalar(0, type),
+                 1.0f);
+  const at::Tensor both = emptyNpu(dst.sizes(), at::kBool);
+  emitLogic(both, lowBit, flag, Logic::And);
+  copyInto(dst, both);
+}
+
 template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct LogicKernels {
   static void store(OpCounter &counter, const at::Tensor &out, const at::Tensor &a,
                     const at::Tensor &b) {
@@ -61,6 +100,13 @@ template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct Lo
   }
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
     static OpCounter counter(baseName<FunctionalOp>());
+    if (const std::optional<c10::ScalarType> type = integerAndBoolType(a, b);
+        kOp == Logic::And && type) {
+      OpScope scope(counter);
+      at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), *type);
+      emitIntegerAndBool(out, a, b);
+      return out;
+    }
     if (!boolLowerable(a, b))
       return fallbackTo<FunctionalOp>(a, b);
     at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), at::kBool);

@@ -141,3 +141,16 @@ def test_bool_times_bool_is_a_logical_and_on_the_device():
     with native("bitwise_and"):
         result = a.to("npu") * b.to("npu")
     assert result.dtype == torch.bool and torch.equal(result.cpu(), a * b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32], ids=str)
+def test_an_integer_tensor_and_a_bool_as_generate_combines_them(dtype):
+    info = torch.iinfo(dtype)
+    values = torch.tensor([0, 1, 2, 3, -1, -2, info.min, info.max, 5, 6], dtype=dtype)
+    flags = torch.tensor([True, True, True, False, True, True, True, True, False, True])
+    with native("bitwise_and"):
+        left = values.to("npu") & flags.to("npu")
+        right = flags.to("npu") & values.to("npu")
+        broadcast = values.to("npu").view(2, 5) & flags.to("npu")[:5]
+    assert torch.equal(left.cpu(), values & flags) and torch.equal(right.cpu(), flags & values)
+    assert torch.equal(broadcast.cpu(), values.view(2, 5) & flags[:5])
