@@ -69,27 +69,6 @@ at::Tensor reducedFirst(const at::Tensor &self, const std::bitset<64> &dims, c10
   return arranged;
 }
 
-std::bitset<64> dimsOf(const at::Tensor &self, at::OptionalIntArrayRef dim) {
-  std::bitset<64> dims;
-  if (!dim || dim->empty()) {
-    for (int64_t d = 0; d < self.dim(); ++d)
-      dims.set(d);
-    return dims;
-  }
-  return at::dim_list_to_bitset(*dim, self.dim());
-}
-
-std::vector<int64_t> resultShape(const at::Tensor &self, const std::bitset<64> &dims,
-                                 bool keepdim) {
-  std::vector<int64_t> shape;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (!dims[d])
-      shape.push_back(self.size(d));
-    else if (keepdim)
-      shape.push_back(1);
-  return shape;
-}
-
 // The reduction of `dims` of self by Inst in `type` (self cast on the
 // device first), shaped as PyTorch shapes it. An empty reduction is
 // `identity` (sums; maxima and minima of nothing are the CPU's error).
@@ -99,11 +78,11 @@ at::Tensor integerReduce(OpCounter &counter, const at::Tensor &self, at::Optiona
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(self));
-  const std::bitset<64> dims = dimsOf(self, dim);
+  const std::bitset<64> dims = reductionDims(self, dim);
   int64_t reduced = 0;
   std::vector<int64_t> keptShape;
   const at::Tensor arranged = reducedFirst(self, dims, type, reduced, keptShape);
-  const std::vector<int64_t> shape = resultShape(self, dims, keepdim);
+  const std::vector<int64_t> shape = reducedShape(self, dims, keepdim);
   if (reduced == 0) {
     at::Tensor zeros = emptyNpu(shape, type);
     zeros.zero_();
@@ -147,11 +126,6 @@ template <class Inst, class Op> at::Tensor extremum(const at::Tensor &self) {
 // k, element i holds the sum of the 2^k elements ending at i) of ADD
 // packets on row blocks of the tensor with dim first, in int64 (PyTorch's
 // type for integer and bool inputs) or the dtype asked for.
-std::optional<c10::ScalarType> cumsumType(const at::Tensor &self,
-                                          std::optional<c10::ScalarType> dtype) {
-  return integerSumType(self, dtype);
-}
-
 at::Tensor cumsumCompute(OpCounter &counter, const at::Tensor &self, int64_t dim,
                          c10::ScalarType type) {
   OpScope scope(counter);
@@ -182,7 +156,7 @@ at::Tensor cumsumCompute(OpCounter &counter, const at::Tensor &self, int64_t dim
 
 at::Tensor cumsum(const at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("cumsum");
-  const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
+  const std::optional<c10::ScalarType> type = integerSumType(self, dtype);
   if (!type)
     return fallbackTo<NPU_ATEN_OP(cumsum)>(self, dim, dtype);
   return cumsumCompute(counter, self, dim, *type);
@@ -191,7 +165,7 @@ at::Tensor cumsum(const at::Tensor &self, int64_t dim, std::optional<c10::Scalar
 at::Tensor &cumsumOut(const at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype,
                       at::Tensor &out) {
   static OpCounter counter("cumsum.out");
-  const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
+  const std::optional<c10::ScalarType> type = integerSumType(self, dtype);
   if (!type || !isNpu(out) || out.scalar_type() != *type)
     return fallbackTo<NPU_ATEN_OP2(cumsum, out)>(self, dim, dtype, out);
   at::native::resize_output(out, self.sizes());
@@ -205,7 +179,7 @@ at::Tensor &cumsumOut(const at::Tensor &self, int64_t dim, std::optional<c10::Sc
 
 at::Tensor &cumsumInplace(at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("cumsum_");
-  const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
+  const std::optional<c10::ScalarType> type = integerSumType(self, dtype);
   if (!type || *type != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP(cumsum_)>(self, dim, dtype);
   checkInternalOverlap(self);

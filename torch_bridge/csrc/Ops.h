@@ -10,10 +10,12 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 
+#include <bitset>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 namespace npu::bridge {
 
@@ -78,6 +80,12 @@ void copyResult(const at::Tensor &dst, const at::Tensor &src);
 // at::scalar_tensor converts it), written by FILL packets: a scalar operand
 // for instructions without an immediate form of the type.
 at::Tensor deviceScalar(const at::Scalar &value, c10::ScalarType dtype);
+
+// The dims a reduction over `dim` reduces (none or empty: all of them), and
+// the shape of its result (ReductionOps.cpp).
+std::bitset<64> reductionDims(const at::Tensor &self, at::OptionalIntArrayRef dim);
+std::vector<int64_t> reducedShape(const at::Tensor &self, const std::bitset<64> &dims,
+                                  bool keepdim);
 
 // The sum of an integer or bool npu tensor over `dim` in int64 (or dtype),
 // exact, by a tree of ADD packets (IntegerReductionOps.cpp); none when ADD

@@ -33,18 +33,6 @@
 
 namespace npu::bridge {
 
-namespace {
-
-template <class Inst>
-void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
-  Inst inst;
-  inst.dst = dst;
-  inst.src = src;
-  inst.rows = u32(rows, "rows");
-  inst.cols = u32(cols, "columns");
-  emit(inst);
-}
-
 // The shape of the result of reducing `dims` of self.
 std::vector<int64_t> reducedShape(const at::Tensor &self, const std::bitset<64> &dims,
                                   bool keepdim) {
@@ -67,6 +55,18 @@ std::bitset<64> reductionDims(const at::Tensor &self, at::OptionalIntArrayRef di
     return all;
   }
   return at::dim_list_to_bitset(*dim, self.dim());
+}
+
+namespace {
+
+template <class Inst>
+void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+  Inst inst;
+  inst.dst = dst;
+  inst.src = src;
+  inst.rows = u32(rows, "rows");
+  inst.cols = u32(cols, "columns");
+  emit(inst);
 }
 
 // Whether every reduced dim of size > 1 precedes every kept one.
