@@ -3,7 +3,9 @@ forward logits, greedy generate(max_new_tokens=8) with default inputs (the
 model builds its own positions and masks), and the ops that fell back to
 the CPU on the way (issue 15's acceptance: none).
 
-    python examples/torch/hf_models.py [qwen2 llama gpt2 bert]
+    python examples/torch/hf_models.py [qwen2 llama gpt2 bert] [--autocast bf16|f16]
+
+--autocast runs both devices under torch.autocast with that dtype.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import sys
 
 import torch
 import transformers
+
+
+AUTOCAST_TYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 
 def tiny_config(name: str) -> transformers.PretrainedConfig:
@@ -47,12 +52,13 @@ def sample_ids(batch: int = 2, length: int = 12) -> torch.Tensor:
     return torch.randint(3, 128, (batch, length), generator=torch.Generator().manual_seed(1))
 
 
-def outputs(model: torch.nn.Module, name: str, ids: torch.Tensor, device: str) -> dict:
+def outputs(model: torch.nn.Module, name: str, ids: torch.Tensor, device: str,
+            autocast: torch.dtype | None = None) -> dict:
     model.to(device)
     ids = ids.to(device)
-    with torch.no_grad():
+    with torch.no_grad(), torch.autocast(device, dtype=autocast, enabled=autocast is not None):
         out = model(input_ids=ids)
-        result = {"logits": (out.last_hidden_state if name == "bert" else out.logits).cpu()}
+        result = {"logits": (out.last_hidden_state if name == "bert" else out.logits).float().cpu()}
         if name != "bert":
             result["generated"] = model.generate(ids, max_new_tokens=8, do_sample=False,
                                                  pad_token_id=0).cpu()
@@ -63,12 +69,14 @@ def relative_difference(a: torch.Tensor, b: torch.Tensor) -> float:
     return ((a - b).abs().max() / b.abs().max()).item()
 
 
-def run(name: str) -> dict:
+def run(name: str, autocast: torch.dtype | None = None) -> dict:
+    """The npu against the CPU, both under torch.autocast(dtype=autocast)
+    when it is given."""
     model = build(name)
     ids = sample_ids()
-    expected = outputs(model, name, ids, "cpu")
+    expected = outputs(model, name, ids, "cpu", autocast)
     torch.npu.reset_stats()
-    actual = outputs(model, name, ids, "npu")
+    actual = outputs(model, name, ids, "npu", autocast)
     torch.npu.synchronize()
     report = {"relative": relative_difference(actual["logits"], expected["logits"]),
               "fallbacks": dict(torch.npu.fallback_stats())}
@@ -80,9 +88,10 @@ def run(name: str) -> dict:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("models", nargs="*", default=["qwen2", "llama", "gpt2", "bert"])
+    parser.add_argument("--autocast", choices=sorted(AUTOCAST_TYPES), help="run under torch.autocast")
     args = parser.parse_args(argv)
     for name in args.models:
-        report = run(name)
+        report = run(name, AUTOCAST_TYPES.get(args.autocast))
         fallbacks = report["fallbacks"]
         print(f"{name}: logits within {report['relative']:.2e} relative"
               + (f", generated ids {'identical' if report['same_ids'] else 'DIFFERENT'}"

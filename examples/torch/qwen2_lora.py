@@ -13,13 +13,15 @@ the NPU; the script prints both loss curves side by side, their largest
 relative difference, the time per step on each device and what ran natively
 or fell back.
 
-By default the model builds its own position ids and causal mask, integer
-work that falls back to the CPU; --prepared-inputs hands it float positions
-and an additive mask made on the host, and then nothing falls back (try it
-with NPU_STRICT=1).
+The model builds its own position ids and causal mask on the device (try
+it with NPU_STRICT=1: nothing falls back); --prepared-inputs hands it float
+positions and an additive mask made on the host instead. --autocast bf16|f16
+runs both forwards under torch.autocast with that type; the curves then
+agree within a quarter unit of the type's roundoff (docs/pytorch.md).
 
     python3 examples/torch/qwen2_lora.py [--steps 20] [--batches 1] [--lr 0.03]
-        [--optimizer fused|foreach] [--prepared-inputs] [--capture step.npubin]
+        [--optimizer fused|foreach] [--prepared-inputs] [--autocast bf16|f16]
+        [--capture step.npubin]
 
 --capture records one more training step on the NPU (forward, backward,
 optimizer step, the loss read back) into a .npubin trace that
@@ -44,6 +46,13 @@ import qwen2_forward
 
 # Loss curves agree to this relative difference at every step (docs/pytorch.md).
 LOSS_RTOL = 1e-4
+AUTOCAST_TYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def loss_tolerance(autocast: torch.dtype | None) -> float:
+    """LOSS_RTOL in float32; under autocast a quarter of the reduced type's
+    unit roundoff (docs/pytorch.md, Automatic mixed precision)."""
+    return LOSS_RTOL if autocast is None else torch.finfo(autocast).eps / 8
 
 
 def build_lora_model(rank: int = 4, seed: int = 0) -> torch.nn.Module:
@@ -78,8 +87,9 @@ def make_optimizer(model: torch.nn.Module, kind: str, lr: float) -> torch.optim.
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, input_ids: torch.Tensor,
-               prepared: dict[str, torch.Tensor]) -> float:
-    loss = model(input_ids=input_ids, labels=input_ids, **prepared).loss
+               prepared: dict[str, torch.Tensor], autocast: torch.dtype | None = None) -> float:
+    with torch.autocast(input_ids.device.type, dtype=autocast, enabled=autocast is not None):
+        loss = model(input_ids=input_ids, labels=input_ids, **prepared).loss
     loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
@@ -93,14 +103,14 @@ class Run:
 
 
 def train(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batches: list[torch.Tensor],
-          device: str, prepare: bool) -> Run:
+          device: str, prepare: bool, autocast: torch.dtype | None = None) -> Run:
     run = Run()
     for input_ids in batches:
         prepared = qwen2_forward.prepared_inputs(input_ids) if prepare else {}
         start = time.perf_counter()
         ids = input_ids.to(device)
         inputs = {k: v.to(device) for k, v in prepared.items()}
-        run.losses.append(train_step(model, optimizer, ids, inputs))
+        run.losses.append(train_step(model, optimizer, ids, inputs, autocast))
         run.seconds.append(time.perf_counter() - start)
     return run
 
@@ -138,6 +148,8 @@ def main() -> None:
     parser.add_argument("--optimizer", choices=["fused", "foreach"], default="fused")
     parser.add_argument("--prepared-inputs", action="store_true",
                         help="pass host-built positions and mask (no CPU fallback at all)")
+    parser.add_argument("--autocast", choices=sorted(AUTOCAST_TYPES),
+                        help="run the forwards under torch.autocast with this type")
     parser.add_argument("--capture", metavar="PATH", help="record one more NPU training step into a .npubin")
     args = parser.parse_args()
     for name in ("steps", "batches", "batch", "length", "rank", "threads"):
@@ -151,9 +163,11 @@ def main() -> None:
     cpu_model, cpu_optimizer, npu_model, npu_optimizer = lora_pair(args.rank, args.optimizer, args.lr)
     batches = dataset(args.steps, args.batches, args.batch, args.length)
 
-    cpu = train(cpu_model, cpu_optimizer, batches, "cpu", args.prepared_inputs)
+    autocast = AUTOCAST_TYPES.get(args.autocast)
+    tolerance = loss_tolerance(autocast)
+    cpu = train(cpu_model, cpu_optimizer, batches, "cpu", args.prepared_inputs, autocast)
     torch.npu.reset_stats()
-    npu = train(npu_model, npu_optimizer, batches, "npu", args.prepared_inputs)
+    npu = train(npu_model, npu_optimizer, batches, "npu", args.prepared_inputs, autocast)
     native = torch.npu.op_stats()
     fallbacks = torch.npu.fallback_stats()
 
@@ -166,9 +180,9 @@ def main() -> None:
     for step, (c, n) in enumerate(zip(cpu.losses, npu.losses, strict=True), 1):
         print(f"{step:4d}  {c:10.6f}  {n:10.6f}  {abs(n - c) / abs(c):9.2e}")
     difference = max_relative_difference(npu.losses, cpu.losses)
-    verdict = "tracks" if difference < LOSS_RTOL else "DOES NOT track"
+    verdict = "tracks" if difference < tolerance else "DOES NOT track"
     print(f"max relative loss difference {difference:.2e}: the NPU run {verdict} the CPU run "
-          f"(tolerance {LOSS_RTOL:g})")
+          f"(tolerance {tolerance:g}{', autocast ' + args.autocast if autocast else ''})")
     # The first step includes one-time work (optimizer state, caches): the
     # median of the rest is the steady state.
     steady = slice(1, None) if args.steps > 1 else slice(None)
@@ -180,15 +194,18 @@ def main() -> None:
     print(f"native ops: {len(busiest)}, {sum(p for p, _, _ in busiest)} packets; most packets (calls/packets): "
           + ", ".join(f"{op} {calls}/{packets}" for packets, op, calls in busiest[:12]))
     print("CPU fallbacks:", ", ".join(f"{op} x{n}" for op, n in sorted(fallbacks.items())) or "none")
+    if autocast:
+        print(f"ops on {args.autocast} computed on binary32 copies (torch.npu.widened_stats()):",
+              ", ".join(f"{op} x{n}" for op, n in sorted(torch.npu.widened_stats().items())) or "none")
 
     if args.capture:
         input_ids = batches[-1]
         prepared = qwen2_forward.prepared_inputs(input_ids) if args.prepared_inputs else {}
         with torch.npu.capture(args.capture):
             loss = train_step(npu_model, npu_optimizer, input_ids.to("npu"),
-                              {k: v.to("npu") for k, v in prepared.items()})
+                              {k: v.to("npu") for k, v in prepared.items()}, autocast)
         print(f"one training step (loss {loss:.6f}) written to {args.capture} (replay: npu-sim {args.capture})")
-    if difference >= LOSS_RTOL:
+    if difference >= tolerance:
         raise SystemExit(1)
 
 

@@ -38,6 +38,7 @@ std::vector<OpCounter *> &opCounters() {
   return counters;
 }
 std::map<std::string, uint64_t> g_fallbacks;
+std::map<std::string, uint64_t> g_widened;
 
 struct ThreadState {
   std::vector<isa::Packet> pending;
@@ -250,6 +251,16 @@ void countFallback(const std::string &op) {
   ++g_fallbacks[op];
 }
 
+std::map<std::string, uint64_t> widenedStats() {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  return g_widened;
+}
+
+void countWidened(const std::string &op) {
+  std::lock_guard<std::mutex> lock(g_statsMutex);
+  ++g_widened[op];
+}
+
 void resetStats() {
   std::lock_guard<std::mutex> lock(g_statsMutex);
   for (OpCounter *c : opCounters()) {
@@ -257,6 +268,7 @@ void resetStats() {
     c->packets = 0;
   }
   g_fallbacks.clear();
+  g_widened.clear();
 }
 
 int debugLevel() {

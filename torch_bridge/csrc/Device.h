@@ -106,6 +106,9 @@ void recordInstructionOp(const std::string &op, const char *mnemonic);
 std::map<std::string, std::string> instructionOps();
 std::map<std::string, uint64_t> fallbackStats();
 void countFallback(const std::string &op);
+// Ops computed on binary32 copies of bf16/f16 operands (Widening.cpp).
+std::map<std::string, uint64_t> widenedStats();
+void countWidened(const std::string &op);
 void resetStats();
 
 // --- Debug log (NPU_DEBUG) ------------------------------------------------------

@@ -119,6 +119,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_packet_count", &packetCount);
   m.def("_op_stats", &nativeOpStats);
   m.def("_fallback_stats", &fallbackStats);
+  m.def("_widened_stats", &widenedStats);
   m.def("_instruction_ops", &instructionOps);
   m.def("_reset_stats", &resetStats);
   m.def("_debug_level", &debugLevel);

@@ -58,6 +58,13 @@ template <class Inst, class... AtenOps> void recordInstructionOps() {
 // with no fallback call it themselves.
 void checkOnNpu(const at::Tensor &t, const std::string &op, const std::string &argument);
 
+// Runs an op whose npu operands include bf16/f16 tensors on binary32 copies
+// made on the device, rounding its floating results once back to the
+// operands' type (Widening.cpp); false, having changed nothing, for an op it
+// does not apply to (views, a dtype argument of a reduced type, no
+// reduced-precision operand).
+bool runWidened(const c10::OperatorHandle &op, torch::jit::Stack *stack);
+
 // Says why a native kernel sends a call to the CPU fallback (an argument it
 // cannot lower): with NPU_STRICT=1 an error naming the op and the reason,
 // otherwise a warning once per op and reason. The fallback itself follows.

@@ -44,6 +44,7 @@ __all__ = [
     "packet_count",
     "op_stats",
     "fallback_stats",
+    "widened_stats",
     "reset_stats",
     "device_stats",
     "debug_level",
@@ -314,11 +315,11 @@ def set_rng_state(new_state: torch.Tensor, device: torch.device | str | int = "n
 
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
-    """The dtypes ``torch.autocast("npu", dtype=...)`` may cast to. The device
-    computes in binary32 only until bf16/f16 storage lands (docs/types.md
-    phase 4), so none: autocast to a reduced type warns and stays disabled,
-    and float32 is what runs."""
-    return []
+    """The dtypes ``torch.autocast("npu", dtype=...)`` may cast to. bf16 and
+    f16 tensors live on the device; an op on them computes in binary32 and
+    rounds once to nearest even on store (docs/types.md §2), as PyTorch's
+    CPU kernels of these types do."""
+    return [torch.bfloat16, torch.float16]
 
 
 def is_bf16_supported(including_emulation: bool = False) -> bool:
@@ -373,8 +374,15 @@ def fallback_stats() -> dict[str, int]:
     return dict(_C._fallback_stats())
 
 
+def widened_stats() -> dict[str, int]:
+    """Per op that had bf16/f16 operands its instruction does not take: how
+    many times it ran on the device on binary32 copies, its results rounded
+    back once (no CPU involved; docs/pytorch.md)."""
+    return dict(_C._widened_stats())
+
+
 def reset_stats() -> None:
-    """Zeroes op_stats() and fallback_stats() (not packet_count())."""
+    """Zeroes op_stats(), fallback_stats() and widened_stats() (not packet_count())."""
     _C._reset_stats()
 
 

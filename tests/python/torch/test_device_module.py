@@ -81,15 +81,13 @@ def test_loading_onto_a_missing_npu_names_the_device():
         _round_trip(torch.ones(2), map_location="npu:1")
 
 
-def test_amp_lists_no_reduced_type_until_the_device_has_one():
-    # bf16/f16 storage is issue 15's phase 4 (docs/types.md); until then
-    # autocast to a reduced type is disabled with PyTorch's warning and the
-    # ops run in float32, exactly as without it.
-    assert torch.npu.get_amp_supported_dtype() == []
-    assert not torch.npu.is_bf16_supported()
+def test_autocast_to_a_type_the_device_does_not_list_warns_and_stays_off():
+    # float32 is not a reduced type: PyTorch warns and disables autocast,
+    # so the ops run exactly as without it (test_autocast.py: bf16, f16).
+    assert torch.float32 not in torch.npu.get_amp_supported_dtype()
     a, b = torch.randn(4, 8).npu(), torch.randn(8, 3).npu()
     with pytest.warns(UserWarning, match="npu"):
-        with torch.autocast("npu", dtype=torch.bfloat16):
+        with torch.autocast("npu", dtype=torch.float32):
             c = a @ b
     assert c.dtype == torch.float32
     assert torch.equal(c.cpu(), (a @ b).cpu())
