@@ -2,6 +2,7 @@
 
 #include "Allocator.h"
 
+#include <c10/util/ApproximateClock.h>
 #include <c10/util/Exception.h>
 
 #include "npu/mem/address_map.h"
@@ -39,6 +40,10 @@ std::vector<OpCounter *> &opCounters() {
 }
 std::map<std::string, uint64_t> g_fallbacks;
 std::map<std::string, uint64_t> g_widened;
+
+std::atomic<bool> g_profiling{false};
+std::mutex g_profileMutex;
+std::vector<SubmittedBatch> g_profiledBatches;
 
 struct ThreadState {
   std::vector<isa::Packet> pending;
@@ -149,7 +154,15 @@ void flush() {
   g_packetCount.fetch_add(pending.size(), std::memory_order_relaxed);
   t_state.flushed += pending.size();
   try {
-    runtime().submit(pending);
+    if (g_profiling.load(std::memory_order_acquire)) {
+      // Noted and submitted under one lock, so the batches are in the
+      // order the device runs them.
+      std::lock_guard<std::mutex> lock(g_profileMutex);
+      g_profiledBatches.push_back({c10::getTime(), pending.size()});
+      runtime().submit(pending);
+    } else {
+      runtime().submit(pending);
+    }
   } catch (const rt::Error &e) {
     pending.clear();
     allocator().releaseDeferred();
@@ -164,6 +177,30 @@ void flush() {
 void synchronize() {
   flush();
   deviceCall([] { runtime().synchronize(); });
+}
+
+void beginDeviceProfile() {
+  synchronize();
+  std::lock_guard<std::mutex> lock(g_profileMutex);
+  deviceCall([] {
+    runtime().setRecording(true);
+    runtime().takeRecords(); // what ran before the profile
+  });
+  g_profiledBatches.clear();
+  g_profiling.store(true, std::memory_order_release);
+}
+
+DeviceProfile endDeviceProfile() {
+  synchronize();
+  std::lock_guard<std::mutex> lock(g_profileMutex);
+  g_profiling.store(false, std::memory_order_release);
+  DeviceProfile profile;
+  profile.batches.swap(g_profiledBatches);
+  deviceCall([&] {
+    profile.records = runtime().takeRecords();
+    runtime().setRecording(false);
+  });
+  return profile;
 }
 
 OpCounter::OpCounter(const char *name) : name(name) {

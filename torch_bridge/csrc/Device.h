@@ -111,6 +111,23 @@ std::map<std::string, uint64_t> widenedStats();
 void countWidened(const std::string &op);
 void resetStats();
 
+// --- Device profiling (torch.profiler, Profiler.cpp) -----------------------------
+
+// One flush while a profile records: when the host handed the packets to the
+// runtime (c10::getTime(), ns) and how many.
+struct SubmittedBatch {
+  int64_t hostNs = 0;
+  uint64_t packets = 0;
+};
+struct DeviceProfile {
+  std::vector<SubmittedBatch> batches;
+  std::vector<sim::PacketRecord> records; // every packet run while recording
+};
+// Waits for the device, then records every packet it runs until
+// endDeviceProfile, which waits again and returns them.
+void beginDeviceProfile();
+DeviceProfile endDeviceProfile();
+
 // --- Debug log (NPU_DEBUG) ------------------------------------------------------
 
 // 0 off, 1 ops ([NPU] native, [CPU] fallback), 2 + copies ([COPY]),
