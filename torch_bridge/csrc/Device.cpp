@@ -44,6 +44,7 @@ std::map<std::string, uint64_t> g_widened;
 std::atomic<bool> g_profiling{false};
 std::mutex g_profileMutex;
 std::vector<SubmittedBatch> g_profiledBatches;
+thread_local std::vector<uint64_t> t_profileCorrelations;
 
 struct ThreadState {
   std::vector<isa::Packet> pending;
@@ -158,7 +159,9 @@ void flush() {
       // Noted and submitted under one lock, so the batches are in the
       // order the device runs them.
       std::lock_guard<std::mutex> lock(g_profileMutex);
-      g_profiledBatches.push_back({c10::getTime(), pending.size()});
+      g_profiledBatches.push_back(
+          {c10::getTime(), pending.size(),
+           t_profileCorrelations.empty() ? 0 : t_profileCorrelations.back()});
       runtime().submit(pending);
     } else {
       runtime().submit(pending);
@@ -188,6 +191,15 @@ void beginDeviceProfile() {
   });
   g_profiledBatches.clear();
   g_profiling.store(true, std::memory_order_release);
+}
+
+void pushProfileCorrelation(uint64_t id) {
+  t_profileCorrelations.push_back(id);
+}
+
+void popProfileCorrelation() {
+  if (!t_profileCorrelations.empty())
+    t_profileCorrelations.pop_back();
 }
 
 DeviceProfile endDeviceProfile() {

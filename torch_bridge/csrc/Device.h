@@ -118,6 +118,7 @@ void resetStats();
 struct SubmittedBatch {
   int64_t hostNs = 0;
   uint64_t packets = 0;
+  uint64_t correlation = 0; // the profiler's id of the op that submitted it; 0: none
 };
 struct DeviceProfile {
   std::vector<SubmittedBatch> batches;
@@ -127,6 +128,10 @@ struct DeviceProfile {
 // endDeviceProfile, which waits again and returns them.
 void beginDeviceProfile();
 DeviceProfile endDeviceProfile();
+// The profiler's correlation ids of the ops running on this thread (Kineto
+// pushes one as an op starts): a batch belongs to the innermost.
+void pushProfileCorrelation(uint64_t id);
+void popProfileCorrelation();
 
 // --- Debug log (NPU_DEBUG) ------------------------------------------------------
 

@@ -53,12 +53,30 @@ public:
   std::vector<std::string> errors() override { return errors_; }
 
   // Kineto asks the session to log its activities (handleGenericActivity:
-  // the logger keeps copies, this session does not outlive the profile);
-  // the trace buffer handed over afterwards only carries the span.
+  // the logger keeps copies, this session does not outlive the profile),
+  // each linked to the CPU op that submitted it; the trace buffer handed
+  // over afterwards only carries the span.
   void processTrace(libkineto::ActivityLogger &logger) override {
-    for (const std::unique_ptr<libkineto::GenericTraceActivity> &activity : activities_)
-      logger.handleGenericActivity(*activity);
+    processTrace(
+        logger, [](int32_t) { return nullptr; }, 0, 0);
   }
+
+  void processTrace(libkineto::ActivityLogger &logger,
+                    libkineto::getLinkedActivityCallback linkedActivity, int64_t,
+                    int64_t) override {
+    for (const std::unique_ptr<libkineto::GenericTraceActivity> &activity : activities_) {
+      if (activity->id != 0) {
+        activity->linked = linkedActivity(activity->id);
+        activity->flow.id = activity->id;
+        activity->flow.type = libkineto::kLinkAsyncCpuGpu;
+        activity->flow.start = false;
+      }
+      logger.handleGenericActivity(*activity);
+    }
+  }
+
+  void pushCorrelationId(uint64_t id) override { pushProfileCorrelation(id); }
+  void popCorrelationId() override { popProfileCorrelation(); }
 
   std::unique_ptr<libkineto::DeviceInfo> getDeviceInfo() override {
     return std::make_unique<libkineto::DeviceInfo>(
@@ -108,7 +126,8 @@ private:
         activity->endTime = std::max(static_cast<int64_t>(endNs), activity->startTime + 1);
         activity->device = kDeviceIndex;
         activity->resource = static_cast<int32_t>(record.engine);
-        activity->id = static_cast<int32_t>(record.index);
+        activity->id = static_cast<int32_t>(batch.correlation);
+        activity->addMetadata("packet", record.index);
         activity->addMetadata("cycles", record.endCycle - record.startCycle);
         activity->addMetadata("bytes read", record.bytesRead);
         activity->addMetadata("bytes written", record.bytesWritten);

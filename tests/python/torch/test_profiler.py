@@ -61,9 +61,14 @@ def test_each_packet_is_a_kernel_event_with_its_cycles(tmp_path):
     with open(tmp_path / "trace.json") as f:
         mm = next(e for e in json.load(f)["traceEvents"] if e.get("name") == "aten::mm")
     assert events[0]["ts"] >= mm["ts"]
-    matmul = next(row for row in prof.key_averages() if row.key == "matmul")
-    assert matmul.device_type == torch.autograd.DeviceType.PrivateUse1
-    assert matmul.self_device_time_total > 0
+    rows = {row.key: row for row in prof.key_averages()}
+    assert rows["matmul"].device_type == torch.autograd.DeviceType.PrivateUse1
+    assert rows["matmul"].self_device_time_total > 0
+    # Each kernel is linked to the op that submitted it: its device time is
+    # the op's, and the trace names the op's correlation id.
+    for op, kernel in (("aten::mm", "matmul"), ("aten::relu", "relu"), ("aten::sum", "row_sum")):
+        assert rows[op].self_device_time_total == rows[kernel].self_device_time_total, op
+    assert all(e["args"]["External id"] > 0 for e in events)
 
 
 def test_a_cpu_only_profile_leaves_the_device_out(tmp_path):
