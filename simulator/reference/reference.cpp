@@ -388,7 +388,19 @@ template <class Op> constexpr Program programOf() {
 
 // The instructions of the .td class UnaryOp: the program on each element,
 // then the instruction's f32 operands.
+// NEG on i32 and i64: 0 - x, wrapping.
+uint64_t intElement(const Neg &, uint64_t x) {
+  return 0 - x;
+}
+
 template <class Op> void unaryOp(Mem &m, const Op &op) {
+  if constexpr (requires(uint64_t x) { intElement(op, x); }) {
+    if (isInteger(op.dtype)) {
+      for (uint64_t i = 0; i < op.n; ++i)
+        intAt(m, op.dst, i, op.dtype, intElement(op, intAt(m, op.src, i, op.dtype)));
+      return;
+    }
+  }
   constexpr Program p = programOf<Op>();
   std::vector<uint32_t> inputs{0};
   for (float s : op.f32Operands())

@@ -437,7 +437,7 @@ TEST(RtlOps, IntegerElementwiseOnEdgeValues) {
         auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
         twin.runAndCompare(make(place), name);
       });
-  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9));
+  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9 + 1));
 }
 
 // The compares on the same cases as IssOps' (integer_cases.h), under wait

@@ -3,9 +3,11 @@
 // and NPU_FOR_EACH_SCALAR_OP whose record accepts i32 or i64, on every pair
 // of the type's edge values (type_pairs.h's, plus words that carry or
 // borrow across an i64's low word), under each broadcast and with alpha 1,
-// a negative, a fraction and one past int32's range. The ISS op tests run
-// them against the reference model, the RTL op tests against the ISS. The
-// compares (EQ ... GE and their scalar forms) on the same values, f32's too.
+// a negative, a fraction and one past int32's range, and the unary ones
+// (NEG). The ISS op tests run them against the reference model, the RTL op
+// tests against the ISS. The compares (EQ ... GE and their scalar forms) on
+// the same values, f32's too; SELECT, SELECTS and the bitwise instructions
+// (isa/bits.td) on them and b8's.
 #pragma once
 
 #include "type_pairs.h"
@@ -164,6 +166,29 @@ template <class Op, class Run> int integerScalarTests(Run &run) {
   return count;
 }
 
+// Calls run(make, name) for each test of the one-operand instruction Op
+// (src, n) on every type of kBitTypes it accepts: the edge values over
+// three chunks, from inside a beat; returns their count.
+template <class Op, class Run> int integerUnaryTests(Run &run) {
+  int count = 0;
+  for (isa::DType type : kBitTypes) {
+    if (!accepts(Op::kOpcode, type))
+      continue;
+    const std::vector<uint64_t> a = spreadEdges(type);
+    const auto make = [&](auto &place) {
+      Op op;
+      op.dtype = type;
+      op.n = static_cast<uint32_t>(a.size());
+      op.src = placeElements(place, type, a);
+      op.dst = placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
+      return isa::packetOf(op);
+    };
+    run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type));
+    ++count;
+  }
+  return count;
+}
+
 // Calls run(make, name) for every integer test, where make(place) builds
 // its packet, its buffers placed by place(words) (a twin's values(),
 // returning a 64-byte aligned address); returns their count.
@@ -171,10 +196,13 @@ template <class Run> int forEachIntegerElementwiseTest(Run run) {
   int count = 0;
 #define NPU_INTEGER_BINARY(NAME, Type, family) count += integerBinaryTests<isa::inst::Type>(run);
 #define NPU_INTEGER_SCALAR(NAME, Type, family) count += integerScalarTests<isa::inst::Type>(run);
+#define NPU_INTEGER_UNARY(NAME, Type, family) count += integerUnaryTests<isa::inst::Type>(run);
   NPU_FOR_EACH_BINARY_OP(NPU_INTEGER_BINARY)
   NPU_FOR_EACH_SCALAR_OP(NPU_INTEGER_SCALAR)
+  NPU_FOR_EACH_UNARY_OP(NPU_INTEGER_UNARY)
 #undef NPU_INTEGER_BINARY
 #undef NPU_INTEGER_SCALAR
+#undef NPU_INTEGER_UNARY
   return count;
 }
 
@@ -249,26 +277,9 @@ template <class Run> int forEachCompareTest(Run run) {
 // and NOT on the edge values over three chunks; returns their count.
 template <class Run> int forEachBitwiseTest(Run run) {
   int count = 0;
-  const auto bitwiseNot = [&]<class Op>(std::type_identity<Op>) {
-    for (isa::DType type : kBitTypes) {
-      if (!accepts(Op::kOpcode, type))
-        continue;
-      const std::vector<uint64_t> a = spreadEdges(type);
-      const auto make = [&](auto &place) {
-        Op op;
-        op.dtype = type;
-        op.n = static_cast<uint32_t>(a.size());
-        op.src = placeElements(place, type, a);
-        op.dst = placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
-        return isa::packetOf(op);
-      };
-      run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type));
-      ++count;
-    }
-  };
 #define NPU_BITWISE_BINARY(NAME, Type, family) count += integerBinaryTests<isa::inst::Type>(run);
 #define NPU_BITWISE_SCALAR(NAME, Type, family) count += integerScalarTests<isa::inst::Type>(run);
-#define NPU_BITWISE_NOT(NAME, Type, family) bitwiseNot(std::type_identity<isa::inst::Type>{});
+#define NPU_BITWISE_NOT(NAME, Type, family) count += integerUnaryTests<isa::inst::Type>(run);
   NPU_FOR_EACH_BITWISE_OP(NPU_BITWISE_BINARY)
   NPU_FOR_EACH_BITWISE_SCALAR_OP(NPU_BITWISE_SCALAR)
   NPU_FOR_EACH_BITWISE_NOT_OP(NPU_BITWISE_NOT)

@@ -329,8 +329,8 @@ TEST(IssOps, IntegerElementwiseOnEdgeValues) {
         twin.runAndCompare(make(place), name);
       });
   // ADD and SUB: 4 broadcasts x 4 alphas; MUL MAX MIN: 4 broadcasts; six
-  // scalar forms with 9 immediates; each on i32 and i64.
-  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9));
+  // scalar forms with 9 immediates; NEG; each on i32 and i64.
+  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9 + 1));
 }
 
 // The compares on every pair of edge values of f32, i32 and i64 under each
