@@ -35,14 +35,50 @@ class IntLess<string type, string xlo, string xhi, string ylo, string yhi> {
                           Run<"bit_or", "T0", "T1", "T0">]);
 }
 
-// dst = m ? x : y for the mask m in T0, one word at a time: y ^ ((x ^ y) &
-// m), into OB0 (and OB1), T1 a temporary.
-class IntSelect<string type, string xlo, string xhi, string ylo, string yhi> {
-  list<Step> Steps = [Run<"ixor", xlo, ylo, "T1">, Run<"iand", "T1", "T0", "T1">,
+// dst = m ? x : y for the mask m (in T0 unless named), one word at a time:
+// y ^ ((x ^ y) & m), into OB0 (and OB1), T1 a temporary.
+class IntSelect<string type, string xlo, string xhi, string ylo, string yhi, string m = "T0"> {
+  list<Step> Steps = [Run<"ixor", xlo, ylo, "T1">, Run<"iand", "T1", m, "T1">,
                       Run<"ixor", ylo, "T1", "OB0">] #
                      !if(!eq(type, "i64"),
-                         [Run<"ixor", xhi, yhi, "T1">, Run<"iand", "T1", "T0", "T1">,
+                         [Run<"ixor", xhi, yhi, "T1">, Run<"iand", "T1", m, "T1">,
                           Run<"ixor", yhi, "T1", "OB1">], []);
+}
+
+// x << y (op "shl") or x >> y arithmetic ("shr") on integer lanes of type
+// `type`, into OB0 (and OB1), with docs/types.md §3's out-of-range amounts
+// (0 for <<, the sign fill for >>), which the variable-shift primitives give
+// for a word's amount outside [0, 31]. An i64 amount outside [0, 2^32) is
+// replaced by 2^32 - 1 first (T3: the low word, or all ones when the high
+// word is not 0), then each result word combines two shifts of the halves:
+// the bits that cross between the words move by 32 - n (programs
+// shift_rest, shift_past: 32 - n and n - 32, out of range, hence 0 or the
+// sign fill, on the wrong side of 32). T0-T3 temporaries.
+class IntShift<string op, string type, string xlo, string xhi, string ylo, string yhi> {
+  list<Step> Amount = [Run<"ieq", yhi, "ZERO", "T3">, Run<"mask_not", "T3", "", "T3">,
+                       Run<"bit_or", ylo, "T3", "T3">];
+  list<Step> Steps = !cond(
+    !eq(type # op, "i32shl") : [Run<"ishlv", xlo, ylo, "OB0">],
+    !eq(type # op, "i32shr") : [Run<"israv", xlo, ylo, "OB0">],
+    // hi = hi << n | lo >> (32 - n) | lo << (n - 32): at most one of the
+    // last two is not 0 (both are lo at n = 32).
+    !eq(type # op, "i64shl") : Amount #
+                               [Run<"ishlv", xlo, "T3", "OB0">, Run<"ishlv", xhi, "T3", "T0">,
+                                Run<"shift_rest", "T3", "", "T1">, Run<"ishrv", xlo, "T1", "T1">,
+                                Run<"bit_or", "T0", "T1", "T0">, Run<"shift_past", "T3", "", "T1">,
+                                Run<"ishlv", xlo, "T1", "T1">, Run<"bit_or", "T0", "T1", "OB1">],
+    // lo = n < 32 ? lo >> n | hi << (32 - n) : hi >> (n - 32) arithmetic
+    // (the sign fill from n = 64 on); hi = hi >> n arithmetic.
+    !eq(type # op, "i64shr") : Amount #
+                               [Run<"ishrv", xlo, "T3", "T0">, Run<"shift_rest", "T3", "", "T1">,
+                                Run<"ishlv", xhi, "T1", "T1">, Run<"bit_or", "T0", "T1", "T0">,
+                                Run<"shift_past", "T3", "", "T1">, Run<"israv", xhi, "T1", "T1">,
+                                Run<"below32", "T3", "", "T2">] #
+                               // T1 ^ ((T0 ^ T1) & T2): T0 where n < 32, else T1.
+                               [Run<"ixor", "T0", "T1", "T0">, Run<"iand", "T0", "T2", "T0">,
+                                Run<"ixor", "T1", "T0", "OB0">, Run<"israv", xhi, "T3", "OB1">],
+    // Not a shift: IntSteps instantiates this class for every op.
+    true : []<Step>);
 }
 
 // The steps of `x op y` on integer lanes of type `type` ("i32" or "i64"),
@@ -71,7 +107,15 @@ class IntSteps<string op, string type, string xlo, string xhi, string ylo, strin
     !eq(op, "max") : IntLess<type, ylo, yhi, xlo, xhi>.Steps #
                      IntSelect<type, xlo, xhi, ylo, yhi>.Steps,
     !eq(op, "min") : IntLess<type, xlo, xhi, ylo, yhi>.Steps #
-                     IntSelect<type, xlo, xhi, ylo, yhi>.Steps);
+                     IntSelect<type, xlo, xhi, ylo, yhi>.Steps,
+    // Bitwise, word by word (isa/bits.td); a b8 mask is one word.
+    !eq(op, "and") : [Run<"iand", xlo, ylo, "OB0">] #
+                     !if(!eq(type, "i64"), [Run<"iand", xhi, yhi, "OB1">], []<Step>),
+    !eq(op, "or") : [Run<"bit_or", xlo, ylo, "OB0">] #
+                    !if(!eq(type, "i64"), [Run<"bit_or", xhi, yhi, "OB1">], []<Step>),
+    !eq(op, "xor") : [Run<"ixor", xlo, ylo, "OB0">] #
+                     !if(!eq(type, "i64"), [Run<"ixor", xhi, yhi, "OB1">], []<Step>),
+    !or(!eq(op, "shl"), !eq(op, "shr")) : IntShift<op, type, xlo, xhi, ylo, yhi>.Steps);
 }
 
 // alpha * b on integer lanes (an integer alpha, docs/types.md §3): alpha
@@ -174,15 +218,17 @@ class BinaryOp<string mnemonic, int opcode, string expr, list<Operand> extra = [
 }
 
 // The recipe of a scalar form on integer type `type`: s (K0) an int32, its
-// sign fill in K1 for i64 (docs/types.md §3); s the first operand when
-// reversed.
+// sign fill in K1 for i64 (docs/types.md §3), on b8 the mask s != 0; s the
+// first operand when reversed.
 class IntScalarRecipe<string op, string type, bit reversed>
     : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>], "", "n",
                    [Stream<"IB0", "a", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], ["OB0"],
                          !if(reversed, IntSteps<op, type, "K0", "K1", "IB0", "IB1">.Steps,
                              IntSteps<op, type, "IB0", "IB1", "K0", "K1">.Steps)>],
-                   !if(!eq(type, "i64"), [Run<"sign_fill", "K0", "", "K1">], []<Step>)> {
+                   !cond(!eq(type, "i64") : [Run<"sign_fill", "K0", "", "K1">],
+                         !eq(type, "b8") : [Run<"nonzero", "K0", "", "K0">],
+                         true : []<Step>)> {
   let Scalars = ["s"];
 }
 

@@ -26,7 +26,22 @@ def LOG     : UnaryOp<"log", 0x41, MP_log, "log(x)">;
 def RSQRT   : UnaryOp<"rsqrt", 0x42, MP_rsqrt, "1/sqrt(x)">;
 def SQRT    : UnaryOp<"sqrt", 0x43, MP_sqrt, "sqrt(x)">;
 def RECIP   : UnaryOp<"recip", 0x44, MP_recip, "1/x">;
-def NEG     : UnaryOp<"neg", 0x45, MP_neg, "-x">;
+// NEG also negates i32 and i64, wrapping (-INT_MIN = INT_MIN, docs/types.md
+// §3): 0 - x by the integer subtraction of elementwise.td.
+class NegRecipe<string type>
+    : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>], "", "n",
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
+                   [Pass<["IB0"], ["OB0"],
+                         !if(!eq(type, "f32"), [Run<"neg", "IB0", "", "OB0">],
+                             IntSteps<"sub", type, "ZERO", "ZERO", "IB0", "IB1">.Steps)>]>;
+defvar NegTypes = ["f32", "i32", "i64"];
+def NEG     : UnaryOp<"neg", 0x45, MP_neg, "-x (wrapping on i32 and i64)"> {
+  let Operands = [AddrOp<"dst", S_Dst, "result">, AddrOp<"src", S_Src0, "operand">,
+                  DimOp<"n", S_P0, "number of elements">, DTypeOf<NegTypes>];
+  let Memory = [MemOperand<"dst", "w", Product<["n"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["n"], 1, "dtype">>];
+  let Recipes = !foreach(type, NegTypes, NegRecipe<type>);
+}
 def ABS     : UnaryOp<"abs", 0x46, MP_abs, "|x|">;
 def RELU    : UnaryOp<"relu", 0x47, MP_relu, "max(x, +0)">;
 def SIGMOID : UnaryOp<"sigmoid", 0x48, MP_sigmoid, "1/(1+exp(-x))">;

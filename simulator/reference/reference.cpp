@@ -388,7 +388,19 @@ template <class Op> constexpr Program programOf() {
 
 // The instructions of the .td class UnaryOp: the program on each element,
 // then the instruction's f32 operands.
+// NEG on i32 and i64: 0 - x, wrapping.
+uint64_t intElement(const Neg &, uint64_t x) {
+  return 0 - x;
+}
+
 template <class Op> void unaryOp(Mem &m, const Op &op) {
+  if constexpr (requires(uint64_t x) { intElement(op, x); }) {
+    if (isInteger(op.dtype)) {
+      for (uint64_t i = 0; i < op.n; ++i)
+        intAt(m, op.dst, i, op.dtype, intElement(op, intAt(m, op.src, i, op.dtype)));
+      return;
+    }
+  }
   constexpr Program p = programOf<Op>();
   std::vector<uint32_t> inputs{0};
   for (float s : op.f32Operands())
@@ -634,26 +646,30 @@ void run(Mem &m, const Iota &op) {
 // a filled one is value stored from lane form.
 uint64_t throughLanes(isa::DType type, uint64_t storage) {
   switch (type) {
-  case isa::DType::bf16:
-    return arith::narrowBf16(arith::widenBf16(static_cast<uint16_t>(storage)));
-  case isa::DType::f16:
-    return arith::narrowF16(arith::widenF16(static_cast<uint16_t>(storage)));
+  case isa::DType::bf16: return arith::narrowBf16(arith::widenBf16(static_cast<uint16_t>(storage)));
+  case isa::DType::f16: return arith::narrowF16(arith::widenF16(static_cast<uint16_t>(storage)));
   case isa::DType::b8: return storage != 0;
   default: return storage;
+  }
+}
+
+// A packet's 32-bit value (TRI's fill, SELECTS's s) stored as `type`
+// stores a lane value: rounded to bf16 or f16, sign-extended to i64,
+// nonzero true for b8.
+uint64_t storedImmediate(isa::DType type, uint32_t value) {
+  switch (type) {
+  case isa::DType::i64: return static_cast<uint64_t>(int64_t{static_cast<int32_t>(value)});
+  case isa::DType::bf16: return arith::narrowBf16(value);
+  case isa::DType::f16: return arith::narrowF16(value);
+  case isa::DType::b8: return value != 0;
+  default: return value;
   }
 }
 
 void run(Mem &m, const Tri &op) {
   const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
   const uint64_t count = uint64_t(op.rows) * op.cols;
-  uint64_t fill = op.value;
-  switch (op.dtype) {
-  case isa::DType::i64: fill = static_cast<uint64_t>(int64_t{static_cast<int32_t>(op.value)}); break;
-  case isa::DType::bf16: fill = arith::narrowBf16(op.value); break;
-  case isa::DType::f16: fill = arith::narrowF16(op.value); break;
-  case isa::DType::b8: fill = op.value != 0; break;
-  default: break;
-  }
+  const uint64_t fill = storedImmediate(op.dtype, op.value);
   // Every source element is read before any is written (dst may be src).
   std::vector<uint64_t> in(count);
   for (uint64_t k = 0; k < count; ++k)
@@ -665,6 +681,115 @@ void run(Mem &m, const Tri &op) {
       const uint64_t k = i * op.cols + j;
       m.element(op.dst + k * size, size, keep ? throughLanes(op.dtype, in[k]) : fill);
     }
+}
+
+// SELECT and SELECTS (isa/bits.td): the elements of a and b move through
+// the lanes as TRI's kept ones do; s is stored like TRI's fill.
+template <class Op> bool maskAt(Mem &m, const Op &op, uint64_t i, uint64_t j) {
+  return m.u8(op.mask + (op.mbcast == isa::Broadcast::row ? j : i * op.cols + j)) != 0;
+}
+template <class Op, class Other> void selectOp(Mem &m, const Op &op, const Other &other) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  std::vector<uint64_t> out(uint64_t(op.rows) * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint64_t k = i * op.cols + j;
+      out[k] = maskAt(m, op, i, j) ? throughLanes(op.dtype, m.element(op.a + k * size, size))
+                                   : other(i, j);
+    }
+  for (uint64_t k = 0; k < out.size(); ++k)
+    m.element(op.dst + k * size, size, out[k]);
+}
+void run(Mem &m, const Select &op) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  selectOp(m, op, [&](uint64_t i, uint64_t j) {
+    return throughLanes(op.dtype, m.element(op.b + broadcastIndex(op, i, j) * size, size));
+  });
+}
+void run(Mem &m, const Selects &op) {
+  const uint64_t s = storedImmediate(op.dtype, op.s);
+  selectOp(m, op, [&](uint64_t, uint64_t) { return s; });
+}
+
+// The bitwise instructions (isa/bits.td) on values of `type` read by bitAt:
+// an i32 sign-extended to 64 bits, a b8 as 0 or 1; the store keeps the
+// type's low bits. Shifts per docs/types.md §3: an amount outside [0,
+// width) gives 0 for <<, the sign fill for >>.
+uint64_t bitAt(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
+  return type == isa::DType::b8 ? m.u8(base + i) != 0 : intAt(m, base, i, type);
+}
+void bitAt(Mem &m, uint64_t base, uint64_t i, isa::DType type, uint64_t v) {
+  if (type == isa::DType::b8)
+    m.u8(base + i, static_cast<uint8_t>(v & 1));
+  else
+    intAt(m, base, i, type, v);
+}
+bool shiftInRange(isa::DType type, uint64_t b) {
+  return int64_t(b) >= 0 && int64_t(b) < (type == isa::DType::i64 ? 64 : 32);
+}
+uint64_t bitElement(const And &, isa::DType, uint64_t a, uint64_t b) {
+  return a & b;
+}
+uint64_t bitElement(const Or &, isa::DType, uint64_t a, uint64_t b) {
+  return a | b;
+}
+uint64_t bitElement(const Xor &, isa::DType, uint64_t a, uint64_t b) {
+  return a ^ b;
+}
+uint64_t bitElement(const Shl &, isa::DType type, uint64_t a, uint64_t b) {
+  return shiftInRange(type, b) ? a << b : 0;
+}
+// a is sign-extended to 64 bits, so shifting it by 63 gives the sign fill.
+uint64_t bitElement(const Shr &, isa::DType type, uint64_t a, uint64_t b) {
+  return static_cast<uint64_t>(int64_t(a) >> (shiftInRange(type, b) ? b : 63));
+}
+uint64_t bitElement(const Ands &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(And{}, type, a, s);
+}
+uint64_t bitElement(const Ors &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(Or{}, type, a, s);
+}
+uint64_t bitElement(const Xors &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(Xor{}, type, a, s);
+}
+uint64_t bitElement(const Shls &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(Shl{}, type, a, s);
+}
+uint64_t bitElement(const Shrs &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(Shr{}, type, a, s);
+}
+uint64_t bitElement(const Rshls &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(Shl{}, type, s, a);
+}
+uint64_t bitElement(const Rshrs &, isa::DType type, uint64_t a, uint64_t s) {
+  return bitElement(Shr{}, type, s, a);
+}
+
+// The instructions of the .td class BitwiseOp: rows x cols with b
+// broadcast.
+template <class Op> void bitwiseOp(Mem &m, const Op &op) {
+  std::vector<uint64_t> out(uint64_t(op.rows) * op.cols);
+  for (uint64_t i = 0; i < op.rows; ++i)
+    for (uint64_t j = 0; j < op.cols; ++j)
+      out[i * op.cols + j] = bitElement(op, op.dtype, bitAt(m, op.a, i * op.cols + j, op.dtype),
+                                        bitAt(m, op.b, broadcastIndex(op, i, j), op.dtype));
+  for (uint64_t k = 0; k < out.size(); ++k)
+    bitAt(m, op.dst, k, op.dtype, out[k]);
+}
+
+// BitwiseScalarOp: s an int32 (sign-extended), true where not 0 on b8.
+template <class Op> void bitwiseScalarOp(Mem &m, const Op &op) {
+  const uint64_t s = op.dtype == isa::DType::b8
+                         ? op.s != 0
+                         : static_cast<uint64_t>(int64_t{static_cast<int32_t>(op.s)});
+  for (uint64_t i = 0; i < op.n; ++i)
+    bitAt(m, op.dst, i, op.dtype, bitElement(op, op.dtype, bitAt(m, op.a, i, op.dtype), s));
+}
+
+// BitwiseNotOp: every bit inverted, b8's truth value negated.
+template <class Op> void bitwiseNotOp(Mem &m, const Op &op) {
+  for (uint64_t i = 0; i < op.n; ++i)
+    bitAt(m, op.dst, i, op.dtype, ~bitAt(m, op.src, i, op.dtype));
 }
 
 void run(Mem &, const Nop &) {}
@@ -723,6 +848,16 @@ NPU_FOR_EACH_UNARY_OP(NPU_UNARY_OP)
 NPU_FOR_EACH_POINTWISE_BWD(NPU_POINTWISE_BWD)
 NPU_FOR_EACH_COMPARE_OP(NPU_COMPARE_OP)
 NPU_FOR_EACH_COMPARE_SCALAR_OP(NPU_COMPARE_SCALAR_OP)
+#define NPU_BITWISE_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, bitwiseOp)
+#define NPU_BITWISE_SCALAR_OP(NAME, Type, family)                                                  \
+  NPU_REFERENCE_SHAPE(NAME, Type, family, bitwiseScalarOp)
+#define NPU_BITWISE_NOT_OP(NAME, Type, family) NPU_REFERENCE_SHAPE(NAME, Type, family, bitwiseNotOp)
+NPU_FOR_EACH_BITWISE_OP(NPU_BITWISE_OP)
+NPU_FOR_EACH_BITWISE_SCALAR_OP(NPU_BITWISE_SCALAR_OP)
+NPU_FOR_EACH_BITWISE_NOT_OP(NPU_BITWISE_NOT_OP)
+#undef NPU_BITWISE_OP
+#undef NPU_BITWISE_SCALAR_OP
+#undef NPU_BITWISE_NOT_OP
 #undef NPU_BINARY_OP
 #undef NPU_SCALAR_OP
 #undef NPU_UNARY_OP

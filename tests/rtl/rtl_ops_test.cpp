@@ -437,7 +437,7 @@ TEST(RtlOps, IntegerElementwiseOnEdgeValues) {
         auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
         twin.runAndCompare(make(place), name);
       });
-  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 6));
+  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9 + 1));
 }
 
 // The compares on the same cases as IssOps' (integer_cases.h), under wait
@@ -478,6 +478,28 @@ TEST(RtlOps, TriEveryAcceptedType) {
     twin.runAndCompare(validPacketOf(op), test::triName(op, c.inPlace));
   });
   EXPECT_EQ(types, 6);
+}
+
+// SELECT, SELECTS and the bitwise instructions on the same cases as
+// IssOps' (integer_cases.h), under wait states every fourth run.
+TEST(RtlOps, SelectsOnEdgeValues) {
+  int t = 0;
+  const int tests = test::forEachSelectTest([&](const auto &make, const std::string &name) {
+    Twin twin(980, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 2 * 4 * 2 + 6 * 2 * 7);
+}
+
+TEST(RtlOps, BitwiseOnEdgeValues) {
+  int t = 0;
+  const int tests = test::forEachBitwiseTest([&](const auto &make, const std::string &name) {
+    Twin twin(990, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 5 * 2 * 4 + 3 * 3 * 9 + 4 * 2 * 9 + 3);
 }
 
 TEST(RtlOps, AdamW) {

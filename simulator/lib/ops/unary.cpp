@@ -2,6 +2,7 @@
 // operands...), the program being the one its record names.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../recipe_runner.h"
 #include "../vector_ops.h"
 
 #include <array>
@@ -15,6 +16,11 @@ template <class Op> Work unaryWork(const Op &op) {
 }
 
 template <class Op> void unary(ExecContext &ctx, const Op &op) {
+  // Other types (NEG's i32 and i64) run the record's recipe, as the RTL.
+  if (op.dtype != isa::DType::f32) {
+    runRecipe(ctx, op.toInstruction());
+    return;
+  }
   constexpr Program program = programOf<Op>();
   const auto scalars = op.f32Operands();
   constexpr size_t numInputs = 1 + std::tuple_size_v<decltype(scalars)>;

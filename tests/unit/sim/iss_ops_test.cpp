@@ -329,8 +329,8 @@ TEST(IssOps, IntegerElementwiseOnEdgeValues) {
         twin.runAndCompare(make(place), name);
       });
   // ADD and SUB: 4 broadcasts x 4 alphas; MUL MAX MIN: 4 broadcasts; six
-  // scalar forms with 6 immediates; each on i32 and i64.
-  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 6));
+  // scalar forms with 9 immediates; NEG; each on i32 and i64.
+  EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9 + 1));
 }
 
 // The compares on every pair of edge values of f32, i32 and i64 under each
@@ -368,6 +368,30 @@ TEST(IssOps, TriEveryAcceptedType) {
     twin.runAndCompare(validPacketOf(op), test::triName(op, c.inPlace));
   });
   EXPECT_EQ(types, 6);
+}
+
+// SELECT on every pair of edge values of f32 and i32 under each broadcast
+// of b and of the mask; SELECTS on the edge values of all six types under
+// each mask broadcast against seven immediates (integer_cases.h).
+TEST(IssOps, SelectsOnEdgeValues) {
+  const int tests = test::forEachSelectTest([&](const auto &make, const std::string &name) {
+    Twin twin(980);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 2 * 4 * 2 + 6 * 2 * 7);
+}
+
+// AND OR XOR SHL SHR on i32 and i64 under each broadcast; ANDS ORS XORS on
+// i32, i64 and b8 and the four shift scalar forms on i32 and i64, each with
+// nine immediates; NOT on i32, i64 and b8 (integer_cases.h).
+TEST(IssOps, BitwiseOnEdgeValues) {
+  const int tests = test::forEachBitwiseTest([&](const auto &make, const std::string &name) {
+    Twin twin(990);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 5 * 2 * 4 + 3 * 3 * 9 + 4 * 2 * 9 + 3);
 }
 
 TEST(IssOps, AdamW) {
