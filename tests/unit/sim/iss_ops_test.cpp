@@ -5,6 +5,7 @@
 // tiny numbers).
 #include "generated_cases.h"
 #include "integer_cases.h"
+#include "matrix_cases.h"
 #include "npu/sim/iss.h"
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
@@ -316,6 +317,19 @@ TEST(IssOps, CastEveryAcceptedTypePair) {
         twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
+}
+
+// MATMUL and BMM on every pair of the types they accept (matrix_cases.h:
+// edge values times exact factors, with and without acc, and shapes over
+// several blocks and panels with transposes, pitches and batch strides).
+TEST(IssOps, MatrixTypesOnEdgeValues) {
+  const int tests = test::forEachMatrixTest([&](const auto &make, const std::string &name) {
+    Twin twin(980);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  // dtype and otype each f32, bf16, f16: two edge tests and seven shapes.
+  EXPECT_EQ(tests, 3 * 3 * (2 + 7));
 }
 
 // The integer forms of the binary instructions and their scalar forms
