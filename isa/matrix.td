@@ -1,11 +1,9 @@
 //===- matrix.td - Matrix engine -------------------------------------------===//
 
-// The floating-point types the matrix engine reads and stores
-// (docs/types.md §2): bf16 and f16 widen exactly to binary32 as they
-// arrive, and C is rounded once (RNE) to its type as it leaves.
-defvar MatrixTypes = ["f32", "bf16", "f16"];
-
-// The type of C (flags bits 8-11), of the same enumeration as dtype.
+// The type of C (flags bits 8-11), of the same enumeration as dtype. The
+// matrix engine reads and stores the float types (docs/types.md §2): bf16
+// and f16 widen exactly to binary32 as they arrive, and C is rounded once
+// (RNE) to its type as it leaves.
 class OTypeOf<list<string> accepts>
     : EnumOp<"otype", DType, FlagBits<8, 4>, "element type of C"> {
   let Accepts = accepts;
@@ -14,7 +12,7 @@ class OTypeOf<list<string> accepts>
 defvar MatFlags = [FlagOp<"transa", 4, "A is stored transposed (K x M)">,
                    FlagOp<"transb", 5, "B is stored transposed (N x K)">,
                    FlagOp<"acc", 6, "accumulate into the existing C">,
-                   DTypeOf<MatrixTypes>, OTypeOf<MatrixTypes>];
+                   DTypeOf<FloatTypes>, OTypeOf<FloatTypes>];
 
 // How every element of C is computed, in words shared by both records.
 defvar MatSemantics =

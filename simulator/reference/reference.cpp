@@ -108,12 +108,12 @@ unsigned typeBytes(uint64_t type) {
   throw std::invalid_argument("no DType value " + std::to_string(type));
 }
 
-// The matrix engine's types (f32, bf16, f16): element i of a matrix at
-// `base` read as binary32 (widened exactly), or stored from it (rounded
-// once, RNE).
-class FloatMatrix {
+// An array of a float type (f32, bf16, f16) at `base`: element i read as
+// binary32 (widened exactly), or stored from it (rounded once, RNE), as
+// the matrix engine and the vector engine's streams do (docs/types.md §2).
+class FloatArray {
 public:
-  FloatMatrix(Mem &m, uint64_t base, isa::DType type)
+  FloatArray(Mem &m, uint64_t base, isa::DType type)
       : m_(m), base_(base), type_(type), size_(typeBytes(static_cast<uint64_t>(type))) {}
   uint32_t get(uint64_t i) {
     const uint64_t stored = m_.element(base_ + size_ * i, size_);
@@ -140,7 +140,7 @@ private:
   unsigned size_;
 };
 
-void matmul(FloatMatrix c, FloatMatrix a, FloatMatrix b, uint64_t M, uint64_t K, uint64_t N,
+void matmul(FloatArray c, FloatArray a, FloatArray b, uint64_t M, uint64_t K, uint64_t N,
             uint64_t lda, uint64_t ldb, uint64_t ldc, bool ta, bool tb, bool acc) {
   lda = lda ? lda : (ta ? M : K);
   ldb = ldb ? ldb : (tb ? K : N);
@@ -326,8 +326,9 @@ template <class Op> void scalarOp(Mem &m, const Op &op) {
       return;
     }
   }
+  FloatArray a(m, op.a, op.dtype), dst(m, op.dst, op.dtype);
   for (uint64_t i = 0; i < op.n; ++i)
-    m.f(op.dst, i, element(op, m.f(op.a, i), bitsOf(op.s)));
+    dst.set(i, element(op, a.get(i), bitsOf(op.s)));
 }
 
 // The compares (isa/compare.td). On f32 the IEEE order is worked out from
@@ -434,9 +435,10 @@ template <class Op> void unaryOp(Mem &m, const Op &op) {
   std::vector<uint32_t> inputs{0};
   for (float s : op.f32Operands())
     inputs.push_back(bitsOf(s));
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   for (uint64_t i = 0; i < op.n; ++i) {
-    inputs[0] = m.f(op.src, i);
-    m.f(op.dst, i, arith::evaluate(p, inputs, arith::Implementation::Reference));
+    inputs[0] = src.get(i);
+    dst.set(i, arith::evaluate(p, inputs, arith::Implementation::Reference));
   }
 }
 
