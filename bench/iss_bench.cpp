@@ -2,7 +2,10 @@
 // elementwise, EXP) from memory that is already resident, and prints JSON.
 // bench/iss_throughput.py runs it next to the numpy baselines.
 #include "bench_data.h"
+#include "npu/arith/convert.h"
 #include "npu/sim/iss.h"
+
+#include <bit>
 
 #include <algorithm>
 #include <chrono>
@@ -45,6 +48,31 @@ int main() {
     bench::fillRandom(memory, mm.b, uint64_t(n) * n);
     const double seconds = best(memory, isa::packetOf(mm), n == 512 ? 10 : 4);
     std::printf("  \"matmul_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n", n, seconds,
+                2.0 * n * n * n / seconds / 1e9);
+  }
+  // bf16 and f16 inputs and result: fillRandom's values rounded to the type.
+  for (isa::DType type : {isa::DType::bf16, isa::DType::f16}) {
+    constexpr uint32_t n = 1024;
+    const uint64_t elements = uint64_t(n) * n;
+    isa::inst::Matmul mm;
+    mm.m = mm.k = mm.n = n;
+    mm.dtype = mm.otype = type;
+    mm.a = kWeights;
+    mm.b = kWeights + elements * 2;
+    mm.c = kActivations;
+    std::vector<uint16_t> stored(elements);
+    bench::fillRandom(memory, mm.a, elements);
+    std::vector<float> values(elements);
+    memory.read(mm.a, values.data(), elements * 4);
+    for (uint64_t i = 0; i < elements; ++i) {
+      const uint32_t bits = std::bit_cast<uint32_t>(values[i]);
+      stored[i] = type == isa::DType::bf16 ? arith::narrowBf16(bits) : arith::narrowF16(bits);
+    }
+    memory.write(mm.a, stored.data(), elements * 2);
+    memory.write(mm.b, stored.data(), elements * 2);
+    const double seconds = best(memory, isa::packetOf(mm), 4);
+    std::printf("  \"matmul_%s_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n",
+                type == isa::DType::bf16 ? "bf16" : "f16", n, seconds,
                 2.0 * n * n * n / seconds / 1e9);
   }
   constexpr uint32_t kElements = 1u << 24;

@@ -205,14 +205,17 @@ class ProductBy<string selector, list<Product> choices> : Extent<"select"> {
   list<Product> Choices = choices;
 }
 
-// Row-major f32 matrices of Rows x Cols elements, stored transposed (Cols x
+// Row-major matrices of Rows x Cols elements, stored transposed (Cols x
 // Rows) when the flag operand Trans is set, each stored row Pitch elements
 // apart (Pitch = 0, or no Pitch operand, is dense: the stored row length; a
 // pitch below the stored row length is an InvalidOperand fault of Pitch).
 // With Batch, Batch matrices BatchStride elements apart; Distinct requires
 // consecutive matrices not to overlap (an Overlap fault of the operand).
+// Elements are 4 bytes, or the size (EnumValue's Bytes) of the value of the
+// enum operand SizeBy when one is named; pitches and strides count elements.
 class MatrixExtent<string rows, string cols, string pitch, string trans, string batch = "",
-                   string batchStride = "", bit distinct = 0> : Extent<"matrix"> {
+                   string batchStride = "", bit distinct = 0, string sizeBy = "">
+    : Extent<"matrix"> {
   string Rows = rows;
   string Cols = cols;
   string Pitch = pitch;
@@ -220,6 +223,7 @@ class MatrixExtent<string rows, string cols, string pitch, string trans, string 
   string Batch = batch;
   string BatchStride = batchStride;
   bit Distinct = distinct;
+  string SizeBy = sizeBy;
 }
 
 // The strided view of COPY_STRIDED: elements of 2^(value of ESize) bytes at

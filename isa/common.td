@@ -17,6 +17,11 @@ class DTypeOf<list<string> accepts, int default = 0>
 }
 defvar DTypeOp = DTypeOf<["f32"]>;
 
+// The floating-point types: bf16 and f16 widen exactly to binary32 lanes
+// and round once (RNE) on store (docs/types.md §2), so an instruction
+// computing in binary32 accepts them by its f32 programs.
+defvar FloatTypes = ["f32", "bf16", "f16"];
+
 // The DType value named `type`.
 class DTypeValue<string type> {
   int Value = !foldl(-1, DType.Values, found, v, !if(!eq(v.Name, type), v.Value, found));

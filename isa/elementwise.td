@@ -243,19 +243,34 @@ class ScalarOp<string mnemonic, int opcode, string expr, string program, bit rev
          DimOp<"n", S_P0, "number of elements">, DTypeOf<types>],
         "$dst, $a, $s, $n", Cost<E_Vector, 4, 1>, "Elementwise with a scalar: dst = " # expr # "."> {
   let Semantics = "dst[i] = " # expr # " for i < n, with a = a[i]" #
-                  !if(!gt(!size(types), 1),
+                  !if(!empty(!filter(t, types, !eq(t, "bf16"))), "",
+                      "; bf16 and f16 compute in binary32 lanes (elements widened exactly, s "
+                      "as binary32) and round once on store") #
+                  !if(!empty(!filter(t, types, !eq(t, "i32"))), "",
                       "; on i32 and i64, s's 32 bits are an int32 (sign-extended for i64) and "
-                      "the result wraps around", "") # ".";
+                      "the result wraps around") # ".";
   let Memory = [MemOperand<"dst", "w", Product<["n"], 1, "dtype">>,
                 MemOperand<"a", "r", Product<["n"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "a", 1>];
-  let Recipes = [ElementwiseRecipe<program, !if(reversed, "K0", "IB0"), !if(reversed, "IB0", "K0"),
-                                   [Stream<"IB0", "a", 1, 0, "dtype">,
-                                    Stream<"OB0", "dst", 1, 0, "dtype">], "s",
-                                   !if(!gt(!size(types), 1),
-                                       [When<"dtype", DTypeValue<"f32">.Value>], [])>] #
+  // One f32 recipe per float type: the typed streams widen and round.
+  let Recipes = !foreach(type, !filter(t, types, !not(!or(!eq(t, "i32"), !eq(t, "i64")))),
+                          ElementwiseRecipe<program, !if(reversed, "K0", "IB0"),
+                                            !if(reversed, "IB0", "K0"),
+                                            [Stream<"IB0", "a", 1, 0, "dtype">,
+                                             Stream<"OB0", "dst", 1, 0, "dtype">], "s",
+                                            !if(!gt(!size(types), 1),
+                                                [When<"dtype", DTypeValue<type>.Value>], [])>) #
                  !foldl([]<VectorRecipe>, !filter(t, types, !or(!eq(t, "i32"), !eq(t, "i64"))),
                         acc, type, acc # [IntScalarRecipe<program, type, reversed>]);
+}
+
+// A scalar form's types: its tensor form's, and bf16 and f16 where that
+// takes f32 (docs/types.md §2: binary32 lanes, one rounding on store). The
+// tensor forms stay f32 on floats: their col and scalar broadcasts load b
+// by whole words (RowLoad, PreLoad), which a 2-byte element is not.
+class WithHalfFloats<list<string> types> {
+  list<string> Types = !if(!empty(!filter(t, types, !eq(t, "f32"))), types,
+                           FloatTypes # !filter(t, types, !ne(t, "f32")));
 }
 
 // The tensor and the scalar form of one operation; `reverse` names the
@@ -267,7 +282,8 @@ multiclass Binary<string mnemonic, int opcode, int scalarOpcode, string expr,
     let ScalarForm = NAME # "S";
     let ReverseScalarForm = !if(!empty(reverse), NAME # "S", reverse);
   }
-  def S : ScalarOp<mnemonic # "s", scalarOpcode, scalarExpr, mnemonic, 0, types>;
+  def S : ScalarOp<mnemonic # "s", scalarOpcode, scalarExpr, mnemonic, 0,
+                   WithHalfFloats<types>.Types>;
 }
 
 defvar Alpha = OptF32Op<"alpha", S_P2, "multiplier of b (an integer for i32, i64)", F32One>;
@@ -291,5 +307,5 @@ defm MAX : Binary<"max", 0x34, 0x3c, "max(a, b) (NaN if either is NaN; signed on
                   "max(a, s)", [], "", ArithTypes>;
 defm MIN : Binary<"min", 0x35, 0x3d, "min(a, b) (NaN if either is NaN; signed on i32 and i64)",
                   "min(a, s)", [], "", ArithTypes>;
-def RSUBS : ScalarOp<"rsubs", 0x3e, "s - a", "sub", 1, ArithTypes>;
-def RDIVS : ScalarOp<"rdivs", 0x3f, "s / a (correctly rounded)", "div", 1>;
+def RSUBS : ScalarOp<"rsubs", 0x3e, "s - a", "sub", 1, WithHalfFloats<ArithTypes>.Types>;
+def RDIVS : ScalarOp<"rdivs", 0x3f, "s / a (correctly rounded)", "div", 1, FloatTypes>;

@@ -6,18 +6,21 @@ class UnaryOp<string mnemonic, int opcode, MicroProgram prog, string expr,
               list<Operand> extra = []>
     : Instruction<mnemonic, opcode, "unary",
         [AddrOp<"dst", S_Dst, "result">, AddrOp<"src", S_Src0, "operand">,
-         DimOp<"n", S_P0, "number of elements">, DTypeOp] # extra,
+         DimOp<"n", S_P0, "number of elements">, DTypeOf<FloatTypes>] # extra,
         !foldl("$dst, $src, $n", extra, syntax, o, syntax # ", $" # o.Name),
         Cost<E_Vector, 4, !size(prog.Steps)>, "Elementwise dst = " # expr # "."> {
   MicroProgram Program = prog;
   let Semantics = "dst[i] = " # expr # " for i < n, evaluated by the micro-program "
-                  "'" # prog.Name # "' of docs/arith.md.";
-  let Memory = [MemOperand<"dst", "w", Product<["n"]>>, MemOperand<"src", "r", Product<["n"]>>];
+                  "'" # prog.Name # "' of docs/arith.md on binary32 lanes (bf16 and f16 "
+                  "elements widened exactly, the result rounded once to dtype).";
+  let Memory = [MemOperand<"dst", "w", Product<["n"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["n"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
   // The extra operand, if any, is the program's second input (in K0); a
   // program of more inputs needs a recipe of its own.
   let Recipes = [ElementwiseRecipe<prog.Name, "IB0", !if(!empty(extra), "", "K0"),
-                                   [Stream<"IB0", "src">, Stream<"OB0", "dst">],
+                                   [Stream<"IB0", "src", 1, 0, "dtype">,
+                                    Stream<"OB0", "dst", 1, 0, "dtype">],
                                    !if(!empty(extra), "", !head(extra).Name)>];
 }
 
@@ -26,15 +29,15 @@ def LOG     : UnaryOp<"log", 0x41, MP_log, "log(x)">;
 def RSQRT   : UnaryOp<"rsqrt", 0x42, MP_rsqrt, "1/sqrt(x)">;
 def SQRT    : UnaryOp<"sqrt", 0x43, MP_sqrt, "sqrt(x)">;
 def RECIP   : UnaryOp<"recip", 0x44, MP_recip, "1/x">;
-// NEG also negates i32 and i64, wrapping (-INT_MIN = INT_MIN, docs/types.md
+// NEG also negates i32 and i64 (besides the float types), wrapping (-INT_MIN = INT_MIN, docs/types.md
 // §3): 0 - x by the integer subtraction of elementwise.td.
 class NegRecipe<string type>
     : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>], "", "n",
                    [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], ["OB0"],
-                         !if(!eq(type, "f32"), [Run<"neg", "IB0", "", "OB0">],
+                         !if(!or(!eq(type, "f32"), !eq(type, "bf16"), !eq(type, "f16")), [Run<"neg", "IB0", "", "OB0">],
                              IntSteps<"sub", type, "ZERO", "ZERO", "IB0", "IB1">.Steps)>]>;
-defvar NegTypes = ["f32", "i32", "i64"];
+defvar NegTypes = !listconcat(FloatTypes, ["i32", "i64"]);
 def NEG     : UnaryOp<"neg", 0x45, MP_neg, "-x (wrapping on i32 and i64)"> {
   let Operands = [AddrOp<"dst", S_Dst, "result">, AddrOp<"src", S_Src0, "operand">,
                   DimOp<"n", S_P0, "number of elements">, DTypeOf<NegTypes>];
@@ -58,7 +61,8 @@ def GELU_ERF : UnaryOp<"gelu_erf", 0x54, MP_gelu_erf, "0.5*x*(1+erf(x/sqrt(2)))"
 // The engine's steps take two inputs: max with lo (K0), then min with hi
 // (K1), the primitives of MP_clamp in its order.
 class ClampRecipe
-    : VectorRecipe<[], "", "n", [Stream<"IB0", "src">, Stream<"OB0", "dst">],
+    : VectorRecipe<[], "", "n",
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], ["OB0"], [Run<"max", "IB0", "K0", "T0">,
                                             Run<"min", "T0", "K1", "OB0">]>]> {
   let Scalars = ["lo", "hi"];

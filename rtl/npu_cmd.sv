@@ -234,14 +234,14 @@ module npu_cmd (
 
   // The end of the step sequence: the byte count or the fault.
   logic [74:0] product_bytes;       // PRODUCT: acc << shift
-  logic [65:0] one_sum;             // MATRIX: ((rows - 1) * pitch + cols) * 4
+  logic [65:0] one_sum;             // MATRIX: ((rows - 1) * pitch + cols) << shift (1 or 2)
   logic [33:0] batch_apart;         // MATRIX: bytes between consecutive matrices
   logic [66:0] matrix_bytes;
   logic [68:0] below_bytes, strided_bytes;
   assign product_bytes = {11'd0, acc} << mo_shift;
-  assign one_sum = {2'b00, acc + {32'd0, stored_cols}} << 2;
-  assign batch_apart = {mo_s[0], 2'b00};
-  assign matrix_bytes = {3'd0, one_bytes} + {1'b0, acc, 2'b00};
+  assign one_sum = {2'b00, acc + {32'd0, stored_cols}} << mo_shift;
+  assign batch_apart = {2'b00, mo_s[0]} << mo_shift;
+  assign matrix_bytes = {3'd0, one_bytes} + ({3'd0, acc} << mo_shift);
   assign below_bytes = {3'd0, below} << mo_shift;
   assign strided_bytes = {3'd0, below + above + 66'd1} << mo_shift;
 

@@ -28,8 +28,14 @@
 // is one request of many runs, which the memory port pipelines: with
 // transa (A stored K x M) the A panel is loaded column by column, with
 // transb (B stored N x K) the B panel too. BMM repeats the product per
-// batch element at base + 4 * p * stride (dense pitches; stride 0
-// broadcasts). C is disjoint from A and B (the command processor checked
+// batch element at base + p * stride elements (dense pitches; stride 0
+// broadcasts).
+//
+// Elements are 4 or 2 bytes (docs/types.md §2): A and B of type dtype, C
+// of type otype, each f32, bf16 or f16. A 2-byte element widens exactly to
+// binary32 as its beat arrives (npu_convert_pkg), so the buffers, the
+// panels and the PEs hold binary32 only, and a 2-byte C element is rounded
+// once (RNE) from its accumulator as its beat leaves. C is disjoint from A and B (the command processor checked
 // it), so loading the next block's panels before storing C is safe.
 //
 // The command processor checked the pitches, the extents and the overlaps
@@ -79,6 +85,8 @@ module npu_matrix (
   localparam int unsigned SLOTS = BT * BT;            // accumulators per PE
   localparam int unsigned KC = 16;                    // reduction panel depth (<= BR)
   localparam int unsigned WORDS = npu_isa_pkg::HW_AXI_DATA_BYTES / 4;
+  localparam int unsigned HALVES = 2 * WORDS;          // 2-byte elements per beat
+  localparam int unsigned HB = $clog2(HALVES);
   localparam int unsigned TB = $clog2(T);
   localparam int unsigned BTB = $clog2(BT);
   localparam int unsigned SB = $clog2(SLOTS);
@@ -126,6 +134,15 @@ module npu_matrix (
   assign trans_a = packet[npu_isa_pkg::MATMUL_TRANSA_LSB];
   assign trans_b = packet[npu_isa_pkg::MATMUL_TRANSB_LSB];
   assign accumulate = packet[npu_isa_pkg::MATMUL_ACC_LSB];
+  // The element types (the command processor accepted only f32, bf16, f16).
+  logic [2:0] in_type, out_type;
+  logic out_half;
+  assign in_type = packet[npu_isa_pkg::MATMUL_DTYPE_LSB +: 3];
+  assign out_type = packet[npu_isa_pkg::MATMUL_OTYPE_LSB +: 3];
+  assign out_half = npu_isa_pkg::dtype_bytes_log2(out_type) == 2'd1;
+  logic unused_type_bits;
+  assign unused_type_bits = ^{packet[npu_isa_pkg::MATMUL_DTYPE_LSB + 3],
+                              packet[npu_isa_pkg::MATMUL_OTYPE_LSB + 3]};
 
   // Stored shapes and the pitches with 0 meaning dense.
   logic [31:0] a_cols, b_cols, lda, ldb, ldc;
@@ -208,9 +225,17 @@ module npu_matrix (
     endcase
   end
 
+  // The run's element type: its size's log2 (1 or 2) and whether it is 2 bytes.
+  logic [2:0]  run_type;
+  logic [1:0]  run_shift;
+  logic        run_half;
+  assign run_type = run_kind == RUN_C_LOAD || run_kind == RUN_C_STORE ? out_type : in_type;
+  assign run_shift = npu_isa_pkg::dtype_bytes_log2(run_type);
+  assign run_half = run_shift == 2'd1;
+
   // The shared 32 x 32 multiplier: the batch offset, then the run's row offset.
   logic [31:0] mul_x, mul_y;
-  // Element offsets within checked extents: times 4 they fit in 64 bits.
+  // Element offsets within checked extents: in bytes they fit in 64 bits.
   logic [61:0] product, batch_offset;
   logic [63:0] run_addr;
   assign mul_x = mstate == M_ADDR_BATCH ? run_batch : run_row;
@@ -251,12 +276,15 @@ module npu_matrix (
   end
   logic [32*SLOTS-1:0] acc [T][T];
   logic        pe_clear;
-  logic        pe_load [T][T];
-  logic [SB-1:0] pe_load_slot [T][T];
-  logic [31:0] pe_value [T][T];
+  // A beat holds up to LOADS elements of one PE column (2-byte elements:
+  // HALVES consecutive ones), each of another tile: one load port each.
+  localparam int unsigned LOADS = HALVES > T ? HALVES / T : 1;
+  logic [LOADS-1:0] pe_load [T][T];
+  logic [LOADS*SB-1:0] pe_load_slot [T][T];
+  logic [32*LOADS-1:0] pe_value [T][T];
   for (genvar i = 0; i < T; i++) begin : g_row
     for (genvar j = 0; j < T; j++) begin : g_col
-      npu_matrix_pe #(.SLOTS(SLOTS)) u_pe (
+      npu_matrix_pe #(.SLOTS(SLOTS), .LOADS(LOADS)) u_pe (
         .clk, .enable(xstate == X_RUN), .slot({ta, tb}), .a(a_op[i]), .b(b_op[j]),
         .clear(pe_clear), .load(pe_load[i][j]), .load_slot(pe_load_slot[i][j]),
         .load_value(pe_value[i][j]), .acc(acc[i][j]));
@@ -268,42 +296,62 @@ module npu_matrix (
   // them at index `beat_first` of the run (runs are at most BR elements,
   // so the low address bits suffice; the first beat of a run may start
   // before it, which the strobes exclude). Element x of the run is in the
-  // beat when `beat_hit[x]`; its value is `beat_word[x mod WORDS]`, the
-  // beat rotated so that every buffer entry has one fixed source.
+  // beat when `beat_hit[x]`; its binary32 value is `beat_word[x mod
+  // HALVES]`, the beat rotated (and 2-byte elements widened) so that every
+  // buffer entry has one fixed source.
   logic [XB:0] beat_first;
   logic [BR-1:0] beat_hit;
-  logic [31:0] beat_word [WORDS];
+  logic [31:0] beat_word [HALVES];
   logic [XB-1:0] beat_row;
-  assign beat_first = (XB+1)'(mem_rd_addr[XB+2:2] - mem_rd_row_start[XB+2:2]);
+  assign beat_first = run_half ? (XB+1)'(mem_rd_addr[XB+1:1] - mem_rd_row_start[XB+1:1])
+                               : (XB+1)'(mem_rd_addr[XB+2:2] - mem_rd_row_start[XB+2:2]);
   assign beat_row = XB'(mem_rd_row);
   always_comb begin
     for (int x = 0; x < BR; x++) begin
       logic [XB:0] offset;
       offset = (XB+1)'(x) - beat_first;
-      beat_hit[x] = mem_rd_valid && offset < (XB+1)'(WORDS) && mem_rd_strb[4 * offset[WB-1:0]];
+      beat_hit[x] = mem_rd_valid &&
+                    (run_half ? offset < (XB+1)'(HALVES) && mem_rd_strb[2 * offset[HB-1:0]]
+                              : offset < (XB+1)'(WORDS) && mem_rd_strb[4 * offset[WB-1:0]]);
     end
-    for (int j = 0; j < WORDS; j++) begin
+    for (int j = 0; j < HALVES; j++) begin
       logic [WB-1:0] w;
+      logic [HB-1:0] h;
       w = WB'(j) - beat_first[WB-1:0];
-      beat_word[j] = mem_rd_data[32 * w +: 32];
+      h = HB'(j) - beat_first[HB-1:0];
+      if (!run_half)
+        beat_word[j] = mem_rd_data[32 * w +: 32];
+      else if (32'(run_type) == npu_isa_pkg::DTYPE_BF16)
+        beat_word[j] = npu_convert_pkg::widen_bf16(mem_rd_data[16 * h +: 16]);
+      else
+        beat_word[j] = npu_convert_pkg::widen_f16(mem_rd_data[16 * h +: 16]);
     end
   end
 
   // A write beat of C block row mem_wr_row (tile row ta, PE row i): element
-  // x of the row is word (x - the beat's first element) of the beat, from
-  // PE (i, x mod T), slot (ta, x / T).
+  // x of the row is element (x - the beat's first element) of the beat,
+  // from PE (i, x mod T), slot (ta, x / T); a 2-byte C rounded to otype.
   logic [XB:0] store_first;
   logic [31:0] store_row [BR];
   logic [TB-1:0] store_i;
   logic [BTB-1:0] store_ta;
-  assign store_first = (XB+1)'(mem_wr_addr[XB+2:2] - mem_wr_row_start[XB+2:2]);
+  assign store_first = out_half ? (XB+1)'(mem_wr_addr[XB+1:1] - mem_wr_row_start[XB+1:1])
+                                : (XB+1)'(mem_wr_addr[XB+2:2] - mem_wr_row_start[XB+2:2]);
   assign store_i = mem_wr_row[TB-1:0];
   assign store_ta = mem_wr_row[XB-1:TB];
   always_comb begin
     for (int x = 0; x < BR; x++)
       store_row[x] = acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32];
-    for (int w = 0; w < WORDS; w++)
-      mem_wr_data[32*w +: 32] = store_row[XB'(w) + store_first[XB-1:0]];
+    for (int h = 0; h < HALVES; h++) begin
+      logic [31:0] value;
+      value = store_row[XB'(h) + store_first[XB-1:0]];
+      mem_wr_data[16*h +: 16] = 32'(out_type) == npu_isa_pkg::DTYPE_BF16
+                                    ? npu_convert_pkg::narrow_bf16(value)
+                                    : npu_convert_pkg::narrow_f16(value);
+    end
+    if (!out_half)
+      for (int w = 0; w < WORDS; w++)
+        mem_wr_data[32*w +: 32] = store_row[XB'(w) + store_first[XB-1:0]];
   end
 
   // Panel entries: A[r][x] is element x of run r (A_ROW) or element r of run
@@ -329,22 +377,22 @@ module npu_matrix (
           for (int r = 0; r < BR; r++)
             if (beat_row == XB'(r))
               for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) a_load[r][32*x +: 32] <= beat_word[x % WORDS];
+                if (beat_hit[x]) a_load[r][32*x +: 32] <= beat_word[x % HALVES];
         RUN_A_COL:
           for (int r = 0; r < BR; r++)
             if (beat_hit[r])
               for (int x = 0; x < KC; x++)
-                if (beat_row == XB'(x)) a_load[r][32*x +: 32] <= beat_word[r % WORDS];
+                if (beat_row == XB'(x)) a_load[r][32*x +: 32] <= beat_word[r % HALVES];
         RUN_B_ROW:
           for (int c = 0; c < BR; c++)
             if (beat_hit[c])
               for (int x = 0; x < KC; x++)
-                if (beat_row == XB'(x)) b_load[c][32*x +: 32] <= beat_word[c % WORDS];
+                if (beat_row == XB'(x)) b_load[c][32*x +: 32] <= beat_word[c % HALVES];
         RUN_B_COL:
           for (int c = 0; c < BR; c++)
             if (beat_row == XB'(c))
               for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) b_load[c][32*x +: 32] <= beat_word[x % WORDS];
+                if (beat_hit[x]) b_load[c][32*x +: 32] <= beat_word[x % HALVES];
         default: ;
       endcase
     end
@@ -352,27 +400,31 @@ module npu_matrix (
 
   // Run positions need only the low address bits.
   logic unused_beat_addr;
-  assign unused_beat_addr = ^{mem_rd_addr[63:XB+3], mem_rd_addr[1:0], mem_wr_addr[63:XB+3],
-                              mem_wr_addr[1:0], mem_rd_row_start[63:XB+3],
-                              mem_rd_row_start[1:0], mem_rd_row[15:XB], store_first[XB],
-                              mem_wr_row_start[63:XB+3], mem_wr_row_start[1:0], mem_wr_row[15:XB]};
+  assign unused_beat_addr = ^{mem_rd_addr[63:XB+3], mem_rd_addr[0], mem_wr_addr[63:XB+3],
+                              mem_wr_addr[0], mem_rd_row_start[63:XB+3],
+                              mem_rd_row_start[0], mem_rd_row[15:XB], store_first[XB],
+                              mem_wr_row_start[63:XB+3], mem_wr_row_start[0], mem_wr_row[15:XB]};
 
   // Accumulator initialisation: +0 for every tile, or the old C row by row
-  // with acc (a beat's elements are in one block row, each in one tile).
+  // with acc (a beat's elements are in one block row; those of one PE
+  // column, in tiles tb, tb + 1, ..., go to its load ports in that order).
   assign pe_clear = mstate == M_DECIDE && acc_phase == ACC_INIT && !accumulate;
   always_comb begin
     for (int i = 0; i < T; i++)
       for (int j = 0; j < T; j++) begin
-        pe_load[i][j] = 1'b0;
+        int unsigned port;
+        port = 0;
+        pe_load[i][j] = '0;
         pe_load_slot[i][j] = '0;
-        pe_value[i][j] = beat_word[j % WORDS];
+        pe_value[i][j] = '0;
         for (int ta_load = 0; ta_load < BT; ta_load++)
           for (int tb_load = 0; tb_load < BT; tb_load++)
-            if (mstate == M_RUN && run_kind == RUN_C_LOAD &&
+            if (mstate == M_RUN && run_kind == RUN_C_LOAD && port < LOADS &&
                 beat_row == XB'(ta_load * T + i) && beat_hit[tb_load * T + j]) begin
-              pe_load[i][j] = 1'b1;
-              pe_load_slot[i][j] = SB'(ta_load * BT + tb_load);
-              pe_value[i][j] = beat_word[(tb_load * T + j) % WORDS];
+              pe_load[i][j][port] = 1'b1;
+              pe_load_slot[i][j][SB*port +: SB] = SB'(ta_load * BT + tb_load);
+              pe_value[i][j][32*port +: 32] = beat_word[(tb_load * T + j) % HALVES];
+              port = port + 1;
             end
       end
   end
@@ -381,9 +433,9 @@ module npu_matrix (
   assign mem_req_valid = mstate == M_REQ;
   assign mem_req_write = run_kind == RUN_C_STORE;
   assign mem_req_addr = run_addr;
-  assign mem_req_bytes = 32'(run_words) << 2;
+  assign mem_req_bytes = 32'(run_words) << run_shift;
   assign mem_req_rows = 16'(run_count);
-  assign mem_req_pitch = {30'd0, run_pitch, 2'b00};
+  assign mem_req_pitch = {32'd0, run_pitch} << run_shift;
   assign done = mstate == M_FINISH;
   // Nothing to load until the compute side takes the loaded panels or
   // finishes the block: the command processor may read the next packet.
@@ -470,7 +522,7 @@ module npu_matrix (
           mstate <= M_ADDR_RUN;
         end
         M_ADDR_RUN: begin
-          run_addr <= run_matrix + {batch_offset + product + {30'd0, run_col}, 2'b00};
+          run_addr <= run_matrix + ({2'b00, batch_offset + product + {30'd0, run_col}} << run_shift);
           mstate <= M_REQ;
         end
         M_REQ: if (mem_req_ready) mstate <= M_RUN;

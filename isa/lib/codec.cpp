@@ -123,6 +123,14 @@ unsigned elementLog2(const InstrInfo &info, const ProductInfo &p, const Instruct
   return value ? static_cast<unsigned>(std::countr_zero(unsigned(value->bytes))) : 0;
 }
 
+unsigned elementLog2(const InstrInfo &info, const MemOperandInfo &matrix, const Instruction &inst) {
+  if (matrix.sizeBy < 0)
+    return 2;
+  const EnumValueInfo *value =
+      info.operands[matrix.sizeBy].enumInfo->findValue(inst.operands[matrix.sizeBy]);
+  return value ? static_cast<unsigned>(std::countr_zero(unsigned(value->bytes))) : 0;
+}
+
 const EnumValueInfo *EnumInfo::findValue(uint64_t value) const {
   for (uint32_t i = 0; i < numValues; ++i)
     if (values[i].value == value)

@@ -318,7 +318,8 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
           os << "{" << list(p.factors) << ", " << p.elemLog2 << ", " << p.sizeBy << "}, ";
         os << "}, " << m.rows << ", " << m.cols << ", " << m.pitch << ", " << m.trans << ", "
            << m.batch << ", " << m.batchStride << ", " << (m.distinct ? "true" : "false") << ", "
-           << list(m.sizes) << ", " << list(m.strides) << ", " << m.esize << "},\n";
+           << list(m.sizes) << ", " << list(m.strides) << ", " << m.esize << ", " << m.sizeBy
+           << "},\n";
       }
       os << "};\n";
     }

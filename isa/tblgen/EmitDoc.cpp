@@ -122,7 +122,9 @@ std::string extentText(const InstructionDef &inst, const MemOperandDef &m) {
     return out + " bytes";
   }
   case ExtentKind::Matrix: {
-    std::string out = name(m.rows) + " × " + name(m.cols) + " f32";
+    std::string out = name(m.rows) + " × " + name(m.cols) +
+                      (m.sizeBy >= 0 ? " elements of the type " + name(m.sizeBy) + " names"
+                                     : std::string(" f32"));
     if (m.trans >= 0)
       out += " (stored " + name(m.cols) + " × " + name(m.rows) + " with " + name(m.trans) + ")";
     out +=

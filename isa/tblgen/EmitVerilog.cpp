@@ -118,23 +118,24 @@ MemFields memFields(const InstructionDef &inst, const MemOperandDef &m) {
   const auto ref = [&](int index, const char *none) {
     return index < 0 ? std::string(none) : slot32(inst, index);
   };
+  // The element size's log2: a fixed one, or the size of the value of the
+  // sizeBy operand (its check has already refused any other value).
+  const auto elementLog2 = [&](int sizeBy, unsigned fixedLog2) {
+    if (sizeBy < 0)
+      return "4'd" + std::to_string(fixedLog2);
+    const OperandDef &op = inst.operands[sizeBy];
+    std::string e = "4'd0";
+    for (auto v = op.enumType->values.rbegin(); v != op.enumType->values.rend(); ++v)
+      e = "(" + slot32(inst, sizeBy) + " == 32'd" + std::to_string(v->value) + " ? 4'd" +
+          std::to_string(llvm::Log2_32(v->bytes)) + " : " + e + ")";
+    return e;
+  };
   switch (m.kind) {
   case ExtentKind::Product: {
     out.kind = "EXTENT_PRODUCT";
-    // The element size's log2: ElemBytes, or the size of the value of the
-    // sizeBy operand (its check has already refused any other value).
-    const auto elementLog2 = [&](const ProductDef &p) {
-      if (p.sizeBy < 0)
-        return "4'd" + std::to_string(p.elemLog2);
-      const OperandDef &op = inst.operands[p.sizeBy];
-      std::string e = "4'd0";
-      for (auto v = op.enumType->values.rbegin(); v != op.enumType->values.rend(); ++v)
-        e = "(" + slot32(inst, p.sizeBy) + " == 32'd" + std::to_string(v->value) + " ? 4'd" +
-            std::to_string(llvm::Log2_32(v->bytes)) + " : " + e + ")";
-      return e;
-    };
     const auto productField = [&](const ProductDef &p, int i) {
-      return i < 0 ? elementLog2(p) : ref(i < int(p.factors.size()) ? p.factors[i] : -1, "32'd1");
+      return i < 0 ? elementLog2(p.sizeBy, p.elemLog2)
+                   : ref(i < int(p.factors.size()) ? p.factors[i] : -1, "32'd1");
     };
     // One choice, or a choice per value of the selector.
     const auto choose = [&](int i) {
@@ -161,7 +162,7 @@ MemFields memFields(const InstructionDef &inst, const MemOperandDef &m) {
     out.f[2] = ref(m.pitch, "32'd0");
     out.f[3] = ref(m.batch, "32'd1");
     out.s[0] = ref(m.batchStride, "32'd0");
-    out.shift = "4'd2";
+    out.shift = elementLog2(m.sizeBy, 2);
     if (m.trans >= 0)
       out.trans = "packet[" + std::to_string(inst.operands[m.trans].slot.offset) + "]";
     out.distinct = m.distinct ? "1'b1" : "1'b0";

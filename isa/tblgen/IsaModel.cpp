@@ -767,6 +767,14 @@ private:
           ok = ok && mem.batchStride >= 0;
         }
         mem.distinct = extent->getValueAsBit("Distinct");
+        mem.sizeBy = optionalRef(rec, inst, extent->getValueAsString("SizeBy").str(),
+                                 {OperandKind::Enum}, where + " element size", ok);
+        if (mem.sizeBy >= 0 && !inst.operands[mem.sizeBy].enumType->sized()) {
+          error(rec, "'" + inst.mnemonic + "': " + where + " takes its element size from '" +
+                         inst.operands[mem.sizeBy].name + "', whose enumeration " +
+                         inst.operands[mem.sizeBy].enumType->name + " has no sizes");
+          ok = false;
+        }
         if (mem.distinct && mem.batch < 0) {
           error(rec, "'" + inst.mnemonic + "': " + where + " is distinct but has no batch");
           ok = false;

@@ -110,6 +110,7 @@ struct MemOperandDef {
   // strides[4], esize. Unused entries are -1.
   int rows = -1, cols = -1, pitch = -1, trans = -1, batch = -1, batchStride = -1;
   bool distinct = false;
+  int sizeBy = -1; // Matrix: enum operand whose value's size is the element size (else 4 bytes)
   std::vector<int> sizes, strides;
   int esize = -1;
 };

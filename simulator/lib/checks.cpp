@@ -69,18 +69,20 @@ Extent productExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m,
 
 // The check order of base.td's MatrixExtent: the pitch, one matrix's
 // extent, consecutive matrices apart, the whole batch's extent.
-Extent matrixExtent(const isa::MemOperandInfo &m, const OperandValues &p, uint64_t address) {
+Extent matrixExtent(const isa::InstrInfo &info, const isa::MemOperandInfo &m,
+                    const OperandValues &p, uint64_t address) {
   const bool transposed = p.rawOr(m.trans, 0) != 0;
   const uint64_t rows = p.raw(transposed ? m.cols : m.rows);
   const uint64_t cols = p.raw(transposed ? m.rows : m.cols);
   const uint64_t pitch = p.rawOr(m.pitch, 0) != 0 ? p.raw(m.pitch) : cols;
   if (pitch < cols)
     return {{.code = mem::FaultCode::InvalidOperand, .operand = m.pitch, .length = cols}};
-  const u128 one = (u128(rows - 1) * pitch + cols) * 4;
+  const unsigned elemLog2 = isa::elementLog2(info, m, p.instruction());
+  const u128 one = (u128(rows - 1) * pitch + cols) << elemLog2;
   if (one >= kAddressSpace)
     return {invalid(m.operand, address)};
   const uint64_t batch = p.rawOr(m.batch, 1);
-  const u128 apart = u128(p.rawOr(m.batchStride, 0)) * 4;
+  const u128 apart = u128(p.rawOr(m.batchStride, 0)) << elemLog2;
   if (m.distinct && batch > 1 && apart < one)
     return {{.code = mem::FaultCode::Overlap,
              .operand = m.operand,
@@ -115,7 +117,7 @@ Extent extentOf(const isa::InstrInfo &info, const isa::MemOperandInfo &m, const 
                 uint64_t address) {
   switch (m.kind) {
   case isa::ExtentKind::Product: return productExtent(info, m, p, address);
-  case isa::ExtentKind::Matrix: return matrixExtent(m, p, address);
+  case isa::ExtentKind::Matrix: return matrixExtent(info, m, p, address);
   case isa::ExtentKind::Strided: return stridedExtent(info, m, p, address);
   }
   return {invalid(m.operand, address)};

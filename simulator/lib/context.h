@@ -34,6 +34,8 @@ struct Work {
     uint64_t a = 0, b = 0, c = 0;
     uint64_t lda = 0, ldb = 0, ldc = 0;
     uint64_t strideA = 0, strideB = 0, strideC = 0;
+    // log2 of the element sizes of A and B (dtype) and of C (otype).
+    unsigned abLog2 = 2, cLog2 = 2;
   };
   MatrixOperands matrix = {};
 

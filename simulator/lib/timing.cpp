@@ -535,14 +535,15 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   const auto clip = [](uint64_t size, uint64_t at, uint64_t most) {
     return std::min(most, size - at);
   };
-  // A request of `count` runs of `words` elements, `pitch` elements apart
-  // from element `first` of a matrix at `base` (at most BR runs).
+  // A request of `count` runs of `words` elements of 2^log2 bytes, `pitch`
+  // elements apart from element `first` of a matrix at `base` (at most BR
+  // runs).
   const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
-                        uint64_t pitch) {
+                        uint64_t pitch, unsigned log2) {
     const auto eachBurst = [&](auto &&burst) {
       for (uint64_t r = 0; r < count; ++r) {
-        const uint64_t address = base + 4 * (first + r * pitch);
-        forEachBurst(address, Port::beats(address, 4 * words), burst);
+        const uint64_t address = base + ((first + r * pitch) << log2);
+        forEachBurst(address, Port::beats(address, words << log2), burst);
       }
     };
     uint64_t beats = 0, bursts = 0;
@@ -557,7 +558,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
       eachBurst([&](uint64_t n) { burstBeats.push_back(n); });
       stall = port.outstandingStall(burstBeats, write);
     }
-    const uint64_t bytes = satMul(count, 4 * words);
+    const uint64_t bytes = satMul(count, words << log2);
     return kRequest + stall +
            (write ? port.writeRuns(bytes, beats, bursts) : port.readRuns(bytes, beats));
   };
@@ -584,13 +585,14 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     const uint64_t a = batchOf(b) * o.strideA, bb = batchOf(b) * o.strideB;
     waitFor(bufferFree);
     memory = satAdd(memory, 1);
-    memory = satAdd(
-        memory, o.transA ? runs(false, o.a, a + p * KC * o.lda + bi * BR, depth, rowsOf(b), o.lda)
-                         : runs(false, o.a, a + bi * BR * o.lda + p * KC, rowsOf(b), depth, o.lda));
-    memory =
-        satAdd(memory,
-               o.transB ? runs(false, o.b, bb + bj * BR * o.ldb + p * KC, colsOf(b), depth, o.ldb)
-                        : runs(false, o.b, bb + p * KC * o.ldb + bj * BR, depth, colsOf(b), o.ldb));
+    memory = satAdd(memory, o.transA ? runs(false, o.a, a + p * KC * o.lda + bi * BR, depth,
+                                            rowsOf(b), o.lda, o.abLog2)
+                                     : runs(false, o.a, a + bi * BR * o.lda + p * KC, rowsOf(b),
+                                            depth, o.lda, o.abLog2));
+    memory = satAdd(memory, o.transB ? runs(false, o.b, bb + bj * BR * o.ldb + p * KC, colsOf(b),
+                                            depth, o.ldb, o.abLog2)
+                                     : runs(false, o.b, bb + p * KC * o.ldb + bj * BR, depth,
+                                            colsOf(b), o.ldb, o.abLog2));
     return memory;
   };
   std::optional<uint64_t> preloaded; // the block's first panels, loaded during the last block
@@ -598,9 +600,9 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
     const uint64_t rows = rowsOf(block), cols = colsOf(block), c = batchOf(block) * o.strideC;
     // The accumulators: a decide cycle, then the old C, or cleared in it.
-    memory = satAdd(
-        memory,
-        1 + (o.acc ? runs(false, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc) : 0));
+    memory = satAdd(memory, 1 + (o.acc ? runs(false, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols,
+                                              o.ldc, o.cLog2)
+                                       : 0));
     const uint64_t accReady = memory;
     uint64_t lastCompute = compute;
     const auto panel = [&](uint64_t p) {
@@ -637,7 +639,8 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
       preloaded = loadPanel(block + 1, 0);
     waitFor(lastCompute);
     memory = satAdd(memory, 1);
-    memory = satAdd(memory, runs(true, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc));
+    memory =
+        satAdd(memory, runs(true, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols, o.ldc, o.cLog2));
   };
   if (blocks <= kExactBlocks) {
     for (uint64_t block = 0; block < blocks; ++block)
@@ -653,12 +656,13 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   // preloads stands for the first of them). Their bytes are counted
   // exactly: every block reads its A rows and B columns, K deep, and the
   // old C with acc.
-  const auto pagePeriod = [](uint64_t stride) {
-    return 4096 / std::gcd<uint64_t>(4096, stride * 4 % 4096);
+  const auto pagePeriod = [](uint64_t stride, unsigned log2) {
+    return 4096 / std::gcd<uint64_t>(4096, (stride << log2) % 4096);
   };
-  const uint64_t period = satMul(
-      satMul(blocksM, blocksN),
-      std::lcm(std::lcm(pagePeriod(o.strideA), pagePeriod(o.strideB)), pagePeriod(o.strideC)));
+  const uint64_t period =
+      satMul(satMul(blocksM, blocksN),
+             std::lcm(std::lcm(pagePeriod(o.strideA, o.abLog2), pagePeriod(o.strideB, o.abLog2)),
+                      pagePeriod(o.strideC, o.cLog2)));
   const uint64_t window = period <= kExactBlocks / 2 ? period : 1;
   uint64_t before = 0;
   for (uint64_t block = 0; block < kExactBlocks; ++block) {
@@ -674,10 +678,10 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     runBlock(block);
   const Traffic sofar = port.traffic();
   const uint64_t reads =
-      satMul(satAdd(satAdd(satMul(satMul(m, k), blocksN), satMul(satMul(k, n), blocksM)),
-                    o.acc ? satMul(m, n) : 0),
-             satMul(work.batch, 4));
-  const uint64_t writes = satMul(satMul(m, n), satMul(work.batch, 4));
+      satAdd(satMul(satAdd(satMul(satMul(m, k), blocksN), satMul(satMul(k, n), blocksM)),
+                    satMul(work.batch, uint64_t(1) << o.abLog2)),
+             o.acc ? satMul(satMul(m, n), satMul(work.batch, uint64_t(1) << o.cLog2)) : 0);
+  const uint64_t writes = satMul(satMul(m, n), satMul(work.batch, uint64_t(1) << o.cLog2));
   port.add(
       {reads - std::min(reads, sofar.bytesRead), writes - std::min(writes, sofar.bytesWritten)});
   return satAdd(memory, 1); // finish

@@ -99,18 +99,59 @@ uint32_t fromCount(uint64_t n) {
   return bitsOf(static_cast<float>(n));
 }
 
-void matmul(Mem &m, uint64_t c, uint64_t a, uint64_t b, uint64_t M, uint64_t K, uint64_t N,
+// The element size of a DType value: its Bytes in the .td.
+unsigned typeBytes(uint64_t type) {
+  for (const isa::EnumInfo *e : isa::enums())
+    if (std::string_view(e->name) == "DType")
+      if (const isa::EnumValueInfo *v = e->findValue(type))
+        return v->bytes;
+  throw std::invalid_argument("no DType value " + std::to_string(type));
+}
+
+// An array of a float type (f32, bf16, f16) at `base`: element i read as
+// binary32 (widened exactly), or stored from it (rounded once, RNE), as
+// the matrix engine and the vector engine's streams do (docs/types.md §2).
+class FloatArray {
+public:
+  FloatArray(Mem &m, uint64_t base, isa::DType type)
+      : m_(m), base_(base), type_(type), size_(typeBytes(static_cast<uint64_t>(type))) {}
+  uint32_t get(uint64_t i) {
+    const uint64_t stored = m_.element(base_ + size_ * i, size_);
+    switch (type_) {
+    case isa::DType::bf16: return arith::widenBf16(static_cast<uint16_t>(stored));
+    case isa::DType::f16: return arith::widenF16(static_cast<uint16_t>(stored));
+    default: return static_cast<uint32_t>(stored);
+    }
+  }
+  void set(uint64_t i, uint32_t v) {
+    uint64_t stored = v;
+    switch (type_) {
+    case isa::DType::bf16: stored = arith::narrowBf16(v); break;
+    case isa::DType::f16: stored = arith::narrowF16(v); break;
+    default: break;
+    }
+    m_.element(base_ + size_ * i, size_, stored);
+  }
+
+private:
+  Mem &m_;
+  uint64_t base_;
+  isa::DType type_;
+  unsigned size_;
+};
+
+void matmul(FloatArray c, FloatArray a, FloatArray b, uint64_t M, uint64_t K, uint64_t N,
             uint64_t lda, uint64_t ldb, uint64_t ldc, bool ta, bool tb, bool acc) {
   lda = lda ? lda : (ta ? M : K);
   ldb = ldb ? ldb : (tb ? K : N);
   ldc = ldc ? ldc : N;
   for (uint64_t i = 0; i < M; ++i)
     for (uint64_t j = 0; j < N; ++j) {
-      uint32_t sum = acc ? m.f(c, i * ldc + j) : kPlusZero;
+      uint32_t sum = acc ? c.get(i * ldc + j) : kPlusZero;
       for (uint64_t k = 0; k < K; ++k)
-        sum = soft::ffma(m.f(a, ta ? k * lda + i : i * lda + k),
-                         m.f(b, tb ? j * ldb + k : k * ldb + j), sum);
-      m.f(c, i * ldc + j, sum);
+        sum = soft::ffma(a.get(ta ? k * lda + i : i * lda + k),
+                         b.get(tb ? j * ldb + k : k * ldb + j), sum);
+      c.set(i * ldc + j, sum);
     }
 }
 
@@ -285,8 +326,9 @@ template <class Op> void scalarOp(Mem &m, const Op &op) {
       return;
     }
   }
+  FloatArray a(m, op.a, op.dtype), dst(m, op.dst, op.dtype);
   for (uint64_t i = 0; i < op.n; ++i)
-    m.f(op.dst, i, element(op, m.f(op.a, i), bitsOf(op.s)));
+    dst.set(i, element(op, a.get(i), bitsOf(op.s)));
 }
 
 // The compares (isa/compare.td). On f32 the IEEE order is worked out from
@@ -405,9 +447,10 @@ template <class Op> void unaryOp(Mem &m, const Op &op) {
   std::vector<uint32_t> inputs{0};
   for (float s : op.f32Operands())
     inputs.push_back(bitsOf(s));
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   for (uint64_t i = 0; i < op.n; ++i) {
-    inputs[0] = m.f(op.src, i);
-    m.f(op.dst, i, arith::evaluate(p, inputs, arith::Implementation::Reference));
+    inputs[0] = src.get(i);
+    dst.set(i, arith::evaluate(p, inputs, arith::Implementation::Reference));
   }
 }
 
@@ -600,15 +643,6 @@ void adamw(Mem &m, const isa::inst::Adamw &op) {
     m.f(op.exp_avg, i, mo);
     m.f(op.exp_avg_sq, i, v);
   }
-}
-
-// The element size of a DType value: its Bytes in the .td.
-unsigned typeBytes(uint64_t type) {
-  for (const isa::EnumInfo *e : isa::enums())
-    if (std::string_view(e->name) == "DType")
-      if (const isa::EnumValueInfo *v = e->findValue(type))
-        return v->bytes;
-  throw std::invalid_argument("no DType value " + std::to_string(type));
 }
 
 void run(Mem &m, const Cast &op) {
@@ -821,14 +855,17 @@ void run(Mem &m, const CopyStrided &op) {
 }
 
 void run(Mem &m, const Matmul &op) {
-  matmul(m, op.c, op.a, op.b, op.m, op.k, op.n, op.lda, op.ldb, op.ldc, op.transa, op.transb,
-         op.acc);
+  matmul({m, op.c, op.otype}, {m, op.a, op.dtype}, {m, op.b, op.dtype}, op.m, op.k, op.n, op.lda,
+         op.ldb, op.ldc, op.transa, op.transb, op.acc);
 }
 
 void run(Mem &m, const Bmm &op) {
+  const uint64_t in = typeBytes(static_cast<uint64_t>(op.dtype)),
+                 out = typeBytes(static_cast<uint64_t>(op.otype));
   for (uint64_t q = 0; q < op.batch; ++q)
-    matmul(m, op.c + 4 * q * op.stride_c, op.a + 4 * q * op.stride_a, op.b + 4 * q * op.stride_b,
-           op.m, op.k, op.n, 0, 0, 0, op.transa, op.transb, op.acc);
+    matmul({m, op.c + out * q * op.stride_c, op.otype}, {m, op.a + in * q * op.stride_a, op.dtype},
+           {m, op.b + in * q * op.stride_b, op.dtype}, op.m, op.k, op.n, 0, 0, 0, op.transa,
+           op.transb, op.acc);
 }
 
 #define NPU_REFERENCE_SHAPE(NAME, Type, family, shape)                                             \

@@ -8,7 +8,9 @@
 // and overlaps set ERROR_CODE and the packet index like the ISS, and
 // nothing hangs.
 #include "generated_cases.h"
+#include "half_float_cases.h"
 #include "integer_cases.h"
+#include "matrix_cases.h"
 #include "npu/isa/isa.h"
 #include "npu/mem/fault.h"
 #include "npu/sim/iss.h"
@@ -424,6 +426,30 @@ TEST(RtlOps, CastEveryAcceptedTypePair) {
         twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
+}
+
+// MATMUL and BMM on the same cases as IssOps' (matrix_cases.h), under wait
+// states every fourth run.
+TEST(RtlOps, MatrixTypesOnEdgeValues) {
+  int t = 0;
+  const int tests = test::forEachMatrixTest([&](const auto &make, const std::string &name) {
+    Twin twin(980, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 3 * 3 * (2 + 7));
+}
+
+// The bf16 and f16 vector forms on the same cases as IssOps'
+// (half_float_cases.h), under wait states every fourth run.
+TEST(RtlOps, HalfFloatVectorFormsOnEdgeValues) {
+  int t = 0;
+  const int tests = test::forEachHalfFloatTest([&](const auto &make, const std::string &name) {
+    Twin twin(990, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 2 * (8 * 6 + 18));
 }
 
 // The integer forms of the binary instructions and their scalar forms on

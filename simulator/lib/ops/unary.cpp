@@ -1,5 +1,7 @@
 // Every instruction of the .td class UnaryOp: dst[i] = program(src[i], f32
-// operands...), the program being the one its record names.
+// operands...), the program being the one its record names. The f32 form
+// has a fast path here; bf16 and f16 run the record's recipe on the typed
+// streams (recipe_runner.h), as the RTL vector engine does.
 #include "../arith_util.h"
 #include "../context.h"
 #include "../recipe_runner.h"
@@ -16,11 +18,10 @@ template <class Op> Work unaryWork(const Op &op) {
 }
 
 template <class Op> void unary(ExecContext &ctx, const Op &op) {
-  // Other types (NEG's i32 and i64) run the record's recipe, as the RTL.
-  if (op.dtype != isa::DType::f32) {
-    runRecipe(ctx, op.toInstruction());
-    return;
-  }
+  // Other types (bf16, f16; NEG's i32 and i64) run the record's recipe, as
+  // the RTL.
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   constexpr Program program = programOf<Op>();
   const auto scalars = op.f32Operands();
   constexpr size_t numInputs = 1 + std::tuple_size_v<decltype(scalars)>;

@@ -4,7 +4,9 @@
 // full of special values (±0, ±inf, NaNs with payloads, denormals, huge and
 // tiny numbers).
 #include "generated_cases.h"
+#include "half_float_cases.h"
 #include "integer_cases.h"
+#include "matrix_cases.h"
 #include "npu/sim/iss.h"
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
@@ -316,6 +318,32 @@ TEST(IssOps, CastEveryAcceptedTypePair) {
         twin.runAndCompare(validPacketOf(op), test::castName(op, inPlace));
       });
   EXPECT_EQ(pairs, 36);
+}
+
+// MATMUL and BMM on every pair of the types they accept (matrix_cases.h:
+// edge values times exact factors, with and without acc, and shapes over
+// several blocks and panels with transposes, pitches and batch strides).
+TEST(IssOps, MatrixTypesOnEdgeValues) {
+  const int tests = test::forEachMatrixTest([&](const auto &make, const std::string &name) {
+    Twin twin(980);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  // dtype and otype each f32, bf16, f16: two edge tests and seven shapes.
+  EXPECT_EQ(tests, 3 * 3 * (2 + 7));
+}
+
+// The bf16 and f16 forms of the scalar and unary instructions
+// (half_float_cases.h: edge and ordinary values over three chunks from
+// inside a beat).
+TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
+  const int tests = test::forEachHalfFloatTest([&](const auto &make, const std::string &name) {
+    Twin twin(990);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  // Per type: 8 scalar forms x 6 scalars; 18 unary instructions.
+  EXPECT_EQ(tests, 2 * (8 * 6 + 18));
 }
 
 // The integer forms of the binary instructions and their scalar forms

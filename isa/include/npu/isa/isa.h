@@ -116,6 +116,9 @@ struct MemOperandInfo {
   // Strided: the view of sizes[d] elements of 2^esize bytes, strides[d]
   // elements apart (signed), lowest to highest element.
   int8_t sizes[4], strides[4], esize;
+  // Matrix: elements of the size of the value of the enum operand sizeBy,
+  // 4 bytes when -1.
+  int8_t sizeBy;
 };
 
 // Memory operands a and b (indices into InstrInfo::memory) must not overlap,
@@ -197,6 +200,8 @@ int64_t operandValue(const OperandInfo &op, uint64_t raw);
 // log2 of the element size of a product extent, given the operand values
 // of a validated instruction (whose sizeBy value is one its operand accepts).
 unsigned elementLog2(const InstrInfo &info, const ProductInfo &p, const Instruction &inst);
+// The same of a matrix extent (2 when it names no sizeBy).
+unsigned elementLog2(const InstrInfo &info, const MemOperandInfo &matrix, const Instruction &inst);
 
 // The values an enum operand accepts, in enumeration order, and their
 // names, comma-separated.

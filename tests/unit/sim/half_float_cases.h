@@ -1,0 +1,102 @@
+// The bf16 and f16 forms of the vector instructions that compute in binary32
+// lanes (docs/types.md §2: elements widened exactly, results rounded once on
+// store): every instruction of NPU_FOR_EACH_SCALAR_OP and
+// NPU_FOR_EACH_UNARY_OP whose record accepts the type, on its edge values
+// (type_pairs.h's: zeros, subnormals, infinities, NaNs, the largest finite
+// values, which overflow on store) and ordinary ones over three chunks from
+// inside a beat, against scalars that overflow, vanish or are NaN-making.
+// The ISS op tests run them against the reference model, the RTL op tests
+// against the ISS.
+#pragma once
+
+#include "integer_cases.h"
+#include "type_pairs.h"
+
+#include "npu/isa/isa.h"
+
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace npu::test {
+
+inline constexpr isa::DType kHalfFloatTypes[] = {isa::DType::bf16, isa::DType::f16};
+
+// The edge values of a 16-bit float type and ordinary values around them
+// (whose results round on store: ties among them), repeated over three
+// chunks of the vector engine.
+inline std::vector<uint64_t> halfFloatSpread(isa::DType type) {
+  std::vector<uint64_t> e = edgeElements(type);
+  for (uint64_t v : type == isa::DType::bf16
+                        ? std::vector<uint64_t>{0x3f81, 0x3fff, 0xbe4d, 0x4049, 0x3c23, 0xc2f7}
+                        : std::vector<uint64_t>{0x3c01, 0x3fff, 0xb266, 0x4248, 0x2e66, 0xd7b0})
+    e.push_back(v);
+  std::vector<uint64_t> spread;
+  for (size_t i = 0; i < 301; ++i)
+    spread.push_back(e[i % e.size()]);
+  return spread;
+}
+
+// Calls run(make, name) for every test, where make(place) builds its
+// packet, its buffers placed by place(words) (a twin's values(), returning
+// a 64-byte aligned address); returns their count.
+template <class Run> int forEachHalfFloatTest(Run run) {
+  int count = 0;
+  const auto scalar = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kHalfFloatTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> a = halfFloatSpread(type);
+      for (float s : {1.0f, -2.5f, 0.1f, 3.0e38f, std::bit_cast<float>(0x7f800000u),
+                      std::bit_cast<float>(0x00000001u)}) {
+        const auto make = [&](auto &place) {
+          Op op;
+          op.dtype = type;
+          op.n = static_cast<uint32_t>(a.size());
+          op.s = s;
+          op.a = placeElements(place, type, a);
+          op.dst = placeElements(place, type, std::vector<uint64_t>(a.size(), 0x7777));
+          return isa::packetOf(op);
+        };
+        run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " s " +
+                      std::to_string(s));
+        ++count;
+      }
+    }
+  };
+  const auto unary = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kHalfFloatTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> a = halfFloatSpread(type);
+      const auto make = [&](auto &place) {
+        Op op;
+        op.dtype = type;
+        op.n = static_cast<uint32_t>(a.size());
+        // The f32 operands of POWS and CLAMP.
+        if constexpr (requires { op.p; })
+          op.p = 3.0f;
+        if constexpr (requires { op.lo; })
+          op.lo = -1.5f;
+        if constexpr (requires { op.hi; })
+          op.hi = 2.0f;
+        op.src = placeElements(place, type, a);
+        op.dst = placeElements(place, type, std::vector<uint64_t>(a.size(), 0x7777));
+        return isa::packetOf(op);
+      };
+      run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type));
+      ++count;
+    }
+  };
+#define NPU_HALF_SCALAR(NAME, Type, family) scalar(std::type_identity<isa::inst::Type>{});
+#define NPU_HALF_UNARY(NAME, Type, family) unary(std::type_identity<isa::inst::Type>{});
+  NPU_FOR_EACH_SCALAR_OP(NPU_HALF_SCALAR)
+  NPU_FOR_EACH_UNARY_OP(NPU_HALF_UNARY)
+#undef NPU_HALF_SCALAR
+#undef NPU_HALF_UNARY
+  return count;
+}
+
+} // namespace npu::test
