@@ -1,8 +1,10 @@
-// Bitwise and/or/xor/not of bool tensors, composed of integer instructions
-// until the ISA has bitwise ones for b8: the masks as 0/1 int32 (CAST), and
-// a & b = min, a | b = max, a ^ b = (a != b), ~a = (a == 0), back to bool
-// (CAST, or straight from the compare's b8). `and` of an integer tensor and
-// a bool is composed too; other integer bitwise ops fall back.
+// Bitwise and/or/xor/not. Integer tensors (and an integer with a bool, which
+// promotes to 0 or 1) are AND OR XOR NOT in PyTorch's result type; not of a
+// bool is NOT on the b8 mask. and/or/xor of two bools are composed, since
+// the tensor forms of AND OR XOR do not take b8 (a broadcast b8 operand
+// would need a one-byte row load): the masks as 0/1 int32 (CAST), and
+// a & b = min, a | b = max, a ^ b = (a != b), back to bool (CAST, or
+// straight from the compare's b8).
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -16,7 +18,6 @@
 #include <ATen/ops/bitwise_xor_ops.h>
 #include <torch/library.h>
 
-#include <limits>
 #include <optional>
 
 namespace npu::bridge {
@@ -54,68 +55,64 @@ void emitLogic(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, 
   copyInto(dst, combined);
 }
 
-// An integer tensor and a bool, as generate's `unfinished & ~done`: the
-// bool promotes to 0 or 1, so `x & flag` is flag and x's lowest bit. That
-// bit is the sign of x * 2^(w-1) (integer MUL wraps: every other bit
-// shifts out), read by LT 0.
-std::optional<c10::ScalarType> integerAndBoolType(const at::Tensor &a, const at::Tensor &b) {
-  const bool aBool = isBoolOperand(a), bBool = isBoolOperand(b);
-  if (aBool == bBool)
+// The integer type in which the bitwise instruction Inst computes a op b:
+// PyTorch's result type, if Inst takes it; else none.
+template <class Inst>
+std::optional<c10::ScalarType> integerType(const at::Tensor &a, const at::Tensor &b) {
+  if (!deviceOperands(a, b))
     return std::nullopt;
-  const at::Tensor &x = aBool ? b : a;
-  const c10::ScalarType type = x.scalar_type();
-  if (!isNpu(x) || (type != at::kInt && type != at::kLong) || !accepts<isa::inst::Mul>(type) ||
-      !accepts<isa::inst::Lt>(type))
+  const c10::ScalarType type = at::result_type(a, b);
+  if (!c10::isIntegralType(type, /*includeBool=*/false) || !accepts<Inst>(type) ||
+      !convertibleTo(type, a, b))
     return std::nullopt;
   return type;
 }
 
-// dst (contiguous, x's type, the broadcast shape) = x & flag.
-void emitIntegerAndBool(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b) {
+// dst (contiguous, of the computing type, the broadcast shape) = a op b.
+template <class Inst>
+void emitInteger(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b) {
   if (dst.numel() == 0)
     return;
-  const bool aBool = isBoolOperand(a);
-  const at::Tensor &x = aBool ? b : a, &flag = aBool ? a : b;
-  const c10::ScalarType type = x.scalar_type();
-  const int64_t signBit =
-      type == at::kLong ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int32_t>::min();
-  const at::Tensor shifted = emptyNpu(x.sizes(), type);
-  emitBinary<isa::inst::Mul>(shifted, x, deviceScalar(signBit, type));
-  const at::Tensor lowBit = emptyNpu(x.sizes(), at::kBool);
-  emitBinaryWith(&emitBinaryPacket<isa::inst::Lt>, false, lowBit, shifted, deviceScalar(0, type),
-                 1.0f);
-  const at::Tensor both = emptyNpu(dst.sizes(), at::kBool);
-  emitLogic(both, lowBit, flag, Logic::And);
-  copyInto(dst, both);
+  emitBinaryWith(&emitBinaryPacket<Inst>, true, dst, binaryOperand(a, dst.scalar_type()),
+                 binaryOperand(b, dst.scalar_type()), 1.0f);
 }
 
-template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct LogicKernels {
+template <Logic kOp, class Inst, class FunctionalOp, class InplaceOp, class OutOp>
+struct LogicKernels {
+  static std::string describe(const at::Tensor &a, const at::Tensor &b) {
+    return (isNpu(a) ? shapeString(a) : "scalar") + ", " + (isNpu(b) ? shapeString(b) : "scalar");
+  }
+  // out = a op b, of two bools or in an integer type.
   static void store(OpCounter &counter, const at::Tensor &out, const at::Tensor &a,
                     const at::Tensor &b) {
     OpScope scope(counter);
     if (logOps())
-      scope.describe((isNpu(a) ? shapeString(a) : "scalar") + ", " +
-                     (isNpu(b) ? shapeString(b) : "scalar"));
-    storeResult(out, [&](const at::Tensor &dst) { emitLogic(dst, a, b, kOp); });
+      scope.describe(describe(a, b));
+    storeResult(out, [&](const at::Tensor &dst) {
+      if (dst.scalar_type() == at::kBool)
+        emitLogic(dst, a, b, kOp);
+      else
+        emitInteger<Inst>(dst, a, b);
+    });
+  }
+  // The type a op b computes in on the device, if it does.
+  static std::optional<c10::ScalarType> type(const at::Tensor &a, const at::Tensor &b) {
+    if (boolLowerable(a, b))
+      return at::kBool;
+    return integerType<Inst>(a, b);
   }
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
     static OpCounter counter(baseName<FunctionalOp>());
-    if (const std::optional<c10::ScalarType> type = integerAndBoolType(a, b);
-        kOp == Logic::And && type) {
-      OpScope scope(counter);
-      at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), *type);
-      emitIntegerAndBool(out, a, b);
-      return out;
-    }
-    if (!boolLowerable(a, b))
+    const std::optional<c10::ScalarType> computed = type(a, b);
+    if (!computed)
       return fallbackTo<FunctionalOp>(a, b);
-    at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), at::kBool);
+    at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), *computed);
     store(counter, out, a, b);
     return out;
   }
   static at::Tensor &inplace(at::Tensor &self, const at::Tensor &b) {
     static OpCounter counter(baseName<InplaceOp>());
-    if (!isNpu(self) || !boolLowerable(self, b) ||
+    if (!isNpu(self) || type(self, b) != self.scalar_type() ||
         at::infer_size(self.sizes(), b.sizes()) != self.sizes())
       return fallbackTo<InplaceOp>(self, b);
     checkPointwiseWrite(self, {b});
@@ -124,7 +121,7 @@ template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct Lo
   }
   static at::Tensor &outForm(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
     static OpCounter counter(operatorName<OutOp>());
-    if (!boolLowerable(a, b) || !isNpu(out) || out.scalar_type() != at::kBool)
+    if (!isNpu(out) || type(a, b) != out.scalar_type())
       return fallbackTo<OutOp>(a, b, out);
     at::native::resize_output(out, at::infer_size(a.sizes(), b.sizes()));
     checkPointwiseWrite(out, {a, b});
@@ -138,27 +135,36 @@ template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct Lo
   }
 };
 
-// ~a of a bool tensor: a == 0 on its 0/1 int32 values.
+// ~a: NOT, of a bool (logical not of the b8 mask) or an integer tensor.
+bool notLowerable(const at::Tensor &self) {
+  return isNpu(self) && accepts<isa::inst::Not>(self.scalar_type());
+}
+
 void emitNot(const at::Tensor &dst, const at::Tensor &self) {
   if (dst.numel() == 0)
     return;
-  emitBinaryWith(&emitBinaryPacket<isa::inst::Eq>, true, dst, asInt32(self),
-                 deviceScalar(0, at::kInt), 1.0f);
+  const at::Tensor src = self.contiguous();
+  isa::inst::Not inst;
+  inst.dst = addressOf(dst);
+  inst.src = addressOf(src);
+  inst.n = u32(dst.numel(), "elements");
+  inst.dtype = *isaType(dst.scalar_type());
+  emit(inst);
 }
 
 at::Tensor bitwiseNot(const at::Tensor &self) {
   static OpCounter counter("bitwise_not");
-  if (!isNpu(self) || self.scalar_type() != at::kBool)
+  if (!notLowerable(self))
     return fallbackTo<NPU_ATEN_OP(bitwise_not)>(self);
   OpScope scope(counter);
-  at::Tensor out = emptyNpuLike(self);
+  at::Tensor out = emptyNpu(self.sizes(), self.scalar_type());
   emitNot(out, self);
   return out;
 }
 
 at::Tensor &bitwiseNotInplace(at::Tensor &self) {
   static OpCounter counter("bitwise_not_");
-  if (!isNpu(self) || self.scalar_type() != at::kBool)
+  if (!notLowerable(self))
     return fallbackTo<NPU_ATEN_OP(bitwise_not_)>(self);
   checkInternalOverlap(self);
   OpScope scope(counter);
@@ -168,8 +174,7 @@ at::Tensor &bitwiseNotInplace(at::Tensor &self) {
 
 at::Tensor &bitwiseNotOut(const at::Tensor &self, at::Tensor &out) {
   static OpCounter counter("bitwise_not.out");
-  if (!isNpu(self) || self.scalar_type() != at::kBool || !isNpu(out) ||
-      out.scalar_type() != at::kBool)
+  if (!notLowerable(self) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(bitwise_not, out)>(self, out);
   at::native::resize_output(out, self.sizes());
   checkPointwiseWrite(out, {self});
@@ -180,14 +185,14 @@ at::Tensor &bitwiseNotOut(const at::Tensor &self, at::Tensor &out) {
 
 } // namespace
 
-#define NPU_LOGIC(name, op)                                                                        \
-  LogicKernels<op, NPU_ATEN_OP2(name, Tensor), NPU_ATEN_OP2(name##_, Tensor),                      \
+#define NPU_LOGIC(name, op, Inst)                                                                  \
+  LogicKernels<op, Inst, NPU_ATEN_OP2(name, Tensor), NPU_ATEN_OP2(name##_, Tensor),                \
                NPU_ATEN_OP2(name, Tensor_out)>::registerIn(m)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  NPU_LOGIC(bitwise_and, Logic::And);
-  NPU_LOGIC(bitwise_or, Logic::Or);
-  NPU_LOGIC(bitwise_xor, Logic::Xor);
+  NPU_LOGIC(bitwise_and, Logic::And, isa::inst::And);
+  NPU_LOGIC(bitwise_or, Logic::Or, isa::inst::Or);
+  NPU_LOGIC(bitwise_xor, Logic::Xor, isa::inst::Xor);
   m.impl("bitwise_not", bitwiseNot);
   m.impl("bitwise_not_", bitwiseNotInplace);
   m.impl("bitwise_not.out", bitwiseNotOut);

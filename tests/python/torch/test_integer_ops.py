@@ -1,5 +1,5 @@
-"""Integer arithmetic on the npu (docs/types.md §3): ADD SUB MUL MAX MIN on
-int32 and int64 tensors, with broadcasting, Python scalars and mixed-type
+"""Integer arithmetic on the npu (docs/types.md §3): ADD SUB MUL MAX MIN and
+the bitwise AND OR XOR NOT on int32 and int64 tensors, with broadcasting, Python scalars and mixed-type
 operands (PyTorch's type promotion, the converting side cast on the
 device), compared with PyTorch CPU exactly (integers wrap around)."""
 
@@ -30,7 +30,8 @@ def values(shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tenso
 
 
 OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-       "maximum": torch.maximum, "minimum": torch.minimum}
+       "maximum": torch.maximum, "minimum": torch.minimum,
+       "and": operator.and_, "or": operator.or_, "xor": operator.xor}
 
 
 @pytest.mark.parametrize("dtype", INTEGERS, ids=str)
@@ -61,6 +62,28 @@ def test_python_scalars_and_in_place_forms(dtype):
     assert torch.equal(minus.cpu(), 5 - a)
     assert torch.equal(times.cpu(), a * -3)
     assert torch.equal(d.cpu(), a + 11 - 2)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_bitwise_forms_on_integers_and_bools(dtype):
+    a = values((4, 33), dtype, 5)
+    flags = values((4, 33), dtype, 6) > 0
+    d = a.to("npu")
+    with native("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_and_"):
+        results = {
+            "and scalar": d & 0x5A5A, "or scalar": 3 | d, "xor scalar": d ^ -1,
+            "not": ~d, "and bool": d & flags.to("npu"), "or bool": flags.to("npu") | d,
+            "not bool": ~flags.to("npu"),
+        }
+        d &= torch.tensor(0x0FF0, dtype=dtype).to("npu")
+    expected = {
+        "and scalar": a & 0x5A5A, "or scalar": 3 | a, "xor scalar": a ^ -1, "not": ~a,
+        "and bool": a & flags, "or bool": flags | a, "not bool": ~flags,
+    }
+    for name, result in results.items():
+        assert result.dtype == expected[name].dtype, name
+        assert torch.equal(result.cpu(), expected[name]), name
+    assert torch.equal(d.cpu(), a & 0x0FF0)
 
 
 def test_mixed_types_promote_as_pytorch_does():
