@@ -118,14 +118,15 @@ def test_the_iss_against_the_reference_model(tmp_path):
     """--backend reference: every packet on the ISS and on the slow reference model of the ISA,
     every written range compared; the ISS's fast paths (GEMM kernel, host micro-programs) agree."""
     out = tmp_path / "out"
-    # 40 packets a seed: enough for more than 75 % of the bins of every
-    # instruction (the compares' among them) to be hit.
-    r = regress("--backend", "reference", "--seeds", 40, "--packets", 40, "--fault-percent", 10,
+    # 60 packets a seed: enough for more than 75 % of the bins of every
+    # instruction (the compares', the bitwise family's and the typed
+    # matmul's among them; 40 reached 74.9 % of 3,735 bins) to be hit.
+    r = regress("--backend", "reference", "--seeds", 40, "--packets", 60, "--fault-percent", 10,
                 "--fail-on-unexpected", "--out", out, "--quiet")
     assert r.returncode == 0, r.stdout + r.stderr
     summary, _ = check_reports(out, range(40))
     assert summary["backend"] == "reference" and summary["passed"] == 40
-    assert summary["packets_executed"] == 1600 and sum(summary["faults"].values()) > 50
+    assert summary["packets_executed"] == 2400 and sum(summary["faults"].values()) > 50
     assert summary["coverage"]["percent"] > 75
 
 
