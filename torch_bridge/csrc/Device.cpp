@@ -155,17 +155,16 @@ void flush() {
   g_packetCount.fetch_add(pending.size(), std::memory_order_relaxed);
   t_state.flushed += pending.size();
   try {
+    // While a profile records, batches are noted and submitted under one
+    // lock, so they are in the order the device runs them.
+    std::unique_lock<std::mutex> profiled(g_profileMutex, std::defer_lock);
     if (g_profiling.load(std::memory_order_acquire)) {
-      // Noted and submitted under one lock, so the batches are in the
-      // order the device runs them.
-      std::lock_guard<std::mutex> lock(g_profileMutex);
+      profiled.lock();
       g_profiledBatches.push_back(
           {c10::getTime(), pending.size(),
            t_profileCorrelations.empty() ? 0 : t_profileCorrelations.back()});
-      runtime().submit(pending);
-    } else {
-      runtime().submit(pending);
     }
+    runtime().submit(pending);
   } catch (const rt::Error &e) {
     pending.clear();
     allocator().releaseDeferred();

@@ -169,27 +169,6 @@ namespace {
 
 // --- Binary ops --------------------------------------------------------------
 
-// The type in which the binary instruction Inst computes `a op alpha*b` on
-// the device: PyTorch's result type (true division of integers gives the
-// default float type), if Inst accepts it and every operand is a CPU
-// scalar or an npu tensor that CAST converts to it; else none (the op falls
-// back). Integer types take an integer alpha of int32 range (the ISA's
-// integer ADD/SUB truncate alpha to an int32), exact as a binary32.
-template <class Inst>
-std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor &b,
-                                          float alpha = 1.0f) {
-  if (!deviceOperands(a, b))
-    return std::nullopt;
-  c10::ScalarType type = at::result_type(a, b);
-  if (std::is_same_v<Inst, isa::inst::Div> && c10::isIntegralType(type, /*includeBool=*/true))
-    type = c10::typeMetaToScalarType(c10::get_default_dtype());
-  if (!accepts<Inst>(type) || !convertibleTo(type, a, b) ||
-      (c10::isIntegralType(type, true) &&
-       (alpha != std::trunc(alpha) || std::abs(alpha) > float(1 << 24))))
-    return std::nullopt;
-  return type;
-}
-
 // dst (contiguous, the result shape, of the computing type) = a op alpha*b
 // by the binary instruction Inst; a float32 op with a CPU scalar side uses
 // one of Inst's scalar forms.

@@ -182,7 +182,7 @@ convolutionBackwardOnHost(const at::Tensor &gradOutput, const at::Tensor &input,
 void cpuFallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const std::string name = operatorName(op);
   checkDevices(op, *stack, name);
-  if (runWidened(op, stack))
+  if (runWidened(op, name, stack))
     return;
   enterFallback(name, describeArguments(op, *stack));
   std::vector<const c10::TensorImpl *> cpuArguments;

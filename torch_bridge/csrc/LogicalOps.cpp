@@ -55,19 +55,6 @@ void emitLogic(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, 
   copyInto(dst, combined);
 }
 
-// The integer type in which the bitwise instruction Inst computes a op b:
-// PyTorch's result type, if Inst takes it; else none.
-template <class Inst>
-std::optional<c10::ScalarType> integerType(const at::Tensor &a, const at::Tensor &b) {
-  if (!deviceOperands(a, b))
-    return std::nullopt;
-  const c10::ScalarType type = at::result_type(a, b);
-  if (!c10::isIntegralType(type, /*includeBool=*/false) || !accepts<Inst>(type) ||
-      !convertibleTo(type, a, b))
-    return std::nullopt;
-  return type;
-}
-
 // dst (contiguous, of the computing type, the broadcast shape) = a op b.
 template <class Inst>
 void emitInteger(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b) {
@@ -99,7 +86,7 @@ struct LogicKernels {
   static std::optional<c10::ScalarType> type(const at::Tensor &a, const at::Tensor &b) {
     if (boolLowerable(a, b))
       return at::kBool;
-    return integerType<Inst>(a, b);
+    return binaryType<Inst>(a, b); // AND OR XOR take i32 and i64
   }
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
     static OpCounter counter(baseName<FunctionalOp>());

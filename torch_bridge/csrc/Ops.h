@@ -4,13 +4,18 @@
 
 #include "Device.h"
 #include "Layout.h"
+#include "Types.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/ops/result_type.h>
+#include <c10/core/DefaultDtype.h>
 
 #include <bitset>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -63,7 +68,7 @@ void checkOnNpu(const at::Tensor &t, const std::string &op, const std::string &a
 // operands' type (Widening.cpp); false, having changed nothing, for an op it
 // does not apply to (views, a dtype argument of a reduced type, no
 // reduced-precision operand).
-bool runWidened(const c10::OperatorHandle &op, torch::jit::Stack *stack);
+bool runWidened(const c10::OperatorHandle &op, const std::string &name, torch::jit::Stack *stack);
 
 // Says why a native kernel sends a call to the CPU fallback (an argument it
 // cannot lower): with NPU_STRICT=1 an error naming the op and the reason,
@@ -194,6 +199,27 @@ bool deviceOperands(const at::Tensor &a, const at::Tensor &b);
 // Whether the npu tensors among a and b are of `type` or convert to it on
 // the device (CAST).
 bool convertibleTo(c10::ScalarType type, const at::Tensor &a, const at::Tensor &b);
+
+// The type in which the binary instruction Inst computes `a op alpha*b` on
+// the device: PyTorch's result type (true division of integers gives the
+// default float type), if Inst accepts it and every operand is a CPU
+// scalar or an npu tensor that CAST converts to it; else none (the op falls
+// back). Integer types take an integer alpha of int32 range (the ISA's
+// integer ADD/SUB truncate alpha to an int32), exact as a binary32.
+template <class Inst>
+std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor &b,
+                                          float alpha = 1.0f) {
+  if (!deviceOperands(a, b))
+    return std::nullopt;
+  c10::ScalarType type = at::result_type(a, b);
+  if (std::is_same_v<Inst, isa::inst::Div> && c10::isIntegralType(type, /*includeBool=*/true))
+    type = c10::typeMetaToScalarType(c10::get_default_dtype());
+  if (!accepts<Inst>(type) || !convertibleTo(type, a, b) ||
+      (c10::isIntegralType(type, true) &&
+       (alpha != std::trunc(alpha) || std::abs(alpha) > float(1 << 24))))
+    return std::nullopt;
+  return type;
+}
 
 // An operand of a binary instruction computing in `type`: an npu tensor of
 // another type converted on the device; a CPU scalar, for a type other than

@@ -74,7 +74,7 @@ c10::IValue widenedValue(const c10::IValue &value) {
 
 } // namespace
 
-bool runWidened(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+bool runWidened(const c10::OperatorHandle &op, const std::string &name, torch::jit::Stack *stack) {
   const c10::FunctionSchema &schema = op.schema();
   for (const c10::Argument &ret : schema.returns())
     if (ret.alias_info() && !ret.alias_info()->isWrite())
@@ -112,8 +112,6 @@ bool runWidened(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   const c10::ScalarType resultType = at::native::result_type(promotion);
   const bool roundResults = isReducedFloat(resultType) && !keepBinary32;
 
-  const std::string name = schema.operator_name().name +
-                           (schema.overload_name().empty() ? "" : "." + schema.overload_name());
   countWidened(name);
   if (logOps())
     logLine("F32", name);
