@@ -135,8 +135,8 @@ template <class Run> int forEachMatrixTest(Run run) {
           const auto random = [&](isa::DType type) {
             return [&, type](uint32_t, uint32_t) { return value(type); };
           };
-          if (s.batch == 0) {
-            isa::inst::Matmul op;
+          // The fields MATMUL and BMM share.
+          const auto shaped = [&](auto op) {
             op.dtype = in;
             op.otype = out;
             op.m = s.m;
@@ -145,6 +145,10 @@ template <class Run> int forEachMatrixTest(Run run) {
             op.transa = s.transA;
             op.transb = s.transB;
             op.acc = s.acc;
+            return op;
+          };
+          if (s.batch == 0) {
+            isa::inst::Matmul op = shaped(isa::inst::Matmul{});
             op.lda = s.padA ? aCols + s.padA : 0;
             op.ldb = s.padB ? bCols + s.padB : 0;
             op.ldc = s.padC ? s.n + s.padC : 0;
@@ -157,16 +161,8 @@ template <class Run> int forEachMatrixTest(Run run) {
             return isa::packetOf(op);
           }
           // BMM: matrices one element apart beyond their extent, or broadcast.
-          isa::inst::Bmm op;
-          op.dtype = in;
-          op.otype = out;
-          op.m = s.m;
-          op.k = s.k;
-          op.n = s.n;
+          isa::inst::Bmm op = shaped(isa::inst::Bmm{});
           op.batch = s.batch;
-          op.transa = s.transA;
-          op.transb = s.transB;
-          op.acc = s.acc;
           op.stride_a = s.broadcastA ? 0 : aRows * aCols + 1;
           op.stride_b = s.broadcastB ? 0 : bRows * bCols + 1;
           op.stride_c = s.m * s.n + 1;
