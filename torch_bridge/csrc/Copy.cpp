@@ -143,36 +143,6 @@ void convertOnDevice(const at::Tensor &dst, const at::Tensor &src) {
 
 } // namespace
 
-void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, float ifTrue) {
-  TORCH_CHECK(flags.scalar_type() == at::kBool, "selectByFlag needs a bool tensor");
-  const int64_t n = flags.numel();
-  if (n == 0)
-    return;
-  // Scratch: an 8-byte table {ifFalse, ifTrue}, then 4 regions of `padded`
-  // bytes: the flags, then zeros. Reading byte i of each region in turn
-  // spells the little-endian int32 flag value of element i, which indexes
-  // the table through EMBEDDING.
-  const int64_t padded = (n + 3) / 4 * 4;
-  at::Tensor scratch = emptyNpu({8 + 4 * padded}, at::kByte);
-  const uint64_t table = addressOf(scratch);
-  const uint64_t bytes = table + 8;
-  emitFillWords(table, std::bit_cast<uint32_t>(ifFalse), 1);
-  emitFillWords(table + 4, std::bit_cast<uint32_t>(ifTrue), 1);
-  emitGather(bytes, flags);
-  emitFillWords(bytes + padded, 0, 3 * padded / 4);
-  at::Tensor indices = emptyNpu({n}, at::kInt);
-  const int64_t widenSizes[] = {n, 4};
-  const int64_t widenStrides[] = {1, padded};
-  emitGather(addressOf(indices), bytes, widenSizes, widenStrides, 1);
-  emitEmbedding(dst, table, indices, 1, 2);
-}
-
-at::Tensor selectByFlag(const at::Tensor &flags, float ifFalse, float ifTrue) {
-  at::Tensor out = emptyNpu(flags.sizes(), at::kFloat);
-  emitSelectByFlag(addressOf(out), flags, ifFalse, ifTrue);
-  return out;
-}
-
 void copyInto(const at::Tensor &dst, const at::Tensor &src) {
   if (dst.numel() == 0)
     return;

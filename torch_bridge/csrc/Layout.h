@@ -88,9 +88,9 @@ void checkInternalOverlap(const at::Tensor &out);
 
 // A full-size contiguous copy of t expanded (broadcast) to `shape`.
 at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape);
-// `tensor` as a contiguous buffer of dst's shape that a packet writing dst
-// may read in place (dst identical to it, or disjoint): tensor itself when
-// it is one, else a materialised copy.
+// `tensor` as a contiguous, word-aligned buffer of dst's shape that a packet
+// writing dst may read in place (dst identical to it, or disjoint): tensor
+// itself when it is one, else a materialised copy.
 at::Tensor denseOperand(const at::Tensor &tensor, const at::Tensor &dst);
 
 // Appends a FILL of `words` 32-bit words (in chunks the packet can hold).

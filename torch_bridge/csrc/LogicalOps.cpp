@@ -127,18 +127,6 @@ bool notLowerable(const at::Tensor &self) {
   return isNpu(self) && accepts<isa::inst::Not>(self.scalar_type());
 }
 
-void emitNot(const at::Tensor &dst, const at::Tensor &self) {
-  if (dst.numel() == 0)
-    return;
-  const at::Tensor src = self.contiguous();
-  isa::inst::Not inst;
-  inst.dst = addressOf(dst);
-  inst.src = addressOf(src);
-  inst.n = u32(dst.numel(), "elements");
-  inst.dtype = *isaType(dst.scalar_type());
-  emit(inst);
-}
-
 at::Tensor bitwiseNot(const at::Tensor &self) {
   static OpCounter counter("bitwise_not");
   if (!notLowerable(self))
@@ -171,6 +159,30 @@ at::Tensor &bitwiseNotOut(const at::Tensor &self, at::Tensor &out) {
 }
 
 } // namespace
+
+void emitNot(const at::Tensor &dst, const at::Tensor &self) {
+  if (dst.numel() == 0)
+    return;
+  // Packets address whole words: a narrow type's view may start inside one.
+  if (addressOf(dst) % 4 != 0) {
+    const at::Tensor aligned = emptyNpuLike(dst);
+    emitNot(aligned, self);
+    emitGather(addressOf(dst), aligned);
+    return;
+  }
+  at::Tensor src = self;
+  if (!src.is_contiguous() || addressOf(src) % 4 != 0 ||
+      (mayOverlap(src, dst) && addressOf(src) != addressOf(dst))) {
+    src = emptyNpuLike(self);
+    emitGather(addressOf(src), self);
+  }
+  isa::inst::Not inst;
+  inst.dst = addressOf(dst);
+  inst.src = addressOf(src);
+  inst.n = u32(dst.numel(), "elements");
+  inst.dtype = *isaType(dst.scalar_type());
+  emit(inst);
+}
 
 #define NPU_LOGIC(name, op, Inst)                                                                  \
   LogicKernels<op, Inst, NPU_ATEN_OP2(name, Tensor), NPU_ATEN_OP2(name##_, Tensor),                \

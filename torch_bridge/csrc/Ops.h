@@ -122,11 +122,10 @@ void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int6
 void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
                            int64_t rows, int64_t paddingIdx = -1);
 
-// A float32 tensor shaped like `flags` (a bool npu tensor, any strides)
-// holding ifTrue where the flag is set and ifFalse elsewhere, built on the
-// device; emitSelectByFlag writes it to a contiguous buffer at dst.
-at::Tensor selectByFlag(const at::Tensor &flags, float ifFalse, float ifTrue);
-void emitSelectByFlag(uint64_t dst, const at::Tensor &flags, float ifFalse, float ifTrue);
+// dst (contiguous, word-aligned) = ~self by NOT, of a bool (logical not of
+// the b8 mask) or an integer npu tensor of dst's shape and type
+// (LogicalOps.cpp).
+void emitNot(const at::Tensor &dst, const at::Tensor &self);
 
 // A float32 npu tensor, or a CPU scalar (a Python number or 0-dim tensor)
 // that the scalar instruction forms can take.

@@ -360,12 +360,14 @@ at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional
   emitRowReduction<isa::inst::RowMax>(addressOf(first), addressOf(key), rows, cols);
   emitUnary<isa::inst::Neg>(addressOf(first), addressOf(first), rows);
   std::vector<int64_t> shape;
-  if (d >= 0)
-    for (int64_t k = 0; k < self.dim(); ++k)
+  if (d >= 0) {
+    for (int64_t k = 0; k < self.dim(); ++k) {
       if (k != d)
         shape.push_back(self.size(k));
       else if (keepdim)
         shape.push_back(1);
+    }
+  }
   if (d < 0 && keepdim)
     shape.assign(self.dim(), 1);
   at::Tensor indices = emptyNpu(shape, at::kLong);

@@ -1,10 +1,4 @@
-// cat, and where/masked_fill for attention masks.
-//
-// There is no select instruction: where(c, a, b) is built from a +-inf
-// mask M (+inf where c) looked up per element by EMBEDDING (see
-// selectByFlag): max(min(a, M), min(b, -M)) is a where c holds and b
-// elsewhere, exactly, for every non-NaN a and b (a NaN in the branch not
-// taken propagates). Two scalar branches are a single table lookup.
+// cat, and where/masked_fill on SELECT and SELECTS.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -25,56 +19,230 @@ namespace npu::bridge {
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 // --- where / masked_fill -----------------------------------------------------
+//
+// dst = cond ? a : b is one SELECT of two tensors (f32, i32; an i64 as two
+// i32 words under a doubled mask; b8 and bf16/f16 in a wider type CAST
+// converts exactly), or one SELECTS when b is a scalar (every type, the
+// scalar its 32-bit immediate). With a scalar a or a broadcast a, the mask
+// is inverted (NOT) so that the full tensor is SELECT's first operand.
+// Elements move as bits: a NaN's payload and -0 survive as on the CPU.
 
-// A branch of where: a float32 npu tensor or a CPU scalar.
+// A branch of where: an npu tensor or a CPU scalar (a Python number or
+// 0-dim tensor).
 bool branchLowerable(const at::Tensor &t) {
-  return isFloatNpu(t) || (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
+  return (isNpu(t) && isaType(t.scalar_type())) ||
+         (isCpuScalar(t) && !c10::isComplexType(t.scalar_type()));
 }
 
 bool whereLowerable(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b) {
   return isNpu(cond) && cond.scalar_type() == at::kBool && branchLowerable(a) &&
-         branchLowerable(b) && (isFloatNpu(a) || isFloatNpu(b));
+         branchLowerable(b) && accepts<isa::inst::Selects>(at::result_type(a, b));
 }
 
-// dst (contiguous, the broadcast shape) = cond ? a : b.
-void emitWhere(const at::Tensor &dst, const at::Tensor &cond, const at::Tensor &a,
-               const at::Tensor &b) {
-  const c10::IntArrayRef shape = dst.sizes();
-  const at::Tensor flags = cond.expand(shape);
-  if (isCpuScalar(a) && isCpuScalar(b)) {
-    emitSelectByFlag(addressOf(dst), flags, static_cast<float>(b.item<double>()),
-                     static_cast<float>(a.item<double>()));
+bool wordAligned(const at::Tensor &t) {
+  return addressOf(t) % 4 == 0;
+}
+
+// The length of the row that t repeats over `shape`: t expanded to shape is
+// contiguous over its trailing dims and broadcast over the leading ones.
+// numel(shape) when t covers shape itself; 0 when t is neither.
+int64_t repeatedRow(const at::Tensor &t, c10::IntArrayRef shape) {
+  const at::Tensor e = t.expand(shape);
+  int64_t d = e.dim(), length = 1;
+  while (d > 0 && (shape[d - 1] == 1 || e.stride(d - 1) == length))
+    length *= shape[--d];
+  for (int64_t k = 0; k < d; ++k)
+    if (shape[k] != 1 && e.stride(k) != 0)
+      return 0;
+  return length;
+}
+
+// An operand of a select packet: a word-aligned buffer that covers the
+// packet's elements (cols == n) or repeats one row of cols elements.
+struct Cover {
+  at::Tensor buffer;
+  int64_t cols;
+};
+
+// t as a select packet writing dst reads it: t itself when it is a full
+// or repeated row, word-aligned, and either disjoint from dst or dst itself
+// (mayAlias); otherwise a full-size copy.
+Cover coverOf(const at::Tensor &t, const at::Tensor &dst, bool mayAlias) {
+  const int64_t n = dst.numel();
+  const int64_t cols = repeatedRow(t, dst.sizes());
+  const bool alias = mayOverlap(t, dst);
+  if (cols != 0 && wordAligned(t) &&
+      (!alias || (mayAlias && cols == n && addressOf(t) == addressOf(dst))))
+    return {t, cols};
+  return {materialize(t, dst.sizes()), n};
+}
+
+// The mask's row (its cols elements) as a 1-D view.
+at::Tensor maskRow(const Cover &mask) {
+  return mask.buffer.as_strided({mask.cols}, {1});
+}
+
+// The inverted mask, covering what `mask` covers.
+Cover inverted(const Cover &mask) {
+  at::Tensor flipped = emptyNpu({mask.cols}, at::kBool);
+  emitNot(flipped, maskRow(mask));
+  return {flipped, mask.cols};
+}
+
+// The rows x cols split of n elements a mask of `maskCols` and an operand
+// of `operandCols` share (n: full), or 0 when they need different ones.
+int64_t sharedCols(int64_t n, int64_t maskCols, int64_t operandCols) {
+  if (maskCols == n)
+    return operandCols;
+  if (operandCols == n || operandCols == maskCols)
+    return maskCols;
+  return 0;
+}
+
+isa::Broadcast maskBroadcast(const Cover &mask, int64_t n) {
+  return mask.cols == n ? isa::Broadcast::none : isa::Broadcast::row;
+}
+
+// The 32-bit immediate of SELECTS that stores `value` as `type` does
+// (binary32 for the float types, exact for bf16/f16 values; int32 for the
+// integers, sign-extended for i64; 0 or 1 for b8), if there is one.
+std::optional<uint32_t> selectImmediate(const at::Scalar &value, c10::ScalarType type) {
+  const at::Tensor stored = at::scalar_tensor(value, at::TensorOptions().dtype(type));
+  if (c10::isFloatingType(type))
+    return std::bit_cast<uint32_t>(stored.to(at::kFloat).item<float>());
+  const int64_t v = stored.to(at::kLong).item<int64_t>();
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    return std::nullopt;
+  return static_cast<uint32_t>(v);
+}
+
+// dst = mask ? a : s, a a full dense operand of dst.
+void emitSelects(const at::Tensor &dst, const Cover &mask, const at::Tensor &a, uint32_t s) {
+  const int64_t n = dst.numel();
+  isa::inst::Selects inst;
+  inst.dst = addressOf(dst);
+  inst.a = addressOf(a);
+  inst.mask = addressOf(mask.buffer);
+  inst.rows = u32(n / mask.cols, "rows");
+  inst.cols = u32(mask.cols, "columns");
+  inst.s = s;
+  inst.mbcast = maskBroadcast(mask, n);
+  inst.dtype = *isaType(dst.scalar_type());
+  emit(inst);
+}
+
+// dst = mask ? a : b for npu tensors of a type SELECT takes.
+void emitSelect(const at::Tensor &dst, Cover mask, const at::Tensor &a, const at::Tensor &b) {
+  const int64_t n = dst.numel();
+  const Cover first = coverOf(a, dst, true);
+  const at::Tensor full = first.cols == n ? first.buffer : materialize(a, dst.sizes());
+  Cover other =
+      b.numel() == 1 && wordAligned(b) && !mayOverlap(b, dst) ? Cover{b, 0} : coverOf(b, dst, true);
+  int64_t cols = other.cols == 0 ? mask.cols : sharedCols(n, mask.cols, other.cols);
+  if (cols == 0) {
+    other = {materialize(b, dst.sizes()), n};
+    cols = mask.cols;
+  }
+  isa::inst::Select inst;
+  inst.dst = addressOf(dst);
+  inst.a = addressOf(full);
+  inst.b = addressOf(other.buffer);
+  inst.mask = addressOf(mask.buffer);
+  inst.rows = u32(n / cols, "rows");
+  inst.cols = u32(cols, "columns");
+  inst.bcast = other.cols == 0   ? isa::Broadcast::scalar
+               : other.cols == n ? isa::Broadcast::none
+                                 : isa::Broadcast::row;
+  inst.mbcast = mask.cols == n ? isa::Broadcast::none : isa::Broadcast::row;
+  inst.dtype = *isaType(dst.scalar_type());
+  emit(inst);
+}
+
+// The type SELECT of two tensors of `type` runs in: type itself, or one
+// that holds every value of it exactly (CAST both ways).
+c10::ScalarType selectCarrier(c10::ScalarType type) {
+  if (accepts<isa::inst::Select>(type) || type == at::kLong)
+    return type;
+  return c10::isFloatingType(type) ? at::kFloat : at::kInt;
+}
+
+// dst = mask ? a : b, a and b npu tensors of dst's type.
+void emitSelectTensors(const at::Tensor &dst, const Cover &mask, const at::Tensor &a,
+                       const at::Tensor &b) {
+  const c10::ScalarType type = dst.scalar_type();
+  if (type == at::kLong) {
+    // Each i64 is two i32 words taken together: the mask doubled per word.
+    const int64_t n = dst.numel();
+    auto asWords = [&](const at::Tensor &t) { return t.view({n}).view(at::kInt); };
+    const at::Tensor doubled = emptyNpu({n, 2}, at::kBool);
+    emitGather(addressOf(doubled),
+               mask.buffer.as_strided({n / mask.cols, mask.cols, 2}, {0, 1, 0}));
+    emitSelect(asWords(dst), {doubled, 2 * n}, asWords(denseOperand(a, dst)),
+               asWords(denseOperand(b, dst)));
     return;
   }
-  const at::Tensor mask = selectByFlag(flags, -kInf, kInf);
-  const at::Tensor inverse = emptyNpuLike(mask);
-  emitUnary<isa::inst::Neg>(addressOf(inverse), addressOf(mask), mask.numel());
-  // min(x, m): x where m = +inf, -inf where m = -inf.
-  auto keepWhere = [&](const at::Tensor &target, const at::Tensor &x, const at::Tensor &m) {
-    if (isCpuScalar(x))
-      emitScalar<isa::inst::Mins>(addressOf(target), addressOf(m),
-                                  static_cast<float>(x.item<double>()), target.numel());
-    else
-      emitBinary<isa::inst::Min>(target, m, x);
+  const c10::ScalarType carrier = selectCarrier(type);
+  if (carrier == type) {
+    emitSelect(dst, mask, a, b);
+    return;
+  }
+  auto widened = [&](const at::Tensor &t) {
+    at::Tensor w = emptyNpu(t.sizes(), carrier);
+    copyInto(w, t);
+    return w;
   };
-  const at::Tensor fromA = emptyNpu(shape, at::kFloat);
-  keepWhere(fromA, a, mask);
-  keepWhere(inverse, b, inverse);
-  emitBinary<isa::inst::Max>(dst, fromA, inverse);
+  const at::Tensor chosen = emptyNpu(dst.sizes(), carrier);
+  emitSelect(chosen, mask, widened(a), widened(b));
+  copyInto(dst, chosen);
+}
+
+// dst (contiguous, the broadcast shape, of its computing type) = cond ? a : b
+// for a bool npu cond and branches that are npu tensors or CPU scalars.
+void emitWhere(const at::Tensor &dst, const at::Tensor &cond, const at::Tensor &aIn,
+               const at::Tensor &bIn) {
+  if (!wordAligned(dst)) {
+    const at::Tensor aligned = emptyNpuLike(dst);
+    emitWhere(aligned, cond, aIn, bIn);
+    emitGather(addressOf(dst), aligned);
+    return;
+  }
+  const c10::ScalarType type = dst.scalar_type();
+  const Cover mask = coverOf(cond, dst, false);
+  auto immediate = [&](const at::Tensor &t) -> std::optional<uint32_t> {
+    return isCpuScalar(t) ? selectImmediate(t.item(), type) : std::nullopt;
+  };
+  auto onDevice = [&](const at::Tensor &t) {
+    if (isCpuScalar(t))
+      return deviceScalar(t.item(), type);
+    return binaryOperand(t, type);
+  };
+  if (const std::optional<uint32_t> s = immediate(bIn)) {
+    emitSelects(dst, mask, denseOperand(onDevice(aIn), dst), *s);
+    return;
+  }
+  const at::Tensor b = onDevice(bIn);
+  const bool bFull = repeatedRow(b, dst.sizes()) == dst.numel();
+  if (const std::optional<uint32_t> s = immediate(aIn)) {
+    emitSelects(dst, inverted(mask), denseOperand(b, dst), *s);
+    return;
+  }
+  const at::Tensor a = onDevice(aIn);
+  const bool aFull = repeatedRow(a, dst.sizes()) == dst.numel();
+  if (!aFull && bFull)
+    emitSelectTensors(dst, inverted(mask), b, a);
+  else
+    emitSelectTensors(dst, mask, a, b);
 }
 
 void whereStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &cond,
                 const at::Tensor &a, const at::Tensor &b) {
   OpScope scope(counter);
   if (logOps())
-    scope.describe(shapeString(cond) + " ? " + shapeString(a) + " : " + shapeString(b));
+    scope.describe(shapeString(cond) + " ? " + (isNpu(a) ? shapeString(a) : "scalar") + " : " +
+                   (isNpu(b) ? shapeString(b) : "scalar"));
   if (out.numel() == 0)
     return;
-  // emitWhere reads cond, a and b completely before it writes dst, so dst
-  // may alias any of them.
   storeResult(out, [&](const at::Tensor &dst) { emitWhere(dst, cond, a, b); });
 }
 
@@ -86,7 +254,7 @@ at::Tensor whereSelf(const at::Tensor &cond, const at::Tensor &a, const at::Tens
   static OpCounter counter("where");
   if (!whereLowerable(cond, a, b))
     return fallbackTo<NPU_ATEN_OP2(where, self)>(cond, a, b);
-  at::Tensor out = emptyNpu(whereShape(cond, a, b), at::kFloat);
+  at::Tensor out = emptyNpu(whereShape(cond, a, b), at::result_type(a, b));
   whereStore(counter, out, cond, a, b);
   return out;
 }
@@ -94,16 +262,12 @@ at::Tensor whereSelf(const at::Tensor &cond, const at::Tensor &a, const at::Tens
 at::Tensor &whereOut(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b,
                      at::Tensor &out) {
   static OpCounter counter("where.out");
-  if (!whereLowerable(cond, a, b) || !isFloatNpu(out))
+  if (!whereLowerable(cond, a, b) || !isNpu(out) || out.scalar_type() != at::result_type(a, b))
     return fallbackTo<NPU_ATEN_OP2(where, self_out)>(cond, a, b, out);
   at::native::resize_output(out, whereShape(cond, a, b));
   checkPointwiseWrite(out, {cond, a, b});
   whereStore(counter, out, cond, a, b);
   return out;
-}
-
-at::Tensor scalarTensor(const at::Scalar &value) {
-  return at::scalar_tensor(value, at::TensorOptions().dtype(at::kDouble));
 }
 
 // What PyTorch's CPU masked_fill_ checks before writing: a warning for an
@@ -117,89 +281,66 @@ void checkMaskedFillWrite(const at::Tensor &self, const at::Tensor &mask) {
   at::assert_no_partial_overlap(self, mask);
 }
 
+// masked_fill(self, mask, value) = where(mask, value, self) in self's type:
+// the value, a CPU scalar or 0-dim npu tensor, converted to it.
 bool maskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Tensor &value) {
-  return whereLowerable(mask, value, self) && isFloatNpu(self) &&
-         at::infer_size(self.sizes(), mask.sizes()) == self.sizes();
-}
-
-// masked_fill of an integer tensor with an integer value: self + m *
-// (value - self) with the mask as 0/1 of self's type (CAST), by integer
-// SUB, MUL and ADD, which wrap: exactly value where m is 1, self where 0.
-bool integerMaskLowerable(const at::Tensor &self, const at::Tensor &mask, const at::Scalar &value) {
-  const c10::ScalarType type = self.scalar_type();
   return isNpu(self) && isNpu(mask) && mask.scalar_type() == at::kBool &&
-         !value.isFloatingPoint() && !value.isComplex() && !value.isBoolean() &&
-         accepts<isa::inst::Sub>(type) && accepts<isa::inst::Mul>(type) &&
-         accepts<isa::inst::Add>(type) &&
+         accepts<isa::inst::Selects>(self.scalar_type()) && value.dim() == 0 &&
+         branchLowerable(value) && !c10::isComplexType(value.scalar_type()) &&
          at::infer_size(self.sizes(), mask.sizes()) == self.sizes();
 }
 
-void integerMaskedFill(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
-                       const at::Tensor &mask, const at::Scalar &value) {
-  OpScope scope(counter);
-  if (logOps())
-    scope.describe(shapeString(self) + " where " + shapeString(mask));
-  if (self.numel() == 0)
-    return;
-  const c10::ScalarType type = self.scalar_type();
-  at::Tensor chosen = emptyNpu(self.sizes(), type);
-  copyInto(chosen, mask.expand(self.sizes()));
-  const at::Tensor change = emptyNpu(self.sizes(), type);
-  emitBinary<isa::inst::Sub>(change, deviceScalar(value, type), self);
-  emitBinary<isa::inst::Mul>(chosen, chosen, change);
-  storeResult(out, [&](const at::Tensor &dst) { emitBinary<isa::inst::Add>(dst, self, chosen); });
+// value as a branch of self's type.
+at::Tensor fillValue(const at::Tensor &self, const at::Tensor &value) {
+  if (isCpuScalar(value))
+    return at::scalar_tensor(value.item(), at::TensorOptions().dtype(self.scalar_type()));
+  return value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
+}
+
+at::Tensor maskedFill(const at::Tensor &self, const at::Tensor &mask, const at::Tensor &value) {
+  static OpCounter counter("masked_fill");
+  at::Tensor out = emptyNpuLike(self);
+  whereStore(counter, out, mask, fillValue(self, value), self);
+  return out;
+}
+
+at::Tensor &maskedFillInplace(at::Tensor &self, const at::Tensor &mask, const at::Tensor &value) {
+  static OpCounter counter("masked_fill_");
+  checkMaskedFillWrite(self, mask);
+  whereStore(counter, self, mask, fillValue(self, value), self);
+  return self;
+}
+
+at::Tensor scalarTensor(const at::Scalar &value) {
+  return at::scalar_tensor(value, at::TensorOptions().dtype(at::kDouble));
 }
 
 at::Tensor maskedFillScalar(const at::Tensor &self, const at::Tensor &mask,
                             const at::Scalar &value) {
-  static OpCounter counter("masked_fill");
-  const at::Tensor v = scalarTensor(value);
-  if (integerMaskLowerable(self, mask, value)) {
-    at::Tensor out = emptyNpuLike(self);
-    integerMaskedFill(counter, out, self, mask, value);
-    return out;
-  }
-  if (!maskLowerable(self, mask, v))
+  if (!maskLowerable(self, mask, scalarTensor(value)))
     return fallbackTo<NPU_ATEN_OP2(masked_fill, Scalar)>(self, mask, value);
-  at::Tensor out = emptyNpuLike(self);
-  whereStore(counter, out, mask, v, self);
-  return out;
+  return maskedFill(self, mask, scalarTensor(value));
 }
 
 at::Tensor &maskedFillScalarInplace(at::Tensor &self, const at::Tensor &mask,
                                     const at::Scalar &value) {
-  static OpCounter counter("masked_fill_");
-  const at::Tensor v = scalarTensor(value);
-  if (integerMaskLowerable(self, mask, value)) {
-    checkMaskedFillWrite(self, mask);
-    integerMaskedFill(counter, self, self, mask, value);
-    return self;
-  }
-  if (!maskLowerable(self, mask, v))
+  if (!maskLowerable(self, mask, scalarTensor(value)))
     return fallbackTo<NPU_ATEN_OP2(masked_fill_, Scalar)>(self, mask, value);
-  checkMaskedFillWrite(self, mask);
-  whereStore(counter, self, mask, v, self);
-  return self;
+  return maskedFillInplace(self, mask, scalarTensor(value));
 }
 
 at::Tensor maskedFillTensor(const at::Tensor &self, const at::Tensor &mask,
                             const at::Tensor &value) {
-  static OpCounter counter("masked_fill");
-  if (value.dim() != 0 || !maskLowerable(self, mask, value))
+  if (!maskLowerable(self, mask, value))
     return fallbackTo<NPU_ATEN_OP2(masked_fill, Tensor)>(self, mask, value);
-  at::Tensor out = emptyNpuLike(self);
-  whereStore(counter, out, mask, value, self);
-  return out;
+  return maskedFill(self, mask, value);
 }
 
 at::Tensor &maskedFillTensorInplace(at::Tensor &self, const at::Tensor &mask,
                                     const at::Tensor &value) {
-  static OpCounter counter("masked_fill_");
-  if (value.dim() != 0 || !maskLowerable(self, mask, value))
+  if (!maskLowerable(self, mask, value))
     return fallbackTo<NPU_ATEN_OP2(masked_fill_, Tensor)>(self, mask, value);
-  checkMaskedFillWrite(self, mask);
-  whereStore(counter, self, mask, value, self);
-  return self;
+  return maskedFillInplace(self, mask, value);
 }
 
 // --- cat ---------------------------------------------------------------------
