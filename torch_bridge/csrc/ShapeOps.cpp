@@ -13,6 +13,8 @@
 #include <ATen/ops/where_ops.h>
 #include <torch/library.h>
 
+#include <bit>
+#include <c10/util/accumulate.h>
 #include <limits>
 
 namespace npu::bridge {
@@ -21,12 +23,11 @@ namespace {
 
 // --- where / masked_fill -----------------------------------------------------
 //
-// dst = cond ? a : b is one SELECT of two tensors (f32, i32; an i64 as two
-// i32 words under a doubled mask; b8 and bf16/f16 in a wider type CAST
-// converts exactly), or one SELECTS when b is a scalar (every type, the
-// scalar its 32-bit immediate). With a scalar a or a broadcast a, the mask
-// is inverted (NOT) so that the full tensor is SELECT's first operand.
-// Elements move as bits: a NaN's payload and -0 survive as on the CPU.
+// dst = cond ? a : b is one SELECT of two tensors (f32, i32; other types
+// carried exactly in i32 words, emitSelectTensors), or one SELECTS when b
+// is a scalar (every type, the scalar its 32-bit immediate). With a scalar a or a broadcast a, the
+// mask is inverted (NOT) so that the full tensor is SELECT's first operand. Elements move as bits:
+// a NaN's payload and -0 survive as on the CPU.
 
 // A branch of where: an npu tensor or a CPU scalar (a Python number or
 // 0-dim tensor).
@@ -159,42 +160,49 @@ void emitSelect(const at::Tensor &dst, Cover mask, const at::Tensor &a, const at
   emit(inst);
 }
 
-// The type SELECT of two tensors of `type` runs in: type itself, or one
-// that holds every value of it exactly (CAST both ways).
-c10::ScalarType selectCarrier(c10::ScalarType type) {
-  if (accepts<isa::inst::Select>(type) || type == at::kLong)
-    return type;
-  return c10::isFloatingType(type) ? at::kFloat : at::kInt;
+// The 2-byte elements of t (npu, broadcastable to `shape`) as the low
+// halves of i32 words whose high halves are 0: their bits exactly, which a
+// CAST to binary32 would not keep (its inputs are DAZ, docs/arith.md §1).
+at::Tensor halvesInWords(const at::Tensor &t, c10::IntArrayRef shape) {
+  const int64_t n = c10::multiply_integers(shape);
+  const int64_t padded = n + n % 2; // the zero half starts on a word
+  const at::Tensor staged = emptyNpu({2, padded}, at::kShort);
+  emitGather(addressOf(staged), t.expand(shape));
+  emitFillWords(addressOf(staged) + 2 * padded, 0, padded / 2);
+  const at::Tensor words = emptyNpu(shape, at::kInt);
+  const int64_t sizes[] = {n, 2}, strides[] = {1, padded};
+  emitGather(addressOf(words), addressOf(staged), sizes, strides, 2);
+  return words;
 }
 
-// dst = mask ? a : b, a and b npu tensors of dst's type.
+// dst = mask ? a : b, a and b npu tensors of dst's type. SELECT takes f32
+// and i32; an i64 is two i32 words under a doubled mask, a bf16/f16 the low
+// half of an i32 word, a b8 its 0/1 as i32 (CAST): each exact.
 void emitSelectTensors(const at::Tensor &dst, const Cover &mask, const at::Tensor &a,
                        const at::Tensor &b) {
   const c10::ScalarType type = dst.scalar_type();
-  if (type == at::kLong) {
-    // Each i64 is two i32 words taken together: the mask doubled per word.
-    const int64_t n = dst.numel();
+  const int64_t n = dst.numel();
+  if (accepts<isa::inst::Select>(type)) {
+    emitSelect(dst, mask, a, b);
+  } else if (type == at::kLong) {
     auto asWords = [&](const at::Tensor &t) { return t.view({n}).view(at::kInt); };
     const at::Tensor doubled = emptyNpu({n, 2}, at::kBool);
     emitGather(addressOf(doubled),
                mask.buffer.as_strided({n / mask.cols, mask.cols, 2}, {0, 1, 0}));
     emitSelect(asWords(dst), {doubled, 2 * n}, asWords(denseOperand(a, dst)),
                asWords(denseOperand(b, dst)));
-    return;
+  } else if (c10::elementSize(type) == 2) {
+    const at::Tensor chosen = emptyNpu(dst.sizes(), at::kInt);
+    emitSelect(chosen, mask, halvesInWords(a, dst.sizes()), halvesInWords(b, dst.sizes()));
+    const int64_t sizes[] = {n}, strides[] = {2};
+    emitGather(addressOf(dst), addressOf(chosen), sizes, strides, 2);
+  } else {
+    TORCH_INTERNAL_ASSERT(type == at::kBool, "no select carrier for ", type);
+    auto asInt = [&](const at::Tensor &t) { return binaryOperand(t, at::kInt); };
+    const at::Tensor chosen = emptyNpu(dst.sizes(), at::kInt);
+    emitSelect(chosen, mask, asInt(a), asInt(b));
+    copyInto(dst, chosen);
   }
-  const c10::ScalarType carrier = selectCarrier(type);
-  if (carrier == type) {
-    emitSelect(dst, mask, a, b);
-    return;
-  }
-  auto widened = [&](const at::Tensor &t) {
-    at::Tensor w = emptyNpu(t.sizes(), carrier);
-    copyInto(w, t);
-    return w;
-  };
-  const at::Tensor chosen = emptyNpu(dst.sizes(), carrier);
-  emitSelect(chosen, mask, widened(a), widened(b));
-  copyInto(dst, chosen);
 }
 
 // dst (contiguous, the broadcast shape, of its computing type) = cond ? a : b
