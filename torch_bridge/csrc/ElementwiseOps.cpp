@@ -174,22 +174,34 @@ namespace {
 // one of Inst's scalar forms.
 template <class Inst>
 void binaryInto(const at::Tensor &dst, const at::Tensor &aIn, const at::Tensor &bIn, float alpha) {
+  // Packets address whole words: a narrow type's view may start inside one.
+  if (addressOf(dst) % 4 != 0) {
+    const at::Tensor aligned = emptyNpuLike(dst);
+    binaryInto<Inst>(aligned, aIn, bIn, alpha);
+    emitGather(addressOf(dst), aligned);
+    return;
+  }
   const int64_t n = dst.numel();
-  const at::Tensor a = binaryOperand(aIn, dst.scalar_type());
-  const at::Tensor b = binaryOperand(bIn, dst.scalar_type());
+  const c10::ScalarType type = dst.scalar_type();
+  // The float types keep a CPU scalar for the scalar forms' binary32 s.
+  auto operand = [&](const at::Tensor &t) {
+    return c10::isFloatingType(type) && isCpuScalar(t) ? t : binaryOperand(t, type);
+  };
+  const at::Tensor a = operand(aIn), b = operand(bIn);
+  const isa::DType stored = *isaType(type);
   if (isCpuScalar(b)) {
     const double s = b.item<double>();
     emitScalar<typename ScalarForms<Inst>::Right>(
         addressOf(dst), addressOf(denseOperand(a, dst)),
-        static_cast<float>(kScalesOperand<Inst> ? alpha * s : s), n);
+        static_cast<float>(kScalesOperand<Inst> ? alpha * s : s), n, stored);
   } else if (isCpuScalar(a)) {
     const float s = static_cast<float>(a.item<double>());
     at::Tensor other = denseOperand(b, dst);
     if (kScalesOperand<Inst> && alpha != 1.0f) {
-      emitScalar<isa::inst::Muls>(addressOf(dst), addressOf(other), alpha, n);
+      emitScalar<isa::inst::Muls>(addressOf(dst), addressOf(other), alpha, n, stored);
       other = dst;
     }
-    emitScalar<typename ScalarForms<Inst>::Left>(addressOf(dst), addressOf(other), s, n);
+    emitScalar<typename ScalarForms<Inst>::Left>(addressOf(dst), addressOf(other), s, n, stored);
   } else {
     emitBinary<Inst>(dst, a, b, alpha);
   }
@@ -340,8 +352,8 @@ void checkCopiedOut(const at::Tensor &out, const at::Tensor & /*self*/) {
   checkInternalOverlap(out);
 }
 
-// out <- op(self) for a float32 npu self and out of self's shape, where
-// emitInto(dst, src, n) computes op over n > 0 contiguous floats (an
+// out <- op(self) for an npu self and out of self's shape and type, where
+// emitInto(dst, src, n, type) computes op over n > 0 contiguous elements (an
 // instruction's element count is at least 1: an empty self emits nothing).
 void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &self,
                 auto &&emitInto) {
@@ -350,11 +362,17 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
     scope.describe(shapeString(self));
   if (self.numel() == 0)
     return;
-  const at::Tensor src = contiguousOnDevice(self);
-  const bool direct =
-      out.is_contiguous() && (!mayOverlap(out, src) || addressOf(out) == addressOf(src));
+  // Packets address whole words: a narrow type's view may start inside one.
+  auto wordAligned = [](const at::Tensor &t) { return addressOf(t) % 4 == 0; };
+  at::Tensor src = contiguousOnDevice(self);
+  if (!wordAligned(src)) {
+    src = emptyNpuLike(self);
+    emitGather(addressOf(src), self);
+  }
+  const bool direct = out.is_contiguous() && wordAligned(out) &&
+                      (!mayOverlap(out, src) || addressOf(out) == addressOf(src));
   const at::Tensor dst = direct ? out : emptyNpuLike(out);
-  emitInto(addressOf(dst), addressOf(src), self.numel());
+  emitInto(addressOf(dst), addressOf(src), self.numel(), *isaType(self.scalar_type()));
   if (!direct)
     storeInto(out, addressOf(dst));
 }
@@ -380,24 +398,28 @@ at::Tensor &unaryOut(OpCounter &counter, const at::Tensor &self, at::Tensor &out
 }
 
 // The kernels of a unary ATen op `name` (name, name_, name.out) computed by
-// the unary instruction Inst: float32 npu tensors; anything else falls back.
+// the unary instruction Inst on the types it accepts (the float types, and
+// for NEG the integers); anything else falls back.
 template <class Inst, OutCheck checkOut, class FunctionalOp, class InplaceOp, class OutOp>
 struct UnaryKernels {
+  static bool lowerable(const at::Tensor &self) {
+    return isNpu(self) && accepts<Inst>(self.scalar_type());
+  }
   static at::Tensor functional(const at::Tensor &self) {
     static OpCounter counter(baseName<FunctionalOp>());
-    if (!isFloatNpu(self))
+    if (!lowerable(self))
       return fallbackTo<FunctionalOp>(self);
     return unaryFunctional(counter, self, emitUnary<Inst>);
   }
   static at::Tensor &inplace(at::Tensor &self) {
     static OpCounter counter(baseName<InplaceOp>());
-    if (!isFloatNpu(self))
+    if (!lowerable(self))
       return fallbackTo<InplaceOp>(self);
     return unaryInplace(counter, self, emitUnary<Inst>);
   }
   static at::Tensor &outForm(const at::Tensor &self, at::Tensor &out) {
     static OpCounter counter(operatorName<OutOp>());
-    if (!isFloatNpu(self) || !isFloatNpu(out))
+    if (!lowerable(self) || !isNpu(out) || out.scalar_type() != self.scalar_type())
       return fallbackTo<OutOp>(self, out);
     return unaryOut(counter, self, out, checkOut, emitUnary<Inst>);
   }
@@ -411,7 +433,7 @@ struct UnaryKernels {
 
 // The GELU instruction of `approximate` ("none" is the exact, erf-based
 // GELU), or nullptr for a value ATen rejects: the CPU fallback reports it.
-using UnaryEmitter = void (*)(uint64_t dst, uint64_t src, int64_t n);
+using UnaryEmitter = void (*)(uint64_t dst, uint64_t src, int64_t n, isa::DType type);
 UnaryEmitter geluEmitter(c10::string_view approximate) {
   if (approximate == "none")
     return &emitUnary<isa::inst::GeluErf>;
@@ -420,33 +442,36 @@ UnaryEmitter geluEmitter(c10::string_view approximate) {
   return nullptr;
 }
 
+bool geluLowerable(const at::Tensor &self, c10::string_view approximate) {
+  return isNpu(self) && geluEmitter(approximate) &&
+         accepts<isa::inst::GeluErf>(self.scalar_type()) &&
+         accepts<isa::inst::Gelu>(self.scalar_type());
+}
+
 at::Tensor geluFunctional(const at::Tensor &self, c10::string_view approximate) {
   static OpCounter counter("gelu");
-  const UnaryEmitter emitter = geluEmitter(approximate);
-  if (!isFloatNpu(self) || !emitter)
+  if (!geluLowerable(self, approximate))
     return fallbackTo<NPU_ATEN_OP(gelu)>(self, approximate);
-  return unaryFunctional(counter, self, emitter);
+  return unaryFunctional(counter, self, geluEmitter(approximate));
 }
 
 at::Tensor &geluInplace(at::Tensor &self, c10::string_view approximate) {
   static OpCounter counter("gelu_");
-  const UnaryEmitter emitter = geluEmitter(approximate);
-  if (!isFloatNpu(self) || !emitter)
+  if (!geluLowerable(self, approximate))
     return fallbackTo<NPU_ATEN_OP(gelu_)>(self, approximate);
-  return unaryInplace(counter, self, emitter);
+  return unaryInplace(counter, self, geluEmitter(approximate));
 }
 
 at::Tensor &geluOut(const at::Tensor &self, c10::string_view approximate, at::Tensor &out) {
   static OpCounter counter("gelu.out");
-  const UnaryEmitter emitter = geluEmitter(approximate);
-  if (!isFloatNpu(self) || !isFloatNpu(out) || !emitter)
+  if (!geluLowerable(self, approximate) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(gelu, out)>(self, approximate, out);
-  return unaryOut(counter, self, out, checkPointwiseOut, emitter);
+  return unaryOut(counter, self, out, checkPointwiseOut, geluEmitter(approximate));
 }
 
 // x^p: exponents with an exact or cheaper form use it, as the CPU kernel
 // does (x*x for 2, sqrt for 0.5, ...); the rest are POWS.
-void emitPow(uint64_t dst, uint64_t src, int64_t n, double p) {
+void emitPow(uint64_t dst, uint64_t src, int64_t n, isa::DType type, double p) {
   if (p == 2.0) {
     isa::inst::Mul square;
     square.dst = dst;
@@ -454,54 +479,59 @@ void emitPow(uint64_t dst, uint64_t src, int64_t n, double p) {
     square.b = src;
     square.rows = 1;
     square.cols = u32(n, "element count");
+    square.dtype = type;
     emit(square);
   } else if (p == 1.0) {
-    emitScalar<isa::inst::Muls>(dst, src, 1.0f, n);
+    emitScalar<isa::inst::Muls>(dst, src, 1.0f, n, type);
   } else if (p == 0.5) {
-    emitUnary<isa::inst::Sqrt>(dst, src, n);
+    emitUnary<isa::inst::Sqrt>(dst, src, n, type);
   } else if (p == -0.5) {
-    emitUnary<isa::inst::Rsqrt>(dst, src, n);
+    emitUnary<isa::inst::Rsqrt>(dst, src, n, type);
   } else if (p == -1.0) {
-    emitUnary<isa::inst::Recip>(dst, src, n);
+    emitUnary<isa::inst::Recip>(dst, src, n, type);
   } else {
     isa::inst::Pows pows;
     pows.dst = dst;
     pows.src = src;
     pows.n = u32(n, "element count");
     pows.p = static_cast<float>(p);
+    pows.dtype = type;
     emit(pows);
   }
 }
 
+// The float types POWS takes; x^2 of bf16/f16 (MUL, whose tensor form
+// takes f32 only) computes on binary32 copies (Widening.cpp).
 bool powLowerable(const at::Tensor &self, const at::Scalar &exponent) {
-  return isFloatNpu(self) && !exponent.isComplex();
+  return isNpu(self) && !exponent.isComplex() && accepts<isa::inst::Pows>(self.scalar_type()) &&
+         (accepts<isa::inst::Mul>(self.scalar_type()) || exponent.toDouble() != 2.0);
+}
+
+auto powEmitter(const at::Scalar &exponent) {
+  return [p = exponent.toDouble()](uint64_t d, uint64_t s, int64_t n, isa::DType type) {
+    emitPow(d, s, n, type, p);
+  };
 }
 
 at::Tensor powFunctional(const at::Tensor &self, const at::Scalar &exponent) {
   static OpCounter counter("pow");
   if (!powLowerable(self, exponent))
     return fallbackTo<NPU_ATEN_OP2(pow, Tensor_Scalar)>(self, exponent);
-  const double p = exponent.toDouble();
-  return unaryFunctional(counter, self,
-                         [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
+  return unaryFunctional(counter, self, powEmitter(exponent));
 }
 
 at::Tensor &powInplace(at::Tensor &self, const at::Scalar &exponent) {
   static OpCounter counter("pow_");
   if (!powLowerable(self, exponent))
     return fallbackTo<NPU_ATEN_OP2(pow_, Scalar)>(self, exponent);
-  const double p = exponent.toDouble();
-  return unaryInplace(counter, self,
-                      [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
+  return unaryInplace(counter, self, powEmitter(exponent));
 }
 
 at::Tensor &powOut(const at::Tensor &self, const at::Scalar &exponent, at::Tensor &out) {
   static OpCounter counter("pow.out");
-  if (!powLowerable(self, exponent) || !isFloatNpu(out))
+  if (!powLowerable(self, exponent) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(pow, Tensor_Scalar_out)>(self, exponent, out);
-  const double p = exponent.toDouble();
-  return unaryOut(counter, self, out, checkPointwiseOut,
-                  [p](uint64_t d, uint64_t s, int64_t n) { emitPow(d, s, n, p); });
+  return unaryOut(counter, self, out, checkPointwiseOut, powEmitter(exponent));
 }
 
 // clamp with scalar bounds: CLAMP with both, MAXS or MINS with one (the
@@ -516,24 +546,30 @@ struct ClampBounds {
     if (max)
       hi = static_cast<float>(max->toDouble());
   }
-  void operator()(uint64_t dst, uint64_t src, int64_t n) const {
+  void operator()(uint64_t dst, uint64_t src, int64_t n, isa::DType type) const {
     if (!hi)
-      return emitScalar<isa::inst::Maxs>(dst, src, *lo, n);
+      return emitScalar<isa::inst::Maxs>(dst, src, *lo, n, type);
     if (!lo)
-      return emitScalar<isa::inst::Mins>(dst, src, *hi, n);
+      return emitScalar<isa::inst::Mins>(dst, src, *hi, n, type);
     isa::inst::Clamp clamp;
     clamp.dst = dst;
     clamp.src = src;
     clamp.n = u32(n, "element count");
     clamp.lo = *lo;
     clamp.hi = *hi;
+    clamp.dtype = type;
     emit(clamp);
   }
 };
 
+// The float types: a bf16/f16 result of binary32 bounds rounds as the
+// CPU's clamp between bounds rounded to the type does (rounding is
+// monotone, and x is of the type).
 bool clampLowerable(const at::Tensor &self, const std::optional<at::Scalar> &min,
                     const std::optional<at::Scalar> &max) {
-  return isFloatNpu(self) && !(min && min->isComplex()) && !(max && max->isComplex());
+  const c10::ScalarType type = self.scalar_type();
+  return isNpu(self) && accepts<isa::inst::Clamp>(type) && accepts<isa::inst::Maxs>(type) &&
+         accepts<isa::inst::Mins>(type) && !(min && min->isComplex()) && !(max && max->isComplex());
 }
 
 at::Tensor clampFunctional(const at::Tensor &self, const std::optional<at::Scalar> &min,
@@ -555,7 +591,7 @@ at::Tensor &clampInplace(at::Tensor &self, const std::optional<at::Scalar> &min,
 at::Tensor &clampOut(const at::Tensor &self, const std::optional<at::Scalar> &min,
                      const std::optional<at::Scalar> &max, at::Tensor &out) {
   static OpCounter counter("clamp.out");
-  if (!clampLowerable(self, min, max) || !isFloatNpu(out))
+  if (!clampLowerable(self, min, max) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(clamp, out)>(self, min, max, out);
   return unaryOut(counter, self, out, checkPointwiseOut, ClampBounds(min, max));
 }
@@ -582,7 +618,7 @@ template <bool kLower, class FunctionalOp, class InplaceOp, class OutOp> struct 
   }
   static at::Tensor &outForm(const at::Tensor &self, const at::Scalar &bound, at::Tensor &out) {
     static OpCounter counter(operatorName<OutOp>());
-    if (!lowerable(self, bound) || !isFloatNpu(out))
+    if (!lowerable(self, bound) || !isNpu(out) || out.scalar_type() != self.scalar_type())
       return fallbackTo<OutOp>(self, bound, out);
     return unaryOut(counter, self, out, checkPointwiseOut, bounds(bound));
   }

@@ -27,30 +27,37 @@ struct MatrixOperand {
   bool transposed;
 };
 
+// Packets address whole words: a 2-byte matrix's view may start inside one.
+bool wordAligned(const at::Tensor &t) {
+  return addressOf(t) % 4 == 0;
+}
+
 MatrixOperand matrixOperand(const at::Tensor &m) {
   const int64_t rows = m.size(0), cols = m.size(1);
   const int64_t s0 = m.stride(0), s1 = m.stride(1);
   // Row-major with a row pitch of at least one row.
-  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols))
+  if (wordAligned(m) && (cols == 1 || s1 == 1) && (rows == 1 || s0 >= cols))
     return {m, addressOf(m), u32(rows == 1 ? cols : s0, "row pitch"), false};
   // The transpose of a row-major cols x rows matrix.
-  if ((rows == 1 || s0 == 1) && (cols == 1 || s1 >= rows))
+  if (wordAligned(m) && (rows == 1 || s0 == 1) && (cols == 1 || s1 >= rows))
     return {m, addressOf(m), u32(cols == 1 ? rows : s1, "row pitch"), true};
   at::Tensor dense = emptyNpuLike(m);
   emitGather(addressOf(dense), m);
   return {dense, addressOf(dense), u32(cols, "row pitch"), false};
 }
 
-// out (M x N, row-major with some row pitch, disjoint from the operands)
-// = a @ b.
-void emitMatmul(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b) {
+// out (M x N, row-major with some row pitch, word-aligned, disjoint from
+// the operands) = a @ b, accumulated in binary32 and rounded once into
+// out's type.
+// With accumulate, out += a @ b, out's old value added in binary32 too.
+void emitMatmul(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b,
+                bool accumulate = false) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
   if (m == 0 || n == 0)
     return;
   if (k == 0) {
-    // An empty sum: zeros.
-    for (int64_t row = 0; row < m; ++row)
-      emitFillWords(addressOf(out) + 4 * row * out.stride(0), 0, n);
+    if (!accumulate)
+      out.zero_(); // an empty sum
     return;
   }
   const MatrixOperand lhs = matrixOperand(a), rhs = matrixOperand(b);
@@ -66,6 +73,9 @@ void emitMatmul(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b)
   mm.ldc = u32(m == 1 ? n : out.stride(0), "row pitch");
   mm.transa = lhs.transposed;
   mm.transb = rhs.transposed;
+  mm.acc = accumulate;
+  mm.dtype = *isaType(a.scalar_type());
+  mm.otype = *isaType(out.scalar_type());
   emit(mm);
 }
 
@@ -73,11 +83,21 @@ void emitMatmul(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b)
 bool writableInPlace(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b) {
   const bool rowMajor = (out.size(1) == 1 || out.stride(1) == 1) &&
                         (out.size(0) == 1 || out.stride(0) >= out.size(1));
-  return rowMajor && !mayOverlap(out, a) && !mayOverlap(out, b);
+  return rowMajor && wordAligned(out) && !mayOverlap(out, a) && !mayOverlap(out, b);
 }
 
+// Operands of one float type MATMUL and BMM take (f32, bf16, f16), the
+// result of the same type: PyTorch's mm of bf16 sums in binary32 and
+// rounds once, as MATMUL's otype does. Mixed types fall back (widened).
 bool lowerable(const at::Tensor &a, const at::Tensor &b) {
-  return isFloatNpu(a) && isFloatNpu(b);
+  const c10::ScalarType type = a.scalar_type();
+  return isNpu(a) && isNpu(b) && b.scalar_type() == type && accepts<isa::inst::Matmul>(type) &&
+         accepts<isa::inst::Matmul>(type, "otype") && accepts<isa::inst::Bmm>(type) &&
+         accepts<isa::inst::Bmm>(type, "otype");
+}
+
+bool writes(const at::Tensor &out, const at::Tensor &a) {
+  return isNpu(out) && out.scalar_type() == a.scalar_type();
 }
 
 std::string productDescription(const at::Tensor &a, const at::Tensor &b) {
@@ -91,7 +111,7 @@ void matmulStore(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b
     emitMatmul(out, a, b);
     return;
   }
-  at::Tensor dense = emptyNpu({a.size(0), b.size(1)}, at::kFloat);
+  at::Tensor dense = emptyNpu({a.size(0), b.size(1)}, out.scalar_type());
   emitMatmul(dense, a, b);
   storeInto(out, addressOf(dense));
 }
@@ -111,14 +131,14 @@ at::Tensor mm(const at::Tensor &a, const at::Tensor &b) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(productDescription(a, b));
-  at::Tensor out = emptyNpu({a.size(0), b.size(1)}, at::kFloat);
+  at::Tensor out = emptyNpu({a.size(0), b.size(1)}, a.scalar_type());
   emitMatmul(out, a, b);
   return out;
 }
 
 at::Tensor &mmOut(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
   static OpCounter counter("mm.out");
-  if (!lowerable(a, b) || !isFloatNpu(out))
+  if (!lowerable(a, b) || !writes(out, a))
     return fallbackTo<NPU_ATEN_OP2(mm, out)>(a, b, out);
   checkMm(a, b);
   OpScope scope(counter);
@@ -132,11 +152,20 @@ at::Tensor &mmOut(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
 
 // out = beta * bias + alpha * (a @ b): MATMUL, then scale and add with
 // bias broadcast by the elementwise lowering (row vector, column, scalar).
+// bf16/f16 (alpha = beta = 1): the bias copied into the result, then
+// MATMUL accumulating into it, rounded once as the CPU's addmm rounds.
 void addmmStore(const at::Tensor &out, const at::Tensor &bias, const at::Tensor &a,
                 const at::Tensor &b, double beta, double alpha) {
   at::Tensor product = writableInPlace(out, a, b) && out.is_contiguous() && !mayOverlap(out, bias)
                            ? out
-                           : emptyNpu({a.size(0), b.size(1)}, at::kFloat);
+                           : emptyNpu({a.size(0), b.size(1)}, out.scalar_type());
+  if (c10::isReducedFloatingType(out.scalar_type())) {
+    copyInto(product, bias.expand(product.sizes()));
+    emitMatmul(product, a, b, /*accumulate=*/true);
+    if (!product.is_same(out))
+      storeInto(out, addressOf(product));
+    return;
+  }
   emitMatmul(product, a, b);
   if (alpha != 1.0)
     emitScalar<isa::inst::Muls>(addressOf(product), addressOf(product), static_cast<float>(alpha),
@@ -147,20 +176,23 @@ void addmmStore(const at::Tensor &out, const at::Tensor &bias, const at::Tensor 
     storeInto(out, addressOf(product));
 }
 
-bool addmmLowerable(const at::Tensor &bias, const at::Tensor &a, const at::Tensor &b) {
-  return lowerable(a, b) && isFloatNpu(bias);
+bool addmmLowerable(const at::Tensor &bias, const at::Tensor &a, const at::Tensor &b,
+                    const at::Scalar &beta, const at::Scalar &alpha) {
+  const c10::ScalarType type = a.scalar_type();
+  return lowerable(a, b) && isNpu(bias) && bias.scalar_type() == type &&
+         (type == at::kFloat || (beta.equal(1) && alpha.equal(1)));
 }
 
 at::Tensor addmm(const at::Tensor &bias, const at::Tensor &a, const at::Tensor &b,
                  const at::Scalar &beta, const at::Scalar &alpha) {
   static OpCounter counter("addmm");
-  if (!addmmLowerable(bias, a, b))
+  if (!addmmLowerable(bias, a, b, beta, alpha))
     return fallbackTo<NPU_ATEN_OP(addmm)>(bias, a, b, beta, alpha);
   checkMm(a, b);
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(bias) + " + " + productDescription(a, b));
-  at::Tensor out = emptyNpu({a.size(0), b.size(1)}, at::kFloat);
+  at::Tensor out = emptyNpu({a.size(0), b.size(1)}, a.scalar_type());
   addmmStore(out, bias, a, b, beta.toDouble(), alpha.toDouble());
   return out;
 }
@@ -168,7 +200,7 @@ at::Tensor addmm(const at::Tensor &bias, const at::Tensor &a, const at::Tensor &
 at::Tensor &addmmOut(const at::Tensor &bias, const at::Tensor &a, const at::Tensor &b,
                      const at::Scalar &beta, const at::Scalar &alpha, at::Tensor &out) {
   static OpCounter counter("addmm.out");
-  if (!addmmLowerable(bias, a, b) || !isFloatNpu(out))
+  if (!addmmLowerable(bias, a, b, beta, alpha) || !writes(out, a))
     return fallbackTo<NPU_ATEN_OP2(addmm, out)>(bias, a, b, beta, alpha, out);
   checkMm(a, b);
   OpScope scope(counter);
@@ -200,7 +232,7 @@ at::Tensor mv(const at::Tensor &a, const at::Tensor &v) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(productDescription(a, v));
-  at::Tensor out = emptyNpu({a.size(0)}, at::kFloat);
+  at::Tensor out = emptyNpu({a.size(0)}, a.scalar_type());
   emitMatmul(out.unsqueeze(1), a, v.unsqueeze(1));
   return out;
 }
@@ -215,7 +247,7 @@ at::Tensor dot(const at::Tensor &a, const at::Tensor &b) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(productDescription(a, b));
-  at::Tensor out = emptyNpu({}, at::kFloat);
+  at::Tensor out = emptyNpu({}, a.scalar_type());
   emitMatmul(out.view({1, 1}), a.unsqueeze(0), b.unsqueeze(1));
   return out;
 }
@@ -232,9 +264,9 @@ struct BatchOperand {
 BatchOperand batchOperand(const at::Tensor &t) {
   const int64_t batch = t.size(0), rows = t.size(1), cols = t.size(2);
   const int64_t sb = batch == 1 ? 0 : t.stride(0), s0 = t.stride(1), s1 = t.stride(2);
-  if ((cols == 1 || s1 == 1) && (rows == 1 || s0 == cols))
+  if (wordAligned(t) && (cols == 1 || s1 == 1) && (rows == 1 || s0 == cols))
     return {t, addressOf(t), u32(sb, "batch stride"), false};
-  if ((rows == 1 || s0 == 1) && (cols == 1 || s1 == rows))
+  if (wordAligned(t) && (rows == 1 || s0 == 1) && (cols == 1 || s1 == rows))
     return {t, addressOf(t), u32(sb, "batch stride"), true};
   at::Tensor dense = emptyNpuLike(t);
   emitGather(addressOf(dense), t);
@@ -247,7 +279,7 @@ void emitBmm(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b) {
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
-    emitFillWords(addressOf(out), 0, out.numel());
+    out.zero_(); // an empty sum
     return;
   }
   const BatchOperand lhs = batchOperand(a), rhs = batchOperand(b);
@@ -264,6 +296,8 @@ void emitBmm(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b) {
   bmm.stride_c = u32(m * n, "batch stride");
   bmm.transa = lhs.transposed;
   bmm.transb = rhs.transposed;
+  bmm.dtype = *isaType(a.scalar_type());
+  bmm.otype = *isaType(out.scalar_type());
   emit(bmm);
 }
 
@@ -283,24 +317,24 @@ at::Tensor bmm(const at::Tensor &a, const at::Tensor &b) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(productDescription(a, b));
-  at::Tensor out = emptyNpu({a.size(0), a.size(1), b.size(2)}, at::kFloat);
+  at::Tensor out = emptyNpu({a.size(0), a.size(1), b.size(2)}, a.scalar_type());
   emitBmm(out, a, b);
   return out;
 }
 
 at::Tensor &bmmOut(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
   static OpCounter counter("bmm.out");
-  if (!lowerable(a, b) || !isFloatNpu(out))
+  if (!lowerable(a, b) || !writes(out, a))
     return fallbackTo<NPU_ATEN_OP2(bmm, out)>(a, b, out);
   checkBmm(a, b);
   OpScope scope(counter);
   if (logOps())
     scope.describe(productDescription(a, b));
   at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
-  if (out.is_contiguous() && !mayOverlap(out, a) && !mayOverlap(out, b)) {
+  if (out.is_contiguous() && wordAligned(out) && !mayOverlap(out, a) && !mayOverlap(out, b)) {
     emitBmm(out, a, b);
   } else {
-    at::Tensor dense = emptyNpu(out.sizes(), at::kFloat);
+    at::Tensor dense = emptyNpu(out.sizes(), out.scalar_type());
     emitBmm(dense, a, b);
     storeInto(out, addressOf(dense));
   }

@@ -199,6 +199,20 @@ bool deviceOperands(const at::Tensor &a, const at::Tensor &b);
 // the device (CAST).
 bool convertibleTo(c10::ScalarType type, const at::Tensor &a, const at::Tensor &b);
 
+// Whether a bf16/f16 `a op alpha*b` with a CPU scalar side is one of Inst's
+// scalar forms, which take the float types (the tensor forms take f32
+// only); alpha only on the right, where it scales the scalar.
+template <class Inst>
+bool scalarFormTakes(c10::ScalarType type, const at::Tensor &a, const at::Tensor &b, float alpha) {
+  if constexpr (requires { typename ScalarForms<Inst>::Right; }) {
+    return c10::isReducedFloatingType(type) &&
+           ((isCpuScalar(b) && accepts<typename ScalarForms<Inst>::Right>(type)) ||
+            (isCpuScalar(a) && alpha == 1.0f && accepts<typename ScalarForms<Inst>::Left>(type)));
+  } else {
+    return false;
+  }
+}
+
 // The type in which the binary instruction Inst computes `a op alpha*b` on
 // the device: PyTorch's result type (true division of integers gives the
 // default float type), if Inst accepts it and every operand is a CPU
@@ -213,7 +227,8 @@ std::optional<c10::ScalarType> binaryType(const at::Tensor &a, const at::Tensor 
   c10::ScalarType type = at::result_type(a, b);
   if (std::is_same_v<Inst, isa::inst::Div> && c10::isIntegralType(type, /*includeBool=*/true))
     type = c10::typeMetaToScalarType(c10::get_default_dtype());
-  if (!accepts<Inst>(type) || !convertibleTo(type, a, b) ||
+  if (!(accepts<Inst>(type) || scalarFormTakes<Inst>(type, a, b, alpha)) ||
+      !convertibleTo(type, a, b) ||
       (c10::isIntegralType(type, true) &&
        (alpha != std::trunc(alpha) || std::abs(alpha) > float(1 << 24))))
     return std::nullopt;
@@ -243,9 +258,10 @@ void emitBinary(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
   emitBinaryWith(&emitBinaryPacket<Inst>, commutes<Inst>(alpha), dst, a, b, alpha);
 }
 
-// n contiguous floats: dst = a op s by the scalar instruction Inst (ADDS,
-// RSUBS, ...).
-template <class Inst> void emitScalar(uint64_t dst, uint64_t a, float s, int64_t n) {
+// n contiguous elements of the float type `type`: dst = a op s by the
+// scalar instruction Inst (ADDS, RSUBS, ...), s a binary32.
+template <class Inst>
+void emitScalar(uint64_t dst, uint64_t a, float s, int64_t n, isa::DType type = isa::DType::f32) {
   static_assert(kF32Operands<Inst> == 1, "a scalar instruction's only f32 operand is s");
   if (n == 0)
     return;
@@ -254,11 +270,14 @@ template <class Inst> void emitScalar(uint64_t dst, uint64_t a, float s, int64_t
   inst.a = a;
   inst.s = s;
   inst.n = u32(n, "element count");
+  inst.dtype = type;
   emit(inst);
 }
 
-// n contiguous floats: dst = f(src) by the unary instruction Inst.
-template <class Inst> void emitUnary(uint64_t dst, uint64_t src, int64_t n) {
+// n contiguous elements of `type`: dst = f(src) by the unary instruction
+// Inst.
+template <class Inst>
+void emitUnary(uint64_t dst, uint64_t src, int64_t n, isa::DType type = isa::DType::f32) {
   static_assert(kF32Operands<Inst> == 0, "a unary instruction with f32 operands needs its own "
                                          "emitter (as POWS has)");
   if (n == 0)
@@ -267,6 +286,7 @@ template <class Inst> void emitUnary(uint64_t dst, uint64_t src, int64_t n) {
   inst.dst = dst;
   inst.src = src;
   inst.n = u32(n, "element count");
+  inst.dtype = type;
   emit(inst);
 }
 

@@ -25,6 +25,16 @@ def unit_roundoff(dtype: torch.dtype) -> float:
     return torch.finfo(dtype).eps / 2
 
 
+def assert_native_in_reduced_type(*ops: str) -> None:
+    """Each op ran as its own reduced-precision packets (MATMUL's bf16/f16
+    operands and result, the unary and scalar forms' typed streams), not
+    on binary32 copies (torch.npu.widened_stats())."""
+    stats, widened = torch.npu.op_stats(), torch.npu.widened_stats()
+    for op in ops:
+        assert stats.get(op, {}).get("packets", 0) > 0, (op, stats)
+        assert f"aten::{op}" not in widened, (op, widened)
+
+
 def test_amp_supports_bf16_and_f16():
     assert torch.npu.get_amp_supported_dtype() == [torch.bfloat16, torch.float16]
     assert torch.npu.is_bf16_supported()
@@ -147,7 +157,7 @@ def test_matrix_products_run_in_the_autocast_type(dtype):
     scale = expected.float().abs().max().item()
     torch.testing.assert_close(actual.cpu().float(), expected.float(), rtol=0,
                                atol=2 * unit_roundoff(dtype) * scale)
-    assert "aten::mm" in torch.npu.widened_stats()
+    assert_native_in_reduced_type("mm")
     assert torch.npu.fallback_stats() == {}
 
 
@@ -194,7 +204,6 @@ def test_lora_steps_under_autocast_track_cpu_autocast(dtype):
     assert qwen2_lora.max_relative_difference(npu.losses, cpu.losses) < qwen2_lora.loss_tolerance(dtype)
     assert qwen2_lora.loss_tolerance(dtype) == unit_roundoff(dtype) / 4
     assert torch.npu.fallback_stats() == {}
-    widened = torch.npu.widened_stats()
-    for op in ("aten::mm", "aten::bmm", "aten::addmm", "aten::silu_backward"):
-        assert widened.get(op, 0) > 0, widened
+    assert_native_in_reduced_type("mm", "bmm", "addmm", "silu", "neg", "mul")
+    assert torch.npu.widened_stats().get("aten::silu_backward", 0) > 0
     assert torch.npu.op_stats()["_fused_adamw_"]["packets"] > 0
