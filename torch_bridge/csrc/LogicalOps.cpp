@@ -1,20 +1,23 @@
-// Bitwise and/or/xor/not. Integer tensors (and an integer with a bool, which
-// promotes to 0 or 1) are AND OR XOR NOT in PyTorch's result type; not of a
-// bool is NOT on the b8 mask. and/or/xor of two bools are composed, since
-// the tensor forms of AND OR XOR do not take b8 (a broadcast b8 operand
-// would need a one-byte row load): the masks as 0/1 int32 (CAST), and
-// a & b = min, a | b = max, a ^ b = (a != b), back to bool (CAST, or
-// straight from the compare's b8).
+// Bitwise and/or/xor/not and the shifts. Integer tensors (and an integer
+// with a bool, which promotes to 0 or 1) are AND OR XOR NOT SHL SHR in
+// PyTorch's result type (SHR arithmetic, amounts outside the width as on
+// the CPU: docs/types.md §3); not of a bool is NOT on the b8 mask. and/or/xor of two bools are
+// composed, since the tensor forms of AND OR XOR do not take b8 (a broadcast b8 operand would need
+// a one-byte row load): the masks as 0/1 int32 (CAST), and a & b = min, a | b = max, a ^ b = (a !=
+// b), back to bool (CAST, or straight from the compare's b8).
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
 #include "Types.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/bitwise_and_ops.h>
+#include <ATen/ops/bitwise_left_shift.h>
 #include <ATen/ops/bitwise_not_ops.h>
 #include <ATen/ops/bitwise_or_ops.h>
+#include <ATen/ops/bitwise_right_shift.h>
 #include <ATen/ops/bitwise_xor_ops.h>
 #include <torch/library.h>
 
@@ -36,7 +39,8 @@ at::Tensor asInt32(const at::Tensor &t) {
   return binaryOperand(t, at::kInt);
 }
 
-enum class Logic { And, Or, Xor };
+// The bool form of an op (None: integers only, as the shifts).
+enum class Logic { And, Or, Xor, None };
 
 // dst (contiguous bool of the broadcast shape) = a op b.
 void emitLogic(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, Logic op) {
@@ -55,12 +59,14 @@ void emitLogic(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, 
   copyInto(dst, combined);
 }
 
-// dst (contiguous, of the computing type, the broadcast shape) = a op b.
+// dst (contiguous, of the computing type, the broadcast shape) = a op b;
+// a commutative op may swap its operands to read the full one as a.
 template <class Inst>
-void emitInteger(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b) {
+void emitInteger(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b,
+                 bool commutative) {
   if (dst.numel() == 0)
     return;
-  emitBinaryWith(&emitBinaryPacket<Inst>, true, dst, binaryOperand(a, dst.scalar_type()),
+  emitBinaryWith(&emitBinaryPacket<Inst>, commutative, dst, binaryOperand(a, dst.scalar_type()),
                  binaryOperand(b, dst.scalar_type()), 1.0f);
 }
 
@@ -76,17 +82,17 @@ struct LogicKernels {
     if (logOps())
       scope.describe(describe(a, b));
     storeResult(out, [&](const at::Tensor &dst) {
-      if (dst.scalar_type() == at::kBool)
+      if (kOp != Logic::None && dst.scalar_type() == at::kBool)
         emitLogic(dst, a, b, kOp);
       else
-        emitInteger<Inst>(dst, a, b);
+        emitInteger<Inst>(dst, a, b, /*commutative=*/kOp != Logic::None);
     });
   }
   // The type a op b computes in on the device, if it does.
   static std::optional<c10::ScalarType> type(const at::Tensor &a, const at::Tensor &b) {
-    if (boolLowerable(a, b))
+    if (kOp != Logic::None && boolLowerable(a, b))
       return at::kBool;
-    return binaryType<Inst>(a, b); // AND OR XOR take i32 and i64
+    return binaryType<Inst>(a, b); // AND OR XOR SHL SHR take i32 and i64
   }
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
     static OpCounter counter(baseName<FunctionalOp>());
@@ -184,6 +190,40 @@ void emitNot(const at::Tensor &dst, const at::Tensor &self) {
   emit(inst);
 }
 
+// x << s, x >> s and their in-place forms (the Python operators) are the
+// bitwise shifts of PyTorch's CPU: the same kernels, a scalar wrapped as
+// a Python number is.
+at::Tensor wrappedScalar(const at::Scalar &value) {
+  at::Tensor t = c10::scalar_to_tensor(value);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+at::Tensor leftShift(const at::Tensor &self, const at::Tensor &other) {
+  return at::bitwise_left_shift(self, other);
+}
+at::Tensor leftShiftScalar(const at::Tensor &self, const at::Scalar &other) {
+  return at::bitwise_left_shift(self, wrappedScalar(other));
+}
+at::Tensor &leftShiftInplace(at::Tensor &self, const at::Tensor &other) {
+  return self.bitwise_left_shift_(other);
+}
+at::Tensor &leftShiftScalarInplace(at::Tensor &self, const at::Scalar &other) {
+  return self.bitwise_left_shift_(wrappedScalar(other));
+}
+at::Tensor rightShift(const at::Tensor &self, const at::Tensor &other) {
+  return at::bitwise_right_shift(self, other);
+}
+at::Tensor rightShiftScalar(const at::Tensor &self, const at::Scalar &other) {
+  return at::bitwise_right_shift(self, wrappedScalar(other));
+}
+at::Tensor &rightShiftInplace(at::Tensor &self, const at::Tensor &other) {
+  return self.bitwise_right_shift_(other);
+}
+at::Tensor &rightShiftScalarInplace(at::Tensor &self, const at::Scalar &other) {
+  return self.bitwise_right_shift_(wrappedScalar(other));
+}
+
 #define NPU_LOGIC(name, op, Inst)                                                                  \
   LogicKernels<op, Inst, NPU_ATEN_OP2(name, Tensor), NPU_ATEN_OP2(name##_, Tensor),                \
                NPU_ATEN_OP2(name, Tensor_out)>::registerIn(m)
@@ -192,6 +232,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_LOGIC(bitwise_and, Logic::And, isa::inst::And);
   NPU_LOGIC(bitwise_or, Logic::Or, isa::inst::Or);
   NPU_LOGIC(bitwise_xor, Logic::Xor, isa::inst::Xor);
+  NPU_LOGIC(bitwise_left_shift, Logic::None, isa::inst::Shl);
+  NPU_LOGIC(bitwise_right_shift, Logic::None, isa::inst::Shr);
+  m.impl("__lshift__.Tensor", leftShift);
+  m.impl("__lshift__.Scalar", leftShiftScalar);
+  m.impl("__ilshift__.Tensor", leftShiftInplace);
+  m.impl("__ilshift__.Scalar", leftShiftScalarInplace);
+  m.impl("__rshift__.Tensor", rightShift);
+  m.impl("__rshift__.Scalar", rightShiftScalar);
+  m.impl("__irshift__.Tensor", rightShiftInplace);
+  m.impl("__irshift__.Scalar", rightShiftScalarInplace);
   m.impl("bitwise_not", bitwiseNot);
   m.impl("bitwise_not_", bitwiseNotInplace);
   m.impl("bitwise_not.out", bitwiseNotOut);

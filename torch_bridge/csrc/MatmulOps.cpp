@@ -56,8 +56,10 @@ void emitMatmul(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b,
   if (m == 0 || n == 0)
     return;
   if (k == 0) {
-    if (!accumulate)
-      out.zero_(); // an empty sum
+    // An empty sum: zeros.
+    for (int64_t row = 0; row < m && !accumulate; ++row)
+      fillContiguous(addressOf(out) + out.element_size() * row * out.stride(0), n,
+                     out.element_size(), 0);
     return;
   }
   const MatrixOperand lhs = matrixOperand(a), rhs = matrixOperand(b);
@@ -279,7 +281,7 @@ void emitBmm(const at::Tensor &out, const at::Tensor &a, const at::Tensor &b) {
   if (batch == 0 || m == 0 || n == 0)
     return;
   if (k == 0) {
-    out.zero_(); // an empty sum
+    fillContiguous(addressOf(out), out.numel(), out.element_size(), 0); // an empty sum
     return;
   }
   const BatchOperand lhs = batchOperand(a), rhs = batchOperand(b);

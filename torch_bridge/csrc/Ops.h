@@ -88,6 +88,11 @@ void copyInto(const at::Tensor &dst, const at::Tensor &src);
 // result into out where PyTorch's CPU kernel writes it unchecked.
 void copyResult(const at::Tensor &dst, const at::Tensor &src);
 
+// Writes one value (the low itemsize bytes of bits) into every element of
+// a contiguous buffer: FILL when the buffer is whole 32-bit words of one
+// pattern, else COPY_STRIDED broadcasting the value staged on the device.
+void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits);
+
 // A 0-dim npu tensor of `dtype` holding `value` (converted as
 // at::scalar_tensor converts it), written by FILL packets: a scalar operand
 // for instructions without an immediate form of the type.

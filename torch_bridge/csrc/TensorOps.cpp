@@ -163,9 +163,8 @@ uint64_t scalarBits(const at::Scalar &value, c10::ScalarType dtype) {
   return bits;
 }
 
-// Writes one value into every element of a contiguous buffer: FILL when the
-// buffer is whole 32-bit words of one pattern, else COPY_STRIDED
-// broadcasting the value staged on the device.
+} // namespace
+
 void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits) {
   const uint64_t bytes = uint64_t(numel) * itemsize;
   uint64_t pattern = bits; // the value repeated over 64 bits
@@ -182,8 +181,6 @@ void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits)
   const int64_t zero = 0;
   emitGather(dst, addressOf(staged), {numel}, c10::IntArrayRef(&zero, 1), itemsize);
 }
-
-} // namespace
 
 at::Tensor deviceScalar(const at::Scalar &value, c10::ScalarType dtype) {
   at::Tensor t = emptyNpu({}, dtype);

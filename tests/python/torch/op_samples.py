@@ -165,6 +165,16 @@ NAMED_VALUES: dict[str, Any] = {
     "scale": 2.0,
     "other": 0.25,
 }
+# The shifts: integer values and amounts (inside and outside the width).
+for _shift in ("left", "right"):
+    for _name in (f"aten::bitwise_{_shift}_shift.Tensor", f"aten::bitwise_{_shift}_shift_.Tensor",
+                  f"aten::bitwise_{_shift}_shift.Tensor_out"):
+        SAMPLES[_name] = lambda: dict(self=integers(*SHAPE), other=integers(*SHAPE))
+for _op in ("lshift", "rshift"):
+    SAMPLES[f"aten::__{_op}__.Tensor"] = lambda: dict(self=integers(*SHAPE), other=integers(*SHAPE))
+    SAMPLES[f"aten::__i{_op}__.Tensor"] = lambda: dict(self=integers(*SHAPE), other=integers(*SHAPE))
+    SAMPLES[f"aten::__{_op}__.Scalar"] = lambda: dict(self=integers(*SHAPE), other=3)
+    SAMPLES[f"aten::__i{_op}__.Scalar"] = lambda: dict(self=integers(*SHAPE), other=3)
 # Tensor arguments that are masks.
 BOOL_TENSORS = {"mask", "condition"}
 # Ops over masks: their self (and other) are bool.
@@ -183,6 +193,8 @@ OUT_DTYPES: dict[str, torch.dtype] = {
     "aten::argmax.out": torch.int64,
     "aten::argmin.out": torch.int64,
     "aten::cumsum.out": torch.int64,
+    "aten::bitwise_left_shift.Tensor_out": torch.int64,
+    "aten::bitwise_right_shift.Tensor_out": torch.int64,
     "aten::index_select.out": torch.int64,
     "aten::index.Tensor_out": torch.int64,
 }

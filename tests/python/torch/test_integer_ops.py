@@ -1,5 +1,5 @@
-"""Integer arithmetic on the npu (docs/types.md §3): ADD SUB MUL MAX MIN and
-the bitwise AND OR XOR NOT on int32 and int64 tensors, with broadcasting, Python scalars and mixed-type
+"""Integer arithmetic on the npu (docs/types.md §3): ADD SUB MUL MAX MIN NEG,
+the bitwise AND OR XOR NOT and the shifts SHL SHR on int32 and int64 tensors, with broadcasting, Python scalars and mixed-type
 operands (PyTorch's type promotion, the converting side cast on the
 device), compared with PyTorch CPU exactly (integers wrap around)."""
 
@@ -84,6 +84,56 @@ def test_bitwise_forms_on_integers_and_bools(dtype):
         assert result.dtype == expected[name].dtype, name
         assert torch.equal(result.cpu(), expected[name]), name
     assert torch.equal(d.cpu(), a & 0x0FF0)
+
+
+def shift_amounts(shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tensor:
+    """Amounts inside the width and outside it (negative, the width, past
+    it), which PyTorch's CPU defines as 0 or the sign fill."""
+    bits = torch.iinfo(dtype).bits
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randint(-3, bits + 3, shape, generator=g, dtype=dtype)
+    edges = torch.tensor([0, 1, bits - 1, bits, bits + 1, -1, 31, 32, 33, 63, 64], dtype=dtype)
+    t.view(-1)[: min(t.numel(), edges.numel())] = edges[: t.numel()]
+    return t
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+@pytest.mark.parametrize("shapes", [((37,), (37,)), ((5, 9), (9,)), ((5, 9), (5, 1)), ((6, 7), ())],
+                         ids=["same", "row", "col", "scalar_tensor"])
+def test_shifts_match_the_cpu_with_amounts_outside_the_width(dtype, shapes):
+    a, amounts = values(shapes[0], dtype, 9), shift_amounts(shapes[1], dtype, 10)
+    d, n = a.to("npu"), amounts.to("npu")
+    with native("bitwise_left_shift", "bitwise_right_shift"):
+        left, right = d << n, d >> n
+        functional = torch.bitwise_left_shift(d, n), torch.bitwise_right_shift(d, n)
+    for got, want in [(left, a << amounts), (right, a >> amounts),
+                      (functional[0], a << amounts), (functional[1], a >> amounts)]:
+        assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_shifts_by_python_scalars_and_in_place(dtype):
+    a = values((4, 33), dtype, 11)
+    d = a.to("npu")
+    with native("bitwise_left_shift", "bitwise_right_shift", "bitwise_left_shift_",
+                "bitwise_right_shift_"):
+        results = [d << 3, d >> 5, d << 40, d >> 70, d >> 0,
+                   torch.bitwise_left_shift(7, d & 15)]
+        inplace = d.clone()
+        inplace <<= 2
+        inplace >>= torch.tensor(1, dtype=dtype).to("npu")
+    expected = [a << 3, a >> 5, a << 40, a >> 70, a >> 0, torch.bitwise_left_shift(7, a & 15)]
+    for got, want in zip(results, expected):
+        assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
+    assert torch.equal(inplace.cpu(), (a << 2) >> 1)
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_integer_negation_wraps(dtype):
+    a = values((3, 17), dtype, 12)
+    with native("neg"):
+        negated = -a.to("npu")
+    assert torch.equal(negated.cpu(), -a)  # -min is min
 
 
 def test_mixed_types_promote_as_pytorch_does():
