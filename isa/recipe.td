@@ -104,7 +104,7 @@ class RowStore<string operand, string src, int words = 1> {
 
 // A step. Run: dst = program(src0, src1) (src1 "" for a one-input program);
 // Mask: dst = -inf for a column beyond the causal limit, else src0; Reduce:
-// the pass's accumulator combines src0.
+// the pass's accumulator combines src0; Scan (below): a running value.
 class Step<string kind, string program, string src0, string src1, string dst> {
   string Kind = kind;
   string Program = program;
@@ -116,6 +116,13 @@ class Run<string program, string src0, string src1, string dst>
     : Step<"run", program, src0, src1, dst>;
 class Mask<string src, string dst> : Step<"mask", "", src, "", dst>;
 class Reduce<string src> : Step<"reduce", "", src, "", "">;
+// Scan: a running value through the row in element order. Lane by lane (one
+// lane a cycle, L cycles a group), dst = program(carry, src) and the K
+// register `carry` takes dst; carry reads +0 at the row's first element.
+// program is one primitive of two inputs (a chain of L lanes through one
+// unit a cycle each keeps the order and the lanes' datapath; docs/rtl.md).
+class Scan<string program, string carry, string src, string dst>
+    : Step<"scan", program, carry, src, dst>;
 
 // A pass: the streams it reads and writes, its element steps, its reduction
 // ("none", "sum", "max") into the scalar register `dst`, and the scalar

@@ -116,3 +116,47 @@ def TRI : Instruction<"tri", 0xa2, "sequence",
   let Recipes = !foldl([]<VectorRecipe>, TriTypes, recipes, type,
       !listconcat(recipes, [TriRecipe<type, 0>, TriRecipe<type, 1>]));
 }
+
+//===----------------------------------------------------------------------===//
+// cumsum: a row scan in element order
+//===----------------------------------------------------------------------===//
+
+// The types cumsum accepts (docs/types.md §5).
+defvar CumsumTypes = ["f32", "bf16", "f16", "i32", "i64"];
+
+// The element steps of cumsum for a lane form: the running sum in K2 (K3 an
+// i64's high word), +0 at each row's start. Floats: one binary32 addition
+// per element, as the lanes' fadd rounds and flushes. i64: the low words
+// scan on their own; the high word adds the element's high word and the
+// low word's carry out (the low sum below the element's low word, unsigned:
+// a mask of -1, subtracted), so that each scan is one primitive.
+class CumsumSteps<string form> {
+  list<Step> Steps = !cond(
+    !eq(form, "F") : [Scan<"add", "K2", "IB0", "OB0">],
+    !eq(form, "I") : [Scan<"iadd", "K2", "IB0", "OB0">],
+    !eq(form, "L") : [Scan<"iadd", "K2", "IB0", "OB0">, Run<"iltu", "OB0", "IB0", "T0">,
+                      Run<"isub", "IB1", "T0", "T0">, Scan<"iadd", "K3", "T0", "OB1">]);
+}
+
+class CumsumRecipe<string type>
+    : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>], "rows", "cols",
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
+                   [Pass<["IB0"], ["OB0"], CumsumSteps<LaneForm<type>.Form>.Steps>]>;
+
+def CUMSUM : Instruction<"cumsum", 0x55, "sequence",
+    [AddrOp<"dst", S_Dst, "result: rows x cols of type dtype">,
+     AddrOp<"src", S_Src0, "operand: rows x cols of type dtype">,
+     DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOf<CumsumTypes>],
+    "$dst, $src, $rows, $cols", Cost<E_Vector, 4, 1>,
+    "Running sum of each row (torch.cumsum(x, -1)).">  {
+  let Semantics = "dst[i][j] = src[i][0] + ... + src[i][j], added in increasing j from +0. "
+                  "i32, i64: modulo 2^32, 2^64. f32, bf16, f16: s = fadd(s, x) per element, "
+                  "binary32 with the lanes' rounding to nearest even and flush to zero "
+                  "(docs/arith.md §1: a denormal input or sum is a zero), the 16-bit types "
+                  "widened exactly and each sum rounded once to the type on store. "
+                  "dst may be src.";
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>];
+  let Disjoints = [Disjoint<"dst", "src", 1>];
+  let Recipes = !foreach(type, CumsumTypes, CumsumRecipe<type>);
+}

@@ -25,8 +25,9 @@
 // A step runs a micro-program of the ROM (inputs loaded into registers 0 and
 // 1, canonicalised unless the program takes integer lane forms; the ROM
 // words in order; the result register written back), applies the causal
-// mask, or accumulates. Scalar steps run the
-// same way on broadcast scalar values and keep lane 0's result.
+// mask, accumulates, or scans (one lane a cycle: scan_lane below). Scalar
+// steps run the same way on broadcast scalar values and keep lane 0's
+// result.
 //
 // Streams are typed (docs/types.md §2): a stream's elements are of the
 // type its recipe names (STREAM_TYPE of the setup), its requests are the
@@ -213,21 +214,32 @@ module npu_vector (
   logic [63:0] index_addr;
 
   logic [npu_recipe_pkg::STEP_BITS-1:0] cur_step;
-  logic [1:0]  step_kind;
+  logic [2:0]  step_kind;
   logic [PB-1:0] step_prog;
   logic [4:0]  step_s0, step_s1, step_dst;
   assign cur_step = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx);
   assign {step_kind, step_prog, step_s0, step_s1, step_dst} = cur_step;
 
-  // A step is done after its last ROM word, or in its one cycle (Mask,
-  // Reduce). A group's last step also ends the group: the next step of the
-  // table is its end (a pass without steps spends a cycle on the end).
+  // A Scan step runs its one-word program in one lane a cycle, lane
+  // scan_lane, so that the running value (a K register, read as +0 at the
+  // row's first element) passes the group's elements in their order: a
+  // chain through one unit a cycle rather than L adders in one.
+  logic [LB-1:0] scan_lane;
+  logic scan_step, scan_first;
+  assign scan_step = step_kind == npu_recipe_pkg::STEP_SCAN;
+  assign scan_first = j0 == '0 && group == '0 && scan_lane == '0;
+
+  // A step is done after its last ROM word, in its one cycle (Mask,
+  // Reduce), or after its last lane (Scan). A group's last step also ends
+  // the group: the next step of the table is its end (a pass without steps
+  // spends a cycle on the end).
   logic step_done, group_ends;
-  logic [1:0] following_kind;
-  logic [npu_recipe_pkg::STEP_BITS-3:0] following_rest;
+  logic [2:0] following_kind;
+  logic [npu_recipe_pkg::STEP_BITS-4:0] following_rest;
   assign {following_kind, following_rest} = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx + 4'd1);
   assign step_done = step_kind == npu_recipe_pkg::STEP_MASK || step_kind == npu_recipe_pkg::STEP_REDUCE ||
-                     (step_kind == npu_recipe_pkg::STEP_RUN && last_word);
+                     (step_kind == npu_recipe_pkg::STEP_RUN && last_word) ||
+                     (scan_step && scan_lane == LB'(L - 1));
   assign group_ends = state == S_STEP &&
                       (step_kind == npu_recipe_pkg::STEP_END ||
                        (step_done && following_kind == npu_recipe_pkg::STEP_END));
@@ -325,7 +337,8 @@ module npu_vector (
   // accumulation, a level of the reduction tree.
   logic alu_used;
   assign alu_used = ((state == S_STEP || state == S_SCALAR) &&
-                     (step_kind == npu_recipe_pkg::STEP_RUN || step_kind == npu_recipe_pkg::STEP_REDUCE)) ||
+                     (step_kind == npu_recipe_pkg::STEP_RUN || step_kind == npu_recipe_pkg::STEP_REDUCE ||
+                      scan_step)) ||
                     state == S_TREE;
 
   // ---- the lanes ---------------------------------------------------------------------------------
@@ -433,11 +446,12 @@ module npu_vector (
       .ib_write, .ib_slot(rq_slot[rb_head]), .ib_stream, .ib_group, .ib_data,
       .ob_slot(wr_slot), .ob_stream, .ob_group, .ob_data,
       .slot(cslot), .oslot, .ib_zero, .group, .src0(step_s0), .src1(step_s1), .src0_scalar(is_scalar(step_s0)),
-      .src1_scalar(is_scalar(step_s1)), .scalar0(lane_scalar(LB'(l), step_s0)),
+      .src1_scalar(is_scalar(step_s1)),
+      .scalar0(scan_step && scan_first ? 32'd0 : lane_scalar(LB'(l), step_s0)),
       .scalar1(lane_scalar(LB'(l), step_s1)), .dst(step_dst),
       .mask_write(state == S_STEP && step_kind == npu_recipe_pkg::STEP_MASK), .masked(lane_masked[l]),
       .acc_init(pass_start), .acc_init_value(pass_reduce == npu_recipe_pkg::RED_MAX ? 32'hff80_0000 : 32'd0),
-      .alu_enable(alu_used), .alu_mode, .prim(alu_prim),
+      .alu_enable(alu_used && (!scan_step || scan_lane == LB'(l))), .alu_mode, .prim(alu_prim),
       .word_src0(word_src[0]), .word_src1(word_src[1]), .word_src2(word_src[2]),
       .word_const0(word_const[0]), .word_const1(word_const[1]), .word_const2(word_const[2]),
       .word_dst, .first_word, .raw_inputs(npu_microcode_pkg::mc_prog_raw_inputs(step_prog)),
@@ -808,6 +822,7 @@ module npu_vector (
       row_skipped <= 1'b0;
       zero_first_row <= '0;
       word_index <= '0;
+      scan_lane <= '0;
       tree_level <= '0;
       load_addr <= '0;
       load_words <= '0;
@@ -886,6 +901,9 @@ module npu_vector (
           // lanes store the result; a scalar one is lane 0's.
           if (step_kind == npu_recipe_pkg::STEP_RUN && last_word && step_dst[4])
             ks[step_dst[3:0]] <= lane_result[0];
+          // A scan's running value: the lane's result, while it holds an element.
+          if (scan_step && lane_valid[scan_lane]) ks[step_s0[3:0]] <= lane_result[scan_lane];
+          if (scan_step) scan_lane <= step_done ? '0 : scan_lane + LB'(1);
           if (group_ends) begin
             step_idx <= '0;
             word_index <= '0;
@@ -910,7 +928,7 @@ module npu_vector (
           end else if (step_done) begin
             word_index <= '0;
             step_idx <= step_idx + 4'd1;
-          end else begin
+          end else if (!scan_step) begin
             word_index <= word_index + 1'b1;
           end
         end

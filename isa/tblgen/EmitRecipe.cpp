@@ -41,7 +41,7 @@ std::string sourceEnum(unsigned code) {
 }
 
 std::string stepWord(const IsaModel &model, const RecipeStep &step) {
-  const char *kinds[] = {"STEP_END", "STEP_RUN", "STEP_MASK", "STEP_REDUCE"};
+  const char *kinds[] = {"STEP_END", "STEP_RUN", "STEP_MASK", "STEP_REDUCE", "STEP_SCAN"};
   const unsigned width = programBits(model);
   const std::string prog = step.program < 0 ? bits(width, 0)
                                             : bits(width, step.program) + " /* " +
@@ -221,7 +221,7 @@ void emitRom(const IsaModel &model, llvm::raw_ostream &os) {
   os << "  // Step idx of a section of recipe r: {kind, prog, src0, src1, dst};\n"
         "  // STEP_END after the last.\n"
         "  localparam int unsigned STEP_BITS = "
-     << 2 + programBits(model) + 3 * 5
+     << 3 + programBits(model) + 3 * 5
      << ";\n"
         "  function automatic logic [STEP_BITS-1:0] recipe_step(input recipe_e r,\n"
         "                                                        input logic [2:0] section,\n"
@@ -282,11 +282,12 @@ void emitRecipePackage(const IsaModel &model, llvm::raw_ostream &os) {
       sep = ",\n";
     }
   os << "\n  } src_e;\n\n";
-  os << "  typedef enum logic [1:0] {\n"
+  os << "  typedef enum logic [2:0] {\n"
         "    STEP_END,     // the section's steps are over\n"
         "    STEP_RUN,     // dst = prog(src0, src1)\n"
         "    STEP_MASK,    // dst = column beyond the causal limit ? -inf : src0\n"
-        "    STEP_REDUCE   // accumulator = fadd/fmax(accumulator, src0)\n"
+        "    STEP_REDUCE,  // accumulator = fadd/fmax(accumulator, src0)\n"
+        "    STEP_SCAN     // lane by lane: dst = prog(src0, src1), then src0 (a K) = dst\n"
         "  } step_kind_e;\n\n"
         "  typedef enum logic [1:0] {RED_NONE, RED_SUM, RED_MAX} reduce_e;\n\n"
         "  typedef enum logic [1:0] {ROW_LOAD_NONE, ROW_LOAD_SCALAR, ROW_LOAD_INDEX} "
@@ -327,11 +328,12 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "// The vector engine's recipes as data, for the ISS's cycle model and for the\n"
         "// instructions the ISS runs by their recipe (simulator/lib/recipe_runner.h).\n"
         "#pragma once\n\n#include <cstdint>\n\nnamespace npu::isa::recipe {\n\n"
-        "enum class StepKind : uint8_t { Run, Mask, Reduce };\n"
+        "enum class StepKind : uint8_t { Run, Mask, Reduce, Scan };\n"
         "enum class RowLoad : uint8_t { None, Scalar, Index };\n\n"
-        "// A step; a Run takes one cycle per ROM word of its program. A Run's\n"
-        "// program is a npu::arith::microcode::Program (-1 for other kinds); its\n"
-        "// sources and destination are codes of the engine (kSrc*).\n"
+        "// A step; a Run takes one cycle per ROM word of its program, a Scan one\n"
+        "// per lane. A Run's or Scan's program is a npu::arith::microcode::Program\n"
+        "// (-1 for other kinds); its sources and destination are codes of the\n"
+        "// engine (kSrc*).\n"
         "struct Step {\n  StepKind kind;\n  uint8_t words;\n  int8_t program;\n"
         "  uint8_t src0, src1, dst;\n};\n\n"
         "// Step source and destination codes (npu_recipe_pkg's SRC_*): IB0..IB3,\n"
@@ -378,7 +380,8 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
     const size_t first = steps.size();
     for (const RecipeStep &s : list) {
-      const char *kinds[] = {"", "StepKind::Run", "StepKind::Mask", "StepKind::Reduce"};
+      const char *kinds[] = {"", "StepKind::Run", "StepKind::Mask", "StepKind::Reduce",
+                             "StepKind::Scan"};
       const size_t words = s.program < 0 ? 1 : model.programs[s.program].steps.size();
       steps.push_back(std::string("{") + kinds[static_cast<int>(s.kind)] + ", " +
                       std::to_string(words) + ", " + std::to_string(s.program) + ", " +

@@ -1555,6 +1555,33 @@ private:
         }
         ok = source("Src0", step.src0, false) && source("Src1", step.src1, false) &&
              source("Dst", step.dst, true) && ok;
+      } else if (kind == "scan") {
+        // One primitive a lane, the carry a K register the step also writes.
+        step.kind = StepKind::Scan;
+        const std::string program = stepRec->getValueAsString("Program").str();
+        auto prog = llvm::find_if(model_.programs,
+                                  [&](const MicroProgramDef &p) { return p.name == program; });
+        if (prog == model_.programs.end() || prog->inputs.size() != 2 || prog->steps.size() != 1) {
+          error(rec, "'" + inst.mnemonic + "': " + at +
+                         ": a scan step runs a micro-program of one primitive and two inputs, "
+                         "not '" +
+                         program + "'");
+          ok = false;
+          continue;
+        }
+        step.program = static_cast<int>(prog - model_.programs.begin());
+        if (scalar || !pass) {
+          error(rec, "'" + inst.mnemonic + "': " + at + ": a scan step is per element");
+          ok = false;
+        }
+        ok = source("Src0", step.src0, false) && source("Src1", step.src1, false) &&
+             source("Dst", step.dst, true) && ok;
+        if (step.src0 < SrcK0 || step.src1 >= SrcK0 || step.dst >= SrcK0) {
+          error(rec, "'" + inst.mnemonic + "': " + at +
+                         ": a scan step's carry is a K register and its source and destination "
+                         "are per element");
+          ok = false;
+        }
       } else if (kind == "mask") {
         step.kind = StepKind::Mask;
         if (scalar) {

@@ -148,12 +148,12 @@ enum RecipeSource : unsigned {
 // The recipe name of a source code ("IB0", "K3", ...), "" for an unused code.
 std::string recipeSourceName(unsigned code);
 
-enum class StepKind { End, Run, Mask, Reduce };
+enum class StepKind { End, Run, Mask, Reduce, Scan };
 enum class ReduceKind { None, Sum, Max };
 
 struct RecipeStep {
   StepKind kind = StepKind::Run;
-  int program = -1; // index into IsaModel::programs (Run)
+  int program = -1; // index into IsaModel::programs (Run, Scan)
   unsigned src0 = SrcZero, src1 = SrcZero, dst = SrcZero;
 };
 

@@ -165,9 +165,9 @@ uint64_t commandCycles(const isa::InstrInfo &info, const isa::Instruction &decod
 // The vector engine (rtl/npu_vector.sv) running the packet's recipe
 // (npu/isa/recipes.h, generated from the same records as its ROM): per row,
 // per pass, per chunk of CH elements, every group of L elements through the
-// pass's steps (one cycle per ROM word of a Run, one per Mask or Reduce; the
-// last one ends the group), then each output stream written; at a pass's
-// end the reduction tree and the scalar steps.
+// pass's steps (one cycle per ROM word of a Run, one per Mask or Reduce, L
+// per Scan; the last one ends the group), then each output stream written;
+// at a pass's end the reduction tree and the scalar steps.
 //
 // Two actors share the memory port, as in the RTL: the reader requests the
 // pass's chunks ahead of the steps into kSlots buffer slots (a chunk's slot
@@ -187,7 +187,9 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
   uint64_t cycles = 0;
   for (unsigned s = 0; s < count; ++s) {
     const isa::recipe::Step &step = isa::recipe::kSteps[first + s];
-    cycles += step.kind == isa::recipe::StepKind::Run ? step.words : 1;
+    cycles += step.kind == isa::recipe::StepKind::Run    ? step.words
+              : step.kind == isa::recipe::StepKind::Scan ? kLanes // one lane a cycle
+                                                         : 1;
   }
   return cycles;
 }

@@ -717,6 +717,29 @@ void run(Mem &m, const Tri &op) {
     }
 }
 
+// CUMSUM: each row's running sum from +0 in increasing j, by its definition
+// (docs/types.md §5): integers modulo 2^width, floats by the golden fadd on
+// the element as the lane holds it, each sum stored as the type stores a
+// lane value.
+void run(Mem &m, const Cumsum &op) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  const bool integer = op.dtype == isa::DType::i32 || op.dtype == isa::DType::i64;
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    uint64_t sum = 0;
+    uint32_t fsum = kPlusZero;
+    for (uint64_t k = i * op.cols; k < (i + 1) * op.cols; ++k) {
+      const uint64_t x = m.element(op.src + k * size, size);
+      if (integer) {
+        sum += x;
+      } else {
+        fsum = soft::fadd(fsum, static_cast<uint32_t>(castElement(op.dtype, isa::DType::f32, x)));
+        sum = castElement(isa::DType::f32, op.dtype, fsum);
+      }
+      m.element(op.dst + k * size, size, sum);
+    }
+  }
+}
+
 // SELECT and SELECTS (isa/bits.td): the elements of a and b move through
 // the lanes as TRI's kept ones do; s is stored like TRI's fill.
 template <class Op> bool maskAt(Mem &m, const Op &op, uint64_t i, uint64_t j) {

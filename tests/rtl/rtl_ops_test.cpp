@@ -506,6 +506,20 @@ TEST(RtlOps, TriEveryAcceptedType) {
   EXPECT_EQ(types, 6);
 }
 
+// CUMSUM of every type it accepts over sequence_cases.h's shapes, edge and
+// random rows, in place and not (the same as IssOps'), under wait states
+// every fourth run of several beats.
+TEST(RtlOps, CumsumEveryAcceptedType) {
+  int t = 0;
+  const int types = test::forEachCumsumTest([&](isa::DType type, const test::CumsumCase &c) {
+    Twin twin(980, memoryFor(c.rows * c.cols >= 128 ? t++ : 0));
+    const isa::inst::Cumsum op =
+        test::cumsumOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::cumsumName(op, c));
+  });
+  EXPECT_EQ(types, 5);
+}
+
 // SELECT, SELECTS and the bitwise instructions on the same cases as
 // IssOps' (integer_cases.h), under wait states every fourth run.
 TEST(RtlOps, SelectsOnEdgeValues) {

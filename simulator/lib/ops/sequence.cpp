@@ -1,8 +1,9 @@
-// IOTA and TRI (isa/sequence.td): elements computed from their index. The
-// ISS computes them directly (64-bit integer arithmetic and comparisons, the
-// micro-programs the record's f32 recipe names applied to whole columns);
-// the RTL vector engine runs the record's recipes, word by word for i64, and
-// co-simulation compares the two.
+// IOTA, TRI and CUMSUM (isa/sequence.td): elements computed from their index
+// or their row's running sum. The ISS computes them directly (64-bit integer
+// arithmetic and comparisons, the micro-programs the record's f32 recipe
+// names applied to whole columns or element after element); the RTL vector
+// engine runs the record's recipes, word by word for i64, and co-simulation
+// compares the two.
 #include "../context.h"
 #include "../typed_streams.h"
 
@@ -87,6 +88,42 @@ void execute(ExecContext &ctx, const isa::inst::Tri &op) {
       if (!lanes.high.empty())
         lanes.high[k] = fillHigh;
     }
+  storeLanes(ctx, op.dst, op.dtype, lanes);
+}
+
+Work work(const isa::inst::Cumsum &op) {
+  return {.elements = uint64_t(op.rows) * op.cols};
+}
+
+// Each row's running sum in element order from +0: the integers wrap (an
+// i64 in its two words), the floats add in binary32 by the lanes' add
+// program (canonical inputs, flushed results), one element after another.
+void execute(ExecContext &ctx, const isa::inst::Cumsum &op) {
+  LaneColumns lanes = loadLanes(ctx, op.src, uint64_t(op.rows) * op.cols, op.dtype);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    uint64_t sum = 0;
+    float fsum = 0.0f;
+    for (uint64_t k = i * op.cols; k < (i + 1) * op.cols; ++k) {
+      switch (op.dtype) {
+      case isa::DType::i32:
+        sum += lanes.words[k];
+        lanes.words[k] = static_cast<uint32_t>(sum);
+        break;
+      case isa::DType::i64:
+        sum += uint64_t{lanes.high[k]} << 32 | lanes.words[k];
+        lanes.words[k] = static_cast<uint32_t>(sum);
+        lanes.high[k] = static_cast<uint32_t>(sum >> 32);
+        break;
+      default: {
+        float *x = reinterpret_cast<float *>(&lanes.words[k]);
+        const std::array<arith::Operand, 2> in = {arith::Operand{&fsum}, arith::Operand{x}};
+        arith::apply(arith::Program::Add, in, x, 1);
+        fsum = *x;
+        break;
+      }
+      }
+    }
+  }
   storeLanes(ctx, op.dst, op.dtype, lanes);
 }
 

@@ -398,6 +398,18 @@ TEST(IssOps, TriEveryAcceptedType) {
   EXPECT_EQ(types, 6);
 }
 
+// CUMSUM of every type it accepts over sequence_cases.h's shapes, edge and
+// random rows, in place and not (the same as RtlOps').
+TEST(IssOps, CumsumEveryAcceptedType) {
+  const int types = test::forEachCumsumTest([&](isa::DType type, const test::CumsumCase &c) {
+    Twin twin(980);
+    const isa::inst::Cumsum op =
+        test::cumsumOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::cumsumName(op, c));
+  });
+  EXPECT_EQ(types, 5);
+}
+
 // SELECT on every pair of edge values of f32 and i32 under each broadcast
 // of b and of the mask; SELECTS on the edge values of all six types under
 // each mask broadcast against seven immediates (integer_cases.h).

@@ -1,7 +1,7 @@
-// IOTA's and TRI's directed cases, for the ISS (against the reference model)
-// and the RTL (against the ISS) op tests: every type the record accepts,
-// over edge operands and lengths that end inside a beat, on a chunk
-// boundary and a few chunks in.
+// IOTA's, TRI's and CUMSUM's directed cases, for the ISS (against the
+// reference model) and the RTL (against the ISS) op tests: every type the
+// record accepts, over edge operands and lengths that end inside a beat, on
+// a chunk boundary and a few chunks in.
 #pragma once
 
 #include "type_pairs.h"
@@ -10,6 +10,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,86 @@ inline std::string triName(const isa::inst::Tri &op, bool inPlace) {
          std::to_string(op.rows) + "x" + std::to_string(op.cols) + " diagonal " +
          std::to_string(op.diagonal) + " value " + std::to_string(op.value) +
          (inPlace ? " in place" : "");
+}
+
+// CUMSUM: a shape, the elements of its rows, in place or not.
+struct CumsumCase {
+  uint32_t rows, cols;
+  std::vector<uint64_t> elements; // rows x cols storage patterns
+  bool inPlace;
+  std::string what;
+};
+
+// A random element of `type`: any integer; a float of either sign with a
+// magnitude from 2^-8 to 2^8, so that long rows both cancel and round.
+inline uint64_t randomElement(isa::DType type, std::mt19937_64 &rng) {
+  const uint64_t r = rng();
+  if (type == isa::DType::i32 || type == isa::DType::i64)
+    return type == isa::DType::i32 ? r & 0xffffffffu : r;
+  // Sign, an exponent in [-8, 8], random significand bits.
+  const uint64_t sign = r >> 63, exponent = (r >> 32) % 17;
+  if (type == isa::DType::f16)
+    return sign << 15 | (7 + exponent) << 10 | (r & 0x3ff);
+  const uint64_t f = sign << 31 | (119 + exponent) << 23 | (r & 0x7fffff);
+  return type == isa::DType::bf16 ? f >> 16 : f;
+}
+
+// Shapes: one element, rows of 1 and of a partial beat, rows across a
+// chunk's end (130) and of three chunks and a bit (421: the running sum
+// carried across chunks and their reads and writes in flight), many short
+// rows. Elements: the type's edge values (each row from a different one:
+// zeros, denormals, infinities, NaNs, the integer ends), and random ones;
+// every third case in place.
+inline std::vector<CumsumCase> cumsumCases(isa::DType type) {
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},   {9, 1},   {5, 3}, {3, 7},
+                                                  {6, 130}, {2, 421}, {40, 9}};
+  const std::vector<uint64_t> edges = edgeElements(type);
+  std::mt19937_64 rng(0x5ca9 + static_cast<uint64_t>(type));
+  std::vector<CumsumCase> cases;
+  for (auto [rows, cols] : shapes)
+    for (bool random : {false, true}) {
+      CumsumCase c{rows, cols, {}, cases.size() % 3 == 2, random ? "random" : "edges"};
+      for (uint64_t i = 0; i < rows; ++i)
+        for (uint64_t j = 0; j < cols; ++j)
+          c.elements.push_back(random ? randomElement(type, rng)
+                                      : edges[(i * 5 + j) % edges.size()]);
+      cases.push_back(std::move(c));
+    }
+  return cases;
+}
+
+// Calls run(type, case) for every CUMSUM test. Returns the number of types.
+template <class Run> int forEachCumsumTest(Run run) {
+  const isa::InstrInfo &info = isa::info(isa::Opcode::CUMSUM);
+  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
+  int types = 0;
+  for (isa::DType type : kAllTypes)
+    if (dtype.accepts(static_cast<uint64_t>(type))) {
+      ++types;
+      for (const CumsumCase &c : cumsumCases(type))
+        run(type, c);
+    }
+  return types;
+}
+
+// The CUMSUM of one test: its destination filled with a pattern first (or
+// the source, in place).
+template <class Place>
+isa::inst::Cumsum cumsumOf(isa::DType type, const CumsumCase &c, Place place) {
+  isa::inst::Cumsum op;
+  op.dtype = type;
+  op.rows = c.rows;
+  op.cols = c.cols;
+  op.src = place(packedWords(type, c.elements, 0x5a));
+  op.dst = c.inPlace ? op.src
+                     : place(std::vector<uint32_t>((c.elements.size() * typeBytes(type) + 3) / 4,
+                                                   0xa5a5a5a5u));
+  return op;
+}
+
+inline std::string cumsumName(const isa::inst::Cumsum &op, const CumsumCase &c) {
+  return "cumsum " + typeName(op.dtype) + " " + std::to_string(op.rows) + "x" +
+         std::to_string(op.cols) + " " + c.what + (c.inPlace ? " in place" : "");
 }
 
 } // namespace npu::test
