@@ -7,8 +7,10 @@
 
 #include "npu/arith/convert.h"
 #include "npu/arith/functions.h"
+#include "npu/arith/philox.h"
 #include "npu/arith/softfloat.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -654,6 +656,17 @@ void run(Mem &m, const Cast &op) {
     in[i] = m.element(op.src + i * from, from);
   for (uint64_t i = 0; i < op.n; ++i)
     m.element(op.dst + i * to, to, castElement(op.stype, op.dtype, in[i]));
+}
+
+// RAND: each element from npu/arith/philox.h's definition of the stream
+// (docs/arith.md §3.5); the uniform is exact, so host arithmetic gives it.
+void run(Mem &m, const Rand &op) {
+  const uint64_t seed = uint64_t{op.seed_hi} << 32 | op.seed_lo;
+  for (uint64_t i = 0; i < op.n; ++i) {
+    const uint32_t w = arith::philoxElement(seed, op.offset, i);
+    m.u32(op.dst + i * 4,
+          op.dtype == isa::DType::f32 ? std::bit_cast<uint32_t>(arith::uniformFromBits(w)) : w);
+  }
 }
 
 // IOTA: each element from its index alone, by its definition (docs/types.md

@@ -16,6 +16,7 @@
 #include "npu/sim/iss.h"
 #include "npu_device.h"
 #include "random_cases.h"
+#include "rng_cases.h"
 #include "sequence_cases.h"
 #include "type_pairs.h"
 
@@ -504,6 +505,20 @@ TEST(RtlOps, TriEveryAcceptedType) {
     twin.runAndCompare(validPacketOf(op), test::triName(op, c.inPlace));
   });
   EXPECT_EQ(types, 6);
+}
+
+// RAND of every type it accepts over rng_cases.h's seeds, offsets and
+// lengths (the same as IssOps'), under wait states every fourth run of a
+// length of several beats.
+TEST(RtlOps, RandEveryAcceptedType) {
+  int t = 0;
+  const int types = test::forEachRandTest([&](isa::DType type, const test::RandCase &c) {
+    Twin twin(990, memoryFor(c.n >= 128 ? t++ : 0));
+    const isa::inst::Rand op =
+        test::randOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::randName(op));
+  });
+  EXPECT_EQ(types, 2);
 }
 
 // SELECT, SELECTS and the bitwise instructions on the same cases as

@@ -11,6 +11,7 @@
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
 #include "random_cases.h"
+#include "rng_cases.h"
 #include "sequence_cases.h"
 #include "type_pairs.h"
 
@@ -396,6 +397,90 @@ TEST(IssOps, TriEveryAcceptedType) {
     twin.runAndCompare(validPacketOf(op), test::triName(op, c.inPlace));
   });
   EXPECT_EQ(types, 6);
+}
+
+// RAND of every type it accepts over rng_cases.h's seeds, offsets and
+// lengths (the same as RtlOps').
+TEST(IssOps, RandEveryAcceptedType) {
+  const int types = test::forEachRandTest([&](isa::DType type, const test::RandCase &c) {
+    Twin twin(990);
+    const isa::inst::Rand op =
+        test::randOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::randName(op));
+  });
+  EXPECT_EQ(types, 2);
+}
+
+// The words RAND leaves at dst on the ISS.
+std::vector<uint32_t> issRand(isa::DType type, uint32_t n, uint64_t seed, uint32_t offset) {
+  mem::PhysicalMemory memory;
+  isa::inst::Rand op;
+  op.dtype = type;
+  op.n = n;
+  op.seed_lo = static_cast<uint32_t>(seed);
+  op.seed_hi = static_cast<uint32_t>(seed >> 32);
+  op.offset = offset;
+  op.dst = kArenaBase;
+  sim::Iss iss(memory, sim::Mode::Func);
+  EXPECT_NO_THROW(iss.step(validPacketOf(op), 0));
+  std::vector<uint32_t> words(n);
+  memory.read(kArenaBase, words.data(), n * 4);
+  return words;
+}
+
+// The recipe's rounds against Random123's known answer for counter 0 and
+// key 0 (the block of seed 0, offset 0), and the stream's contract: the same
+// (seed, offset) gives the same bits, and a packet at offset + n / 4
+// continues one of n elements.
+TEST(IssOps, RandIsPhiloxAndContinuesItsStream) {
+  EXPECT_EQ(issRand(isa::DType::i32, 4, 0, 0),
+            (std::vector<uint32_t>{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
+  for (isa::DType type : {isa::DType::i32, isa::DType::f32}) {
+    const uint64_t seed = 0x9e3779b97f4a7c15u;
+    const std::vector<uint32_t> whole = issRand(type, 8, seed, 0xffffffffu);
+    std::vector<uint32_t> parts = issRand(type, 4, seed, 0xffffffffu);
+    const std::vector<uint32_t> second = issRand(type, 4, seed, 0);
+    parts.insert(parts.end(), second.begin(), second.end());
+    EXPECT_NE(whole, parts) << "the counter is 64 bits: offset 0xffffffff + 1 is not 0";
+    const std::vector<uint32_t> again = issRand(type, 8, seed, 0xffffffffu);
+    EXPECT_EQ(whole, again);
+    const std::vector<uint32_t> longer = issRand(type, 4 * 37, seed, 11);
+    for (uint32_t skip : {1u, 5u, 20u}) {
+      const std::vector<uint32_t> tail = issRand(type, 4 * 37 - 4 * skip, seed, 11 + skip);
+      EXPECT_TRUE(std::equal(tail.begin(), tail.end(), longer.begin() + 4 * skip)) << skip;
+    }
+  }
+}
+
+// The f32 uniforms: in [0, 1), multiples of 2^-24, with the mean, variance
+// and bin counts of a uniform distribution (a chi-square over 64 bins, which
+// a generator with stuck or correlated bits fails).
+TEST(IssOps, RandUniformsAreUniform) {
+  constexpr uint32_t kN = 1u << 16;
+  constexpr int kBins = 64;
+  const std::vector<uint32_t> words = issRand(isa::DType::f32, kN, 0x5eed, 3);
+  double sum = 0, sumSquares = 0;
+  std::vector<int> bins(kBins);
+  for (uint32_t w : words) {
+    float u;
+    std::memcpy(&u, &w, 4);
+    ASSERT_TRUE(u >= 0.0f && u < 1.0f) << u;
+    ASSERT_EQ(std::ldexp(u, 24), std::floor(std::ldexp(u, 24))) << u;
+    sum += u;
+    sumSquares += double(u) * u;
+    ++bins[static_cast<int>(u * kBins)];
+  }
+  const double mean = sum / kN, variance = sumSquares / kN - mean * mean;
+  // Standard errors: sqrt(1/12 / N) = 0.0011 for the mean, about 0.0003 for
+  // the variance; the bounds are five of them.
+  EXPECT_NEAR(mean, 0.5, 0.0057);
+  EXPECT_NEAR(variance, 1.0 / 12, 0.0015);
+  double chi2 = 0;
+  const double expected = double(kN) / kBins;
+  for (int b : bins)
+    chi2 += (b - expected) * (b - expected) / expected;
+  // 63 degrees of freedom: the 0.999 quantile is 103.4.
+  EXPECT_LT(chi2, 103.4);
 }
 
 // SELECT on every pair of edge values of f32 and i32 under each broadcast
