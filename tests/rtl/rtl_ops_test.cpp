@@ -507,18 +507,21 @@ TEST(RtlOps, TriEveryAcceptedType) {
   EXPECT_EQ(types, 6);
 }
 
-// RAND of every type it accepts over rng_cases.h's seeds, offsets and
-// lengths (the same as IssOps'), under wait states every fourth run of a
-// length of several beats.
-TEST(RtlOps, RandEveryAcceptedType) {
+// RAND and RANDN of every type they accept over rng_cases.h's seeds,
+// offsets and lengths (the same as IssOps'), under wait states every fourth
+// run of a length of several beats.
+TEST(RtlOps, RandAndRandnEveryAcceptedType) {
   int t = 0;
-  const int types = test::forEachRandTest([&](isa::DType type, const test::RandCase &c) {
-    Twin twin(990, memoryFor(c.n >= 128 ? t++ : 0));
-    const isa::inst::Rand op =
-        test::randOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
-    twin.runAndCompare(validPacketOf(op), test::randName(op));
-  });
-  EXPECT_EQ(types, 2);
+  const auto run = [&]<class Op>(std::type_identity<Op>) {
+    return test::forEachRngTest<Op>([&](isa::DType type, const test::RandCase &c) {
+      Twin twin(990, memoryFor(c.n >= 128 ? t++ : 0));
+      const Op op =
+          test::rngOf<Op>(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+      twin.runAndCompare(validPacketOf(op), test::rngName(op));
+    });
+  };
+  EXPECT_EQ(run(std::type_identity<isa::inst::Rand>{}), 2);
+  EXPECT_EQ(run(std::type_identity<isa::inst::Randn>{}), 1);
 }
 
 // SELECT, SELECTS and the bitwise instructions on the same cases as

@@ -1,4 +1,4 @@
-// RAND's directed cases, for the ISS (against the reference model) and the
+// RAND's and RANDN's directed cases, for the ISS (against the reference model) and the
 // RTL (against the ISS) op tests: every type the record accepts, over seeds
 // and offsets that exercise the key's two words and the counter's carry,
 // and lengths that are not multiples of 4 and end inside a beat, on a chunk
@@ -40,10 +40,10 @@ inline std::vector<RandCase> randCases() {
   return cases;
 }
 
-// Calls run(type, case) for every RAND test: each type RAND accepts, each
-// of randCases. Returns the number of types.
-template <class Run> int forEachRandTest(Run run) {
-  const isa::InstrInfo &info = isa::info(isa::Opcode::RAND);
+// Calls run(type, case) for every test of Op (isa::inst::Rand or Randn):
+// each type it accepts, each of randCases. Returns the number of types.
+template <class Op, class Run> int forEachRngTest(Run run) {
+  const isa::InstrInfo &info = isa::info(Op::kOpcode);
   const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
   int types = 0;
   for (isa::DType type : kAllTypes)
@@ -55,10 +55,10 @@ template <class Run> int forEachRandTest(Run run) {
   return types;
 }
 
-// The RAND of one test: its destination filled with a pattern first, placed
-// by place(words) (a twin's values(), returning its address).
-template <class Place> isa::inst::Rand randOf(isa::DType type, const RandCase &c, Place place) {
-  isa::inst::Rand op;
+// The packet of one test: its destination filled with a pattern first,
+// placed by place(words) (a twin's values(), returning its address).
+template <class Op, class Place> Op rngOf(isa::DType type, const RandCase &c, Place place) {
+  Op op;
   op.dtype = type;
   op.n = c.n;
   op.seed_lo = static_cast<uint32_t>(c.seed);
@@ -68,10 +68,10 @@ template <class Place> isa::inst::Rand randOf(isa::DType type, const RandCase &c
   return op;
 }
 
-inline std::string randName(const isa::inst::Rand &op) {
-  return "rand " + typeName(op.dtype) + " of " + std::to_string(op.n) + " seed " +
-         std::to_string(op.seed_hi) + ":" + std::to_string(op.seed_lo) + " offset " +
-         std::to_string(op.offset);
+template <class Op> std::string rngName(const Op &op) {
+  return std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(op.dtype) + " of " +
+         std::to_string(op.n) + " seed " + std::to_string(op.seed_hi) + ":" +
+         std::to_string(op.seed_lo) + " offset " + std::to_string(op.offset);
 }
 
 } // namespace npu::test
