@@ -139,7 +139,7 @@ class Pass<list<string> inputs, list<string> outputs, list<Step> steps,
 
 // One variant of an instruction's recipe. Rows and Cols name dimension
 // operands (Rows "" for a single row); Scalars the f32, i32 or bits32 operands
-// loaded into K0, K1, ... at the start (at most two: no load may target
+// loaded into K0, K1, ... at the start (at most three: no load may target
 // them); MaskOffset the operand adding to the row index for the causal
 // limit of Mask steps.
 class VectorRecipe<list<When> when, string rows, string cols, list<Stream> streams,

@@ -184,7 +184,7 @@ module npu_vector (
   logic [GB-1:0] group;
   logic [1:0]  pass_idx;
   logic [2:0]  section;                  // of the steps running (section_e)
-  logic [3:0]  step_idx;
+  logic [npu_recipe_pkg::STEP_IDX_BITS-1:0] step_idx;
   logic [npu_recipe_pkg::PASS_BITS-1:0] cur_pass;
   logic [2:0]  stream;                   // stream being moved: 0..3 inputs, 4..6 outputs
   logic        row_skipped;              // an index row load's skipped index
@@ -236,7 +236,7 @@ module npu_vector (
   logic step_done, group_ends;
   logic [2:0] following_kind;
   logic [npu_recipe_pkg::STEP_BITS-4:0] following_rest;
-  assign {following_kind, following_rest} = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx + 4'd1);
+  assign {following_kind, following_rest} = npu_recipe_pkg::recipe_step(recipe_q, section, step_idx + 1'b1);
   assign step_done = step_kind == npu_recipe_pkg::STEP_MASK || step_kind == npu_recipe_pkg::STEP_REDUCE ||
                      (step_kind == npu_recipe_pkg::STEP_RUN && last_word) ||
                      (scan_step && scan_lane == LB'(L - 1));
@@ -927,7 +927,7 @@ module npu_vector (
             end
           end else if (step_done) begin
             word_index <= '0;
-            step_idx <= step_idx + 4'd1;
+            step_idx <= step_idx + 1'b1;
           end else if (!scan_step) begin
             word_index <= word_index + 1'b1;
           end

@@ -223,9 +223,13 @@ void emitRom(const IsaModel &model, llvm::raw_ostream &os) {
         "  localparam int unsigned STEP_BITS = "
      << 3 + programBits(model) + 3 * 5
      << ";\n"
+        "  localparam int unsigned STEP_IDX_BITS = "
+     << kRecipeStepIndexBits
+     << ";\n"
         "  function automatic logic [STEP_BITS-1:0] recipe_step(input recipe_e r,\n"
         "                                                        input logic [2:0] section,\n"
-        "                                                        input logic [3:0] idx);\n"
+        "                                                        input logic [STEP_IDX_BITS-1:0] "
+        "idx);\n"
         "    recipe_step = '0;\n"
         "    unique case (r)\n";
   for (const InstructionDef &inst : model.instructions)
@@ -233,7 +237,7 @@ void emitRom(const IsaModel &model, llvm::raw_ostream &os) {
       os << "      " << kPkg << recipe.name << ":\n        case ({section, idx})\n";
       const auto steps = [&](const char *section, const std::vector<RecipeStep> &list) {
         for (size_t i = 0; i < list.size(); ++i)
-          os << "          {" << kPkg << section << ", 4'd" << i
+          os << "          {" << kPkg << section << ", " << kRecipeStepIndexBits << "'d" << i
              << "}: recipe_step = " << stepWord(model, list[i]) << ";\n";
       };
       steps("SEC_PRE", recipe.pre);
@@ -372,9 +376,11 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  // Index: the streams (mask) that start at the index's row of operand\n"
         "  // indexBase on each row.\n"
         "  uint8_t rebase;\n  int8_t indexBase;\n"
-        "  // The operands loaded into K0, K1 at the start (-1: none), the first\n"
-        "  // register of the pre-load and of the scalar row load.\n"
-        "  int8_t scalars[2];\n  uint8_t preLoadFirst, rowLoadDst;\n"
+        "  // The operands loaded into K0, K1, ... at the start (-1: none), the\n"
+        "  // first register of the pre-load and of the scalar row load.\n"
+        "  int8_t scalars["
+     << kRecipePacketScalars
+     << "];\n  uint8_t preLoadFirst, rowLoadDst;\n"
         "  uint8_t numPasses;\n  Pass passes[3];\n};\n\n";
   std::vector<std::string> steps;
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
@@ -419,6 +425,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
                                   list(typeOperand) + ", " + list(fixedType) + ", " +
                                   std::to_string(high);
       const char *rowLoads[] = {"RowLoad::None", "RowLoad::Scalar", "RowLoad::Index"};
+      std::string scalars = "{";
+      for (unsigned k = 0; k < kRecipePacketScalars; ++k)
+        scalars += (k < r.scalars.size() ? std::to_string(r.scalars[k]) : "-1") + ", ";
+      scalars += "}";
       std::string text =
           "    {0x" + llvm::utohexstr(inst.opcode) + ", \"" + r.name + "\", " +
           std::to_string(firstCondition) + ", " + std::to_string(r.when.size()) + ", " +
@@ -429,9 +439,7 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
           std::to_string(r.indexType) + ", " + std::to_string(r.indexSkip) + ", " +
           std::to_string(r.rowStore < 0 ? 0 : r.rowStoreWords) + ", " + std::to_string(r.preLoad) +
           ", " + std::to_string(r.rowLoadOperand) + ", " + std::to_string(r.rowStore) + ", " +
-          std::to_string(r.rebase) + ", " + std::to_string(r.indexBase) + ", {" +
-          (r.scalars.size() > 0 ? std::to_string(r.scalars[0]) : "-1") + ", " +
-          (r.scalars.size() > 1 ? std::to_string(r.scalars[1]) : "-1") + "}, " +
+          std::to_string(r.rebase) + ", " + std::to_string(r.indexBase) + ", " + scalars + ", " +
           std::to_string(r.preLoadFirst) + ", " + std::to_string(r.rowLoadDst) + ", " +
           std::to_string(r.passes.size()) + ", {";
       for (const RecipePass &p : r.passes) {

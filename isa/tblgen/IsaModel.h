@@ -131,9 +131,13 @@ inline constexpr unsigned kMaxReferenceInputs = 4;
 // output streams, +0, the lane temporaries, 1.0, cols as binary32, the
 // element's column and row index (int32 lane values), and the scalar
 // registers.
+// A section's steps are indexed by kRecipeStepIndexBits bits, the last index
+// kept for its end: 127 steps hold a Philox4x32-10 block per lane (RAND).
+inline constexpr unsigned kRecipeStepIndexBits = 7;
 inline constexpr unsigned kRecipeInputs = 4, kRecipeOutputs = 3, kRecipeTemps = 4,
-                          kRecipeScalars = 16, kRecipePasses = 3, kRecipeMaxSteps = 15,
-                          kRecipePreLoadWords = 8, kRecipePacketScalars = 2, kRecipeRowWords = 2;
+                          kRecipeScalars = 16, kRecipePasses = 3,
+                          kRecipeMaxSteps = (1u << kRecipeStepIndexBits) - 1,
+                          kRecipePreLoadWords = 8, kRecipePacketScalars = 3, kRecipeRowWords = 2;
 enum RecipeSource : unsigned {
   SrcIB0 = 0,
   SrcOB0 = 4,

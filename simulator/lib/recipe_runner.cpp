@@ -62,10 +62,10 @@ private:
     }
   }
 
-  // The packet scalars into K0, K1; the pre-load; the row load, one value
-  // per row of each of its registers.
+  // The packet scalars into K0, K1, ...; the pre-load; the row load, one
+  // value per row of each of its registers.
   void loadScalars() {
-    for (unsigned k = 0; k < 2; ++k)
+    for (unsigned k = 0; k < std::size(r_.scalars); ++k)
       if (r_.scalars[k] >= 0)
         k_[k] = static_cast<uint32_t>(decoded_.operands[r_.scalars[k]]);
     if (r_.preLoadWords != 0) {
@@ -167,6 +167,8 @@ private:
       colsValue_ = static_cast<float>(cols_);
       return {&colsValue_, true};
     }
+    if (code == recipe::kSrcCol || code == recipe::kSrcRow)
+      return {reinterpret_cast<const float *>(indexColumn(code == recipe::kSrcRow).data()), false};
     if (code >= recipe::kSrcK0) {
       const unsigned k = code - recipe::kSrcK0;
       if (!kColumns_[k].empty())
@@ -178,6 +180,18 @@ private:
       throw std::logic_error(std::string("recipe ") + r_.name + ": a step reads source code " +
                              std::to_string(code) + ", which nothing wrote");
     return {reinterpret_cast<const float *>(it->second.data()), false};
+  }
+
+  // The element indices COL and ROW as the engine's counters give them:
+  // int32 lane values, wrapping past 2^31 (computed once per packet).
+  const std::vector<uint32_t> &indexColumn(bool row) {
+    std::vector<uint32_t> &column = row ? rowIndex_ : colIndex_;
+    if (column.empty() && n_ != 0) {
+      column.resize(n_);
+      for (uint64_t e = 0; e < n_; ++e)
+        column[e] = static_cast<uint32_t>(row ? e / cols_ : e % cols_);
+    }
+    return column;
   }
 
   // The inputs of `step`, checked against its program's count.
@@ -240,6 +254,7 @@ private:
   // K0..K15: one value for the packet, or a column when a row load fills it.
   std::array<uint32_t, kScalarRegisters> k_{};
   std::array<std::vector<uint32_t>, kScalarRegisters> kColumns_;
+  std::vector<uint32_t> colIndex_, rowIndex_;
 };
 
 } // namespace

@@ -7,8 +7,10 @@
 
 #include "npu/arith/convert.h"
 #include "npu/arith/functions.h"
+#include "npu/arith/philox.h"
 #include "npu/arith/softfloat.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -654,6 +656,36 @@ void run(Mem &m, const Cast &op) {
     in[i] = m.element(op.src + i * from, from);
   for (uint64_t i = 0; i < op.n; ++i)
     m.element(op.dst + i * to, to, castElement(op.stype, op.dtype, in[i]));
+}
+
+// RAND: each element from npu/arith/philox.h's definition of the stream
+// (docs/arith.md §3.5); the uniform is exact, so host arithmetic gives it.
+void run(Mem &m, const Rand &op) {
+  const uint64_t seed = uint64_t{op.seed_hi} << 32 | op.seed_lo;
+  for (uint64_t i = 0; i < op.n; ++i) {
+    const uint32_t w = arith::philoxElement(seed, op.offset, i);
+    m.u32(op.dst + i * 4,
+          op.dtype == isa::DType::f32 ? std::bit_cast<uint32_t>(arith::uniformFromBits(w)) : w);
+  }
+}
+
+// RANDN: Box-Muller on the pair of words 2j, 2j + 1 (j = bit 1 of i) of
+// the element's block, by docs/arith.md §3.5's primitives and the lanes'
+// log, sqrt, cos and sin programs.
+void run(Mem &m, const Randn &op) {
+  const uint64_t seed = uint64_t{op.seed_hi} << 32 | op.seed_lo;
+  for (uint64_t i = 0; i < op.n; ++i) {
+    const uint64_t pair = i & ~uint64_t{1};
+    const uint32_t first = arith::philoxElement(seed, op.offset, pair);
+    const uint32_t second = arith::philoxElement(seed, op.offset, pair + 1);
+    // 1 - k 2^-24 and k binary32(2 pi 2^-24), k the top 24 bits.
+    const uint32_t u1 = soft::ffma(soft::l2f(first >> 8, 0), 0xb3800000u, kOne);
+    const uint32_t angle = soft::fmul(soft::l2f(second >> 8, 0), 0x34c90fdbu);
+    const uint32_t r =
+        program(Program::Sqrt, {soft::fmul(program(Program::Log, {u1}), 0xc0000000u)});
+    const uint32_t t = program(i % 2 == 0 ? Program::Cos : Program::Sin, {angle});
+    m.u32(op.dst + i * 4, soft::fmul(r, t));
+  }
 }
 
 // IOTA: each element from its index alone, by its definition (docs/types.md

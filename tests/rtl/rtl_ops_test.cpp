@@ -16,6 +16,7 @@
 #include "npu/sim/iss.h"
 #include "npu_device.h"
 #include "random_cases.h"
+#include "rng_cases.h"
 #include "sequence_cases.h"
 #include "type_pairs.h"
 
@@ -518,6 +519,23 @@ TEST(RtlOps, CumsumEveryAcceptedType) {
     twin.runAndCompare(validPacketOf(op), test::cumsumName(op, c));
   });
   EXPECT_EQ(types, 5);
+}
+
+// RAND and RANDN of every type they accept over rng_cases.h's seeds,
+// offsets and lengths (the same as IssOps'), under wait states every fourth
+// run of a length of several beats.
+TEST(RtlOps, RandAndRandnEveryAcceptedType) {
+  int t = 0;
+  const auto run = [&]<class Op>(std::type_identity<Op>) {
+    return test::forEachRngTest<Op>([&](isa::DType type, const test::RandCase &c) {
+      Twin twin(990, memoryFor(c.n >= 128 ? t++ : 0));
+      const Op op =
+          test::rngOf<Op>(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+      twin.runAndCompare(validPacketOf(op), test::rngName(op));
+    });
+  };
+  EXPECT_EQ(run(std::type_identity<isa::inst::Rand>{}), 2);
+  EXPECT_EQ(run(std::type_identity<isa::inst::Randn>{}), 1);
 }
 
 // SELECT, SELECTS and the bitwise instructions on the same cases as

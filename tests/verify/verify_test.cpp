@@ -55,7 +55,7 @@ TEST(Generator, SameSeedSameStream) {
 TEST(Generator, ValidPacketsDecodeAndReachEveryOpcodeFlagAndEnumValue) {
   std::set<uint32_t> opcodes;
   std::map<std::string, std::set<uint64_t>> modeValues;
-  for (uint64_t seed = 0; seed < 120; ++seed) {
+  for (uint64_t seed = 0; seed < 160; ++seed) {
     const verify::Stream stream = verify::generate(optionsFor(seed));
     ASSERT_EQ(stream.intents.size(), stream.object.text.size());
     for (size_t i = 0; i < stream.object.text.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
 #include "random_cases.h"
+#include "rng_cases.h"
 #include "sequence_cases.h"
 #include "type_pairs.h"
 
@@ -408,6 +409,133 @@ TEST(IssOps, CumsumEveryAcceptedType) {
     twin.runAndCompare(validPacketOf(op), test::cumsumName(op, c));
   });
   EXPECT_EQ(types, 5);
+}
+
+// RAND and RANDN of every type they accept over rng_cases.h's seeds,
+// offsets and lengths (the same as RtlOps').
+TEST(IssOps, RandAndRandnEveryAcceptedType) {
+  const auto run = [&]<class Op>(std::type_identity<Op>) {
+    return test::forEachRngTest<Op>([&](isa::DType type, const test::RandCase &c) {
+      Twin twin(990);
+      const Op op =
+          test::rngOf<Op>(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+      twin.runAndCompare(validPacketOf(op), test::rngName(op));
+    });
+  };
+  EXPECT_EQ(run(std::type_identity<isa::inst::Rand>{}), 2);
+  EXPECT_EQ(run(std::type_identity<isa::inst::Randn>{}), 1);
+}
+
+// The words RAND (or RANDN) leaves at dst on the ISS.
+template <class Op = isa::inst::Rand>
+std::vector<uint32_t> issRand(isa::DType type, uint32_t n, uint64_t seed, uint32_t offset) {
+  mem::PhysicalMemory memory;
+  Op op;
+  op.dtype = type;
+  op.n = n;
+  op.seed_lo = static_cast<uint32_t>(seed);
+  op.seed_hi = static_cast<uint32_t>(seed >> 32);
+  op.offset = offset;
+  op.dst = kArenaBase;
+  sim::Iss iss(memory, sim::Mode::Func);
+  EXPECT_NO_THROW(iss.step(validPacketOf(op), 0));
+  std::vector<uint32_t> words(n);
+  memory.read(kArenaBase, words.data(), n * 4);
+  return words;
+}
+
+// The streams' contract: the same (seed, offset) gives the same bits, and
+// a packet at offset + n / 4 continues one of n elements.
+template <class Op> void expectAStream(isa::DType type) {
+  const uint64_t seed = 0x9e3779b97f4a7c15u;
+  const std::vector<uint32_t> whole = issRand<Op>(type, 8, seed, 0xffffffffu);
+  std::vector<uint32_t> parts = issRand<Op>(type, 4, seed, 0xffffffffu);
+  const std::vector<uint32_t> second = issRand<Op>(type, 4, seed, 0);
+  parts.insert(parts.end(), second.begin(), second.end());
+  EXPECT_NE(whole, parts) << "the counter is 64 bits: offset 0xffffffff + 1 is not 0";
+  const std::vector<uint32_t> again = issRand<Op>(type, 8, seed, 0xffffffffu);
+  EXPECT_EQ(whole, again);
+  const std::vector<uint32_t> longer = issRand<Op>(type, 4 * 37, seed, 11);
+  for (uint32_t skip : {1u, 5u, 20u}) {
+    const std::vector<uint32_t> tail = issRand<Op>(type, 4 * 37 - 4 * skip, seed, 11 + skip);
+    EXPECT_TRUE(std::equal(tail.begin(), tail.end(), longer.begin() + 4 * skip)) << skip;
+  }
+}
+
+// The recipe's rounds against Random123's known answer for counter 0 and
+// key 0 (the block of seed 0, offset 0), and the streams' contract.
+TEST(IssOps, RandIsPhiloxAndContinuesItsStream) {
+  EXPECT_EQ(issRand(isa::DType::i32, 4, 0, 0),
+            (std::vector<uint32_t>{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}));
+  expectAStream<isa::inst::Rand>(isa::DType::i32);
+  expectAStream<isa::inst::Rand>(isa::DType::f32);
+  expectAStream<isa::inst::Randn>(isa::DType::f32);
+}
+
+// The f32 uniforms: in [0, 1), multiples of 2^-24, with the mean, variance
+// and bin counts of a uniform distribution (a chi-square over 64 bins, which
+// a generator with stuck or correlated bits fails).
+TEST(IssOps, RandUniformsAreUniform) {
+  constexpr uint32_t kN = 1u << 16;
+  constexpr int kBins = 64;
+  const std::vector<uint32_t> words = issRand(isa::DType::f32, kN, 0x5eed, 3);
+  double sum = 0, sumSquares = 0;
+  std::vector<int> bins(kBins);
+  for (uint32_t w : words) {
+    float u;
+    std::memcpy(&u, &w, 4);
+    ASSERT_TRUE(u >= 0.0f && u < 1.0f) << u;
+    ASSERT_EQ(std::ldexp(u, 24), std::floor(std::ldexp(u, 24))) << u;
+    sum += u;
+    sumSquares += double(u) * u;
+    ++bins[static_cast<int>(u * kBins)];
+  }
+  const double mean = sum / kN, variance = sumSquares / kN - mean * mean;
+  // Standard errors: sqrt(1/12 / N) = 0.0011 for the mean, about 0.0003 for
+  // the variance; the bounds are five of them.
+  EXPECT_NEAR(mean, 0.5, 0.0057);
+  EXPECT_NEAR(variance, 1.0 / 12, 0.0015);
+  double chi2 = 0;
+  const double expected = double(kN) / kBins;
+  for (int b : bins)
+    chi2 += (b - expected) * (b - expected) / expected;
+  // 63 degrees of freedom: the 0.999 quantile is 103.4.
+  EXPECT_LT(chi2, 103.4);
+}
+
+// The normals: finite, with the mean and variance of a standard normal and
+// its distribution by a Kolmogorov-Smirnov test, which a generator whose
+// radius or angle is wrong fails; the pair of one block's two words is
+// uncorrelated (the cos and sin normals of a pair are independent).
+TEST(IssOps, RandnNormalsAreNormal) {
+  constexpr uint32_t kN = 1u << 16;
+  const std::vector<uint32_t> words = issRand<isa::inst::Randn>(isa::DType::f32, kN, 0x5eed, 3);
+  std::vector<double> z(kN);
+  double sum = 0, sumSquares = 0, pairProducts = 0;
+  for (uint32_t i = 0; i < kN; ++i) {
+    float x;
+    std::memcpy(&x, &words[i], 4);
+    ASSERT_TRUE(std::isfinite(x)) << i;
+    z[i] = x;
+    sum += x;
+    sumSquares += double(x) * x;
+    if (i % 2 == 1)
+      pairProducts += z[i] * z[i - 1];
+  }
+  const double mean = sum / kN, variance = sumSquares / kN - mean * mean;
+  // Five standard errors: 1/sqrt(N) for the mean, sqrt(2/N) for the
+  // variance, sqrt(2/N) for the mean product of N/2 pairs.
+  EXPECT_NEAR(mean, 0.0, 5 / std::sqrt(double(kN)));
+  EXPECT_NEAR(variance, 1.0, 5 * std::sqrt(2.0 / kN));
+  EXPECT_NEAR(pairProducts / (kN / 2), 0.0, 5 * std::sqrt(2.0 / kN));
+  std::sort(z.begin(), z.end());
+  double d = 0;
+  for (uint32_t i = 0; i < kN; ++i) {
+    const double cdf = 0.5 * std::erfc(-z[i] / std::sqrt(2.0));
+    d = std::max({d, std::abs(cdf - double(i) / kN), std::abs(cdf - double(i + 1) / kN)});
+  }
+  // The Kolmogorov-Smirnov statistic's 0.999 quantile: 1.95 / sqrt(N).
+  EXPECT_LT(d, 1.95 / std::sqrt(double(kN)));
 }
 
 // SELECT on every pair of edge values of f32 and i32 under each broadcast

@@ -14,6 +14,7 @@
 #include "npu/sim/checks.h"
 #include "npu/sim/iss.h"
 #include "random_cases.h"
+#include "sequence_cases.h"
 
 #include <gtest/gtest.h>
 
@@ -42,6 +43,10 @@ public:
     std::vector<uint32_t> bits(count);
     for (uint32_t &b : bits)
       b = randomFloat(rng, 20);
+    return values(bits);
+  }
+  uint64_t values(const std::vector<uint32_t> &bits) {
+    const uint64_t count = bits.size();
     const uint64_t address = next_;
     fast_.write(address, bits.data(), count * 4);
     runner_.write(address, bits.data(), count * 4);
@@ -151,6 +156,26 @@ TEST(RecipeRunner, UnaryAndPointwiseBackwardOpsMatchTheFastPath) {
       NPU_FOR_EACH_POINTWISE_BWD(NPU_RUN_CASE)
     }
   }
+}
+
+// The index sources COL and ROW: IOTA's and TRI's recipes, which compute
+// from them, give through the runner the bits of the ISS's own IOTA and
+// TRI, which compute from the indices in C++ (sequence_cases.h's cases).
+TEST(RecipeRunner, IndexSourcesMatchTheIssSequences) {
+  const int iotaTypes = test::forEachIotaTest([&](isa::DType type, const test::IotaCase &c) {
+    Twin twin(7500);
+    const isa::inst::Iota op =
+        test::iotaOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(isa::packetOf(op), test::iotaName(op));
+  });
+  const int triTypes = test::forEachTriTest([&](isa::DType type, const test::TriCase &c) {
+    Twin twin(7600);
+    const isa::inst::Tri op =
+        test::triOf(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(isa::packetOf(op), test::triName(op, c.inPlace));
+  });
+  EXPECT_EQ(iotaTypes, 3);
+  EXPECT_EQ(triTypes, 6);
 }
 
 // What the runner does not take is a logic error, not a wrong result: a
