@@ -1,8 +1,9 @@
-// Integer reductions and scans: sums of int32/int64/bool tensors, maxima and
-// minima of all elements, and cumsum, composed of the typed elementwise instructions
-// (ADD, MAX, MIN) in log2(n) packets. Integer addition wraps around and is
-// associative, so a pairwise tree or a Hillis-Steele scan gives exactly the
-// CPU's sequential result; maxima and minima are exact in any order. Float
+// Integer reductions and cumsum: sums of int32/int64/bool tensors, maxima
+// and minima of all elements, composed of the typed elementwise
+// instructions (ADD, MAX, MIN) in log2(n) packets, and cumsum on CUMSUM.
+// Integer addition wraps around and is associative, so a pairwise tree
+// gives exactly the CPU's sequential result; maxima and minima are exact
+// in any order. Float
 // sums keep ROW_SUM (ReductionOps.cpp): a tree would round differently from
 // the CPU's order.
 #include "Device.h"
@@ -122,10 +123,27 @@ template <class Inst, class Op> at::Tensor extremum(const at::Tensor &self) {
   return integerReduce<Inst>(counter, self, std::nullopt, false, self.scalar_type());
 }
 
-// cumsum along dim of an integer tensor: a Hillis-Steele scan (after step
-// k, element i holds the sum of the 2^k elements ending at i) of ADD
-// packets on row blocks of the tensor with dim first, in int64 (PyTorch's
-// type for integer and bool inputs) or the dtype asked for.
+// The type cumsum computes in on the device: dtype, else int64 for integer
+// and bool inputs (PyTorch's rule) or the input's float type; CUMSUM must
+// take it and CAST reach it from the input.
+std::optional<c10::ScalarType> cumsumType(const at::Tensor &self,
+                                          std::optional<c10::ScalarType> dtype) {
+  if (!isNpu(self) || !isaType(self.scalar_type()))
+    return std::nullopt;
+  const c10::ScalarType type = dtype.value_or(isInteger(self) ? at::kLong : self.scalar_type());
+  if (!accepts<isa::inst::Cumsum>(type) ||
+      (type != self.scalar_type() && !(accepts<isa::inst::Cast>(self.scalar_type(), "stype") &&
+                                       accepts<isa::inst::Cast>(type, "dtype"))))
+    return std::nullopt;
+  return type;
+}
+
+// cumsum along dim: one CUMSUM over the tensor with dim last (rows the
+// other dims' elements), on a contiguous copy in the computing type.
+// Integers wrap as on the CPU; floats add in binary32 in element order
+// (PyTorch's CPU keeps a float32 running sum in binary64, so f32 results
+// differ in the last bits; bf16/f16 equal it but for denormals:
+// docs/arith.md).
 at::Tensor cumsumCompute(OpCounter &counter, const at::Tensor &self, int64_t dim,
                          c10::ScalarType type) {
   OpScope scope(counter);
@@ -139,24 +157,24 @@ at::Tensor cumsumCompute(OpCounter &counter, const at::Tensor &self, int64_t dim
     return result;
   }
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  const at::Tensor moved = self.movedim(d, 0);
-  const int64_t n = moved.size(0), width = moved.numel() / n;
-  at::Tensor x = emptyNpu({n, width}, type);
-  copyInto(x.view(moved.sizes()), moved);
-  for (int64_t step = 1; step < n; step *= 2) {
-    at::Tensor next = emptyNpu({n, width}, type);
-    copyResult(rowsOf(next, 0, step), rowsOf(x, 0, step));
-    emitBinary<isa::inst::Add>(rowsOf(next, step, n - step), rowsOf(x, step, n - step),
-                               rowsOf(x, 0, n - step));
-    x = next;
-  }
-  copyResult(result.movedim(d, 0), x.view(moved.sizes()));
+  const at::Tensor moved = self.movedim(d, -1);
+  const int64_t cols = moved.size(-1), rows = moved.numel() / cols;
+  at::Tensor x = emptyNpu(moved.sizes(), type);
+  copyInto(x, moved);
+  isa::inst::Cumsum scan;
+  scan.dst = addressOf(x);
+  scan.src = addressOf(x);
+  scan.rows = u32(rows, "rows");
+  scan.cols = u32(cols, "columns");
+  scan.dtype = *isaType(type);
+  emit(scan);
+  copyResult(result.movedim(d, -1), x);
   return result;
 }
 
 at::Tensor cumsum(const at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("cumsum");
-  const std::optional<c10::ScalarType> type = integerSumType(self, dtype);
+  const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
   if (!type)
     return fallbackTo<NPU_ATEN_OP(cumsum)>(self, dim, dtype);
   return cumsumCompute(counter, self, dim, *type);
@@ -165,7 +183,7 @@ at::Tensor cumsum(const at::Tensor &self, int64_t dim, std::optional<c10::Scalar
 at::Tensor &cumsumOut(const at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype,
                       at::Tensor &out) {
   static OpCounter counter("cumsum.out");
-  const std::optional<c10::ScalarType> type = integerSumType(self, dtype);
+  const std::optional<c10::ScalarType> type = cumsumType(self, dtype);
   if (!type || !isNpu(out) || out.scalar_type() != *type)
     return fallbackTo<NPU_ATEN_OP2(cumsum, out)>(self, dim, dtype, out);
   at::native::resize_output(out, self.sizes());
@@ -179,7 +197,8 @@ at::Tensor &cumsumOut(const at::Tensor &self, int64_t dim, std::optional<c10::Sc
 
 at::Tensor &cumsumInplace(at::Tensor &self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("cumsum_");
-  const std::optional<c10::ScalarType> type = integerSumType(self, dtype);
+  // In place, the sum keeps self's type unless dtype says otherwise.
+  const std::optional<c10::ScalarType> type = cumsumType(self, dtype.value_or(self.scalar_type()));
   if (!type || *type != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP(cumsum_)>(self, dim, dtype);
   checkInternalOverlap(self);

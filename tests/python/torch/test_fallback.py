@@ -31,9 +31,9 @@ def test_fallback_of_in_place_and_out_ops_writes_back():
     y.floor_()  # in place
     torch.testing.assert_close(y.cpu(), x.floor(), rtol=0, atol=0)
     out = torch.empty(0, device="npu")
-    torch.cumsum(x.to("npu"), 0, out=out)
-    torch.testing.assert_close(out.cpu(), torch.cumsum(x, 0), rtol=0, atol=0)
-    assert {"aten::floor.out", "aten::cumsum.out"} <= torch.npu.fallback_stats().keys()
+    torch.cumprod(x.to("npu"), 0, out=out)
+    torch.testing.assert_close(out.cpu(), torch.cumprod(x, 0), rtol=0, atol=0)
+    assert {"aten::floor.out", "aten::cumprod.out"} <= torch.npu.fallback_stats().keys()
 
 
 def test_unsupported_dtypes_of_native_ops_fall_back():

@@ -1,7 +1,7 @@
-"""Reductions and scans composed of typed elementwise packets: integer
-sums (a tree of ADD), maxima and minima of all elements (MAX, MIN) and
-integer cumsum (a Hillis-Steele scan of ADD), exact against PyTorch CPU:
-integer addition wraps around and is associative."""
+"""Reductions composed of typed elementwise packets: integer sums (a tree
+of ADD), maxima and minima of all elements (MAX, MIN), exact against
+PyTorch CPU (integer addition wraps around and is associative); and
+cumsum on CUMSUM, each row's running sum in element order."""
 
 from __future__ import annotations
 
@@ -70,13 +70,27 @@ def test_positions_from_an_attention_mask_as_generate_builds_them():
     assert torch.equal(positions.cpu(), mask.long().cumsum(-1) - 1)
 
 
-def test_float_cumsum_still_falls_back():
-    # A scan adds in another order than the CPU's loop: float sums would
-    # round differently, so float cumsum keeps the CPU (counted).
-    x = torch.randn(10).to("npu")
-    torch.npu.reset_stats()
-    torch.testing.assert_close(x.cumsum(0).cpu(), x.cpu().cumsum(0))
-    assert "aten::cumsum" in torch.npu.fallback_stats()
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("dim", [0, -1])
+def test_reduced_float_cumsum_is_the_cpus_bit_for_bit(dtype, dim):
+    # PyTorch's CPU adds bf16/f16 in binary32 and rounds each prefix once,
+    # as CUMSUM's lanes do (denormal sums aside, which the lanes flush).
+    host = torch.randn(5, 300, generator=torch.Generator().manual_seed(3)).to(dtype)
+    with native("cumsum"):
+        result = host.to("npu").cumsum(dim)
+    assert result.dtype == dtype and torch.equal(result.cpu(), host.cumsum(dim))
+
+
+def test_float32_cumsum_adds_in_element_order():
+    # The CPU keeps a float32 running sum in binary64; CUMSUM adds in
+    # binary32 in the same order: within the rounding of n additions.
+    host = torch.randn(4, 500, generator=torch.Generator().manual_seed(4))
+    with native("cumsum"):
+        result = host.to("npu").cumsum(-1)
+    sequential = torch.from_numpy(host.numpy().cumsum(-1, dtype="float32"))  # one rounding per add
+    assert torch.equal(result.cpu(), sequential)
+    scale = host.abs().cumsum(-1)
+    assert ((result.cpu() - host.cumsum(-1)).abs() <= 500 * torch.finfo(torch.float32).eps * scale).all()
 
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
