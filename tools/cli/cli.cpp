@@ -35,15 +35,21 @@ std::optional<int> parse(const Tool &tool, int argc, char **argv, po::options_de
 }
 
 int closeStdout(const Tool &tool, int code) {
-  errno = 0;
   std::cout.flush();
-  bool failed = std::ferror(stdout) != 0;
+  // A write that failed while the tool printed (its output larger than
+  // stdio's buffer) left its reason in errno; stdio dropped that buffer, so
+  // the flush below may find nothing left to fail on.
+  const bool failedEarlier = std::ferror(stdout) != 0;
+  const int earlierReason = errno;
+  errno = 0;
+  bool failed = failedEarlier;
   failed |= std::fflush(stdout) != 0;
   failed |= std::fclose(stdout) != 0;
   if (!failed)
     return code;
+  const int reason = errno ? errno : (failedEarlier ? earlierReason : 0);
   std::fprintf(stderr, "%s: error: cannot write the standard output: %s\n", tool.name,
-               errno ? std::strerror(errno) : "write error");
+               reason ? std::strerror(reason) : "write error");
   return kExitOutput;
 }
 

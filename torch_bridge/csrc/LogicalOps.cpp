@@ -199,30 +199,26 @@ at::Tensor wrappedScalar(const at::Scalar &value) {
   return t;
 }
 
-at::Tensor leftShift(const at::Tensor &self, const at::Tensor &other) {
-  return at::bitwise_left_shift(self, other);
-}
-at::Tensor leftShiftScalar(const at::Tensor &self, const at::Scalar &other) {
-  return at::bitwise_left_shift(self, wrappedScalar(other));
-}
-at::Tensor &leftShiftInplace(at::Tensor &self, const at::Tensor &other) {
-  return self.bitwise_left_shift_(other);
-}
-at::Tensor &leftShiftScalarInplace(at::Tensor &self, const at::Scalar &other) {
-  return self.bitwise_left_shift_(wrappedScalar(other));
-}
-at::Tensor rightShift(const at::Tensor &self, const at::Tensor &other) {
-  return at::bitwise_right_shift(self, other);
-}
-at::Tensor rightShiftScalar(const at::Tensor &self, const at::Scalar &other) {
-  return at::bitwise_right_shift(self, wrappedScalar(other));
-}
-at::Tensor &rightShiftInplace(at::Tensor &self, const at::Tensor &other) {
-  return self.bitwise_right_shift_(other);
-}
-at::Tensor &rightShiftScalarInplace(at::Tensor &self, const at::Scalar &other) {
-  return self.bitwise_right_shift_(wrappedScalar(other));
-}
+template <class ShiftOp, class ShiftInplaceOp> struct ShiftOperators {
+  static at::Tensor tensor(const at::Tensor &self, const at::Tensor &other) {
+    return ShiftOp::call(self, other);
+  }
+  static at::Tensor scalar(const at::Tensor &self, const at::Scalar &other) {
+    return ShiftOp::call(self, wrappedScalar(other));
+  }
+  static at::Tensor &inplaceTensor(at::Tensor &self, const at::Tensor &other) {
+    return ShiftInplaceOp::call(self, other);
+  }
+  static at::Tensor &inplaceScalar(at::Tensor &self, const at::Scalar &other) {
+    return ShiftInplaceOp::call(self, wrappedScalar(other));
+  }
+  static void registerIn(torch::Library &m, const std::string &name) {
+    m.impl(("__" + name + "__.Tensor").c_str(), tensor);
+    m.impl(("__" + name + "__.Scalar").c_str(), scalar);
+    m.impl(("__i" + name + "__.Tensor").c_str(), inplaceTensor);
+    m.impl(("__i" + name + "__.Scalar").c_str(), inplaceScalar);
+  }
+};
 
 #define NPU_LOGIC(name, op, Inst)                                                                  \
   LogicKernels<op, Inst, NPU_ATEN_OP2(name, Tensor), NPU_ATEN_OP2(name##_, Tensor),                \
@@ -234,14 +230,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_LOGIC(bitwise_xor, Logic::Xor, isa::inst::Xor);
   NPU_LOGIC(bitwise_left_shift, Logic::None, isa::inst::Shl);
   NPU_LOGIC(bitwise_right_shift, Logic::None, isa::inst::Shr);
-  m.impl("__lshift__.Tensor", leftShift);
-  m.impl("__lshift__.Scalar", leftShiftScalar);
-  m.impl("__ilshift__.Tensor", leftShiftInplace);
-  m.impl("__ilshift__.Scalar", leftShiftScalarInplace);
-  m.impl("__rshift__.Tensor", rightShift);
-  m.impl("__rshift__.Scalar", rightShiftScalar);
-  m.impl("__irshift__.Tensor", rightShiftInplace);
-  m.impl("__irshift__.Scalar", rightShiftScalarInplace);
+  ShiftOperators<NPU_ATEN_OP2(bitwise_left_shift, Tensor),
+                 NPU_ATEN_OP2(bitwise_left_shift_, Tensor)>::registerIn(m, "lshift");
+  ShiftOperators<NPU_ATEN_OP2(bitwise_right_shift, Tensor),
+                 NPU_ATEN_OP2(bitwise_right_shift_, Tensor)>::registerIn(m, "rshift");
   m.impl("bitwise_not", bitwiseNot);
   m.impl("bitwise_not_", bitwiseNotInplace);
   m.impl("bitwise_not.out", bitwiseNotOut);
