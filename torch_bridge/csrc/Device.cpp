@@ -25,6 +25,10 @@ int envLevel(const char *name) {
 
 std::atomic<int> g_debugLevel{envLevel("NPU_DEBUG")};
 std::atomic<bool> g_strict{envLevel("NPU_STRICT") != 0};
+std::atomic<bool> g_hostRandom{[] {
+  const char *value = std::getenv("NPU_RNG");
+  return value && std::string_view(value) == "host";
+}()};
 
 std::mutex g_runtimeMutex;
 // Never destroyed: tensors may outlive static destruction at interpreter exit
@@ -330,6 +334,12 @@ bool strictMode() {
 }
 void setStrictMode(bool strict) {
   g_strict = strict;
+}
+bool hostRandom() {
+  return g_hostRandom.load(std::memory_order_relaxed);
+}
+void setHostRandom(bool host) {
+  g_hostRandom = host;
 }
 
 void logLine(std::string_view tag, std::string_view text) {

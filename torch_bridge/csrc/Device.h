@@ -142,5 +142,9 @@ void setDebugLevel(int level);
 void logLine(std::string_view tag, std::string_view text);
 bool strictMode(); // NPU_STRICT=1: a CPU fallback is an error
 void setStrictMode(bool strict);
+// NPU_RNG=host: random fills and dropout drawn on the host with the CPU's
+// generator (equal to the CPU's for a seed) instead of by RAND/RANDN.
+bool hostRandom();
+void setHostRandom(bool host);
 
 } // namespace npu::bridge

@@ -126,6 +126,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_debug_level", &setDebugLevel, py::arg("level"));
   m.def("_strict", &strictMode);
   m.def("_set_strict", &setStrictMode, py::arg("strict"));
+  m.def("_host_random", &hostRandom);
+  m.def("_set_host_random", &setHostRandom, py::arg("host"));
   m.def("_capture_begin", &beginCapture, py::arg("path"));
   m.def("_capture_end", &endCapture);
   m.def("_capturing", [] { return runtime().capturing(); });

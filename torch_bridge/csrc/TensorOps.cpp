@@ -264,40 +264,102 @@ at::Tensor &randomFill(at::Tensor &self, std::optional<at::Generator> generator,
   return self;
 }
 
+// The key of one device draw: the npu generator's next 64 bits, so that a
+// seed (manual_seed, set_rng_state) reproduces every draw after it; each
+// draw is a Philox stream of its own from counter 0.
+uint64_t philoxKey(std::optional<at::Generator> generator) {
+  NpuGeneratorImpl *gen =
+      at::get_generator_or_default<NpuGeneratorImpl>(generator, defaultGenerator());
+  std::lock_guard<std::mutex> lock(gen->mutex_);
+  return gen->random64();
+}
+
+// A new contiguous float32 tensor of `sizes` drawn by RAND (uniform in
+// [0, 1), 24 bits) or RANDN (standard normal).
+template <class Inst>
+at::Tensor deviceDraw(c10::IntArrayRef sizes, std::optional<at::Generator> generator) {
+  at::Tensor draw = emptyNpu(sizes, at::kFloat);
+  if (draw.numel() == 0)
+    return draw;
+  const uint64_t key = philoxKey(std::move(generator));
+  Inst inst;
+  inst.dst = addressOf(draw);
+  inst.n = u32(draw.numel(), "element count");
+  inst.seed_lo = static_cast<uint32_t>(key);
+  inst.seed_hi = static_cast<uint32_t>(key >> 32);
+  inst.offset = 0;
+  inst.dtype = isa::DType::f32;
+  emit(inst);
+  return draw;
+}
+
+bool drawsOnDevice(const at::Tensor &self) {
+  return !hostRandom() && isNpu(self) && c10::isFloatingType(self.scalar_type()) &&
+         isaType(self.scalar_type());
+}
+
+// self = draw * scale + shift on the device, rounded into self's type.
+template <class Inst>
+at::Tensor &deviceRandomFill(OpCounter &counter, at::Tensor &self, double scale, double shift,
+                             std::optional<at::Generator> generator) {
+  checkInternalOverlap(self);
+  OpScope scope(counter);
+  at::Tensor draw = deviceDraw<Inst>(self.sizes(), std::move(generator));
+  const int64_t n = draw.numel();
+  if (scale != 1.0)
+    emitScalar<isa::inst::Muls>(addressOf(draw), addressOf(draw), static_cast<float>(scale), n);
+  if (shift != 0.0)
+    emitScalar<isa::inst::Adds>(addressOf(draw), addressOf(draw), static_cast<float>(shift), n);
+  copyInto(self, draw);
+  return self;
+}
+
 at::Tensor &normal(at::Tensor &self, double mean, double std,
                    std::optional<at::Generator> generator) {
+  static OpCounter counter("normal_");
+  if (drawsOnDevice(self) && std >= 0)
+    return deviceRandomFill<isa::inst::Randn>(counter, self, std, mean, std::move(generator));
   return randomFill(self, std::move(generator),
                     [&](at::Tensor &host, at::Generator &gen) { host.normal_(mean, std, gen); });
 }
 
 at::Tensor &uniform(at::Tensor &self, double from, double to,
                     std::optional<at::Generator> generator) {
+  static OpCounter counter("uniform_");
+  if (drawsOnDevice(self) && from <= to)
+    return deviceRandomFill<isa::inst::Rand>(counter, self, to - from, from, std::move(generator));
   return randomFill(self, std::move(generator),
                     [&](at::Tensor &host, at::Generator &gen) { host.uniform_(from, to, gen); });
 }
 
 // native_dropout (what F.dropout runs in training on a device): the keep
-// mask drawn on the host with the npu generator as the CPU kernel draws it
-// (bernoulli_ of 1 - p on a float tensor, so the same seed gives the same
-// mask as on the CPU), uploaded, and input * mask * (1 / (1 - p)) computed
-// on the device (MUL, MULS) as the CPU computes it. The device RNG of issue
-// 15 will draw the mask on the device instead.
+// mask u >= p of RAND's uniforms u (probability 1 - p, u a multiple of
+// 2^-24), or with NPU_RNG=host drawn on the host with the npu generator as
+// the CPU kernel draws it (bernoulli_ of 1 - p on a float tensor, so the
+// same seed gives the same mask as on the CPU); then input * mask *
+// (1 / (1 - p)) on the device (MUL, MULS) as the CPU computes it.
 std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor &input, double p,
                                                  std::optional<bool> train) {
   if (!isFloatNpu(input) || input.numel() == 0 || !(p >= 0 && p <= 1))
     return fallbackTo<NPU_ATEN_OP(native_dropout)>(input, p, train);
   const bool training = train.value_or(true);
-  at::Tensor hostMask = at::empty(input.sizes(), input.options().device(c10::kCPU));
-  if (training)
+  if (!training) {
+    at::Tensor kept = at::empty(input.sizes(), input.options().dtype(at::kBool));
+    kept.fill_(true);
+    return {input.clone(), kept};
+  }
+  at::Tensor keptMask, mask;
+  if (hostRandom()) {
+    at::Tensor hostMask = at::empty(input.sizes(), input.options().device(c10::kCPU));
     drawOnHost(std::nullopt, [&](at::Generator &gen) { hostMask.bernoulli_(1.0 - p, gen); });
-  else
-    hostMask.fill_(1.0f);
-  at::Tensor keptMask = at::empty(input.sizes(), input.options().dtype(at::kBool));
-  copyInto(keptMask, hostMask.to(at::kBool));
-  if (!training)
-    return {input.clone(), keptMask};
-  at::Tensor mask = at::empty(input.sizes(), input.options());
-  copyInto(mask, hostMask);
+    keptMask = at::empty(input.sizes(), input.options().dtype(at::kBool));
+    copyInto(keptMask, hostMask.to(at::kBool));
+    mask = at::empty(input.sizes(), input.options());
+    copyInto(mask, hostMask);
+  } else {
+    keptMask = at::ge(deviceDraw<isa::inst::Rand>(input.sizes(), std::nullopt), p);
+    mask = keptMask.to(at::kFloat);
+  }
   const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
   return {at::mul(input, mask).mul_(scale), keptMask};
 }

@@ -51,6 +51,8 @@ __all__ = [
     "set_debug_level",
     "strict",
     "set_strict",
+    "host_random",
+    "set_host_random",
     "get_amp_supported_dtype",
     "is_bf16_supported",
     "Stream",
@@ -408,6 +410,19 @@ def strict() -> bool:
 def set_strict(enabled: bool) -> None:
     """As NPU_STRICT=1: any CPU fallback raises an error naming the op."""
     _C._set_strict(bool(enabled))
+
+
+def host_random() -> bool:
+    return _C._host_random()
+
+
+def set_host_random(enabled: bool) -> None:
+    """As NPU_RNG=host: rand/randn fills (uniform_, normal_) and dropout
+    draw on the host with the CPU's Mersenne Twister, equal to the CPU's
+    values for a seed; by default they draw on the device (RAND, RANDN:
+    Philox4x32-10 keyed by the generator's next 64 bits, reproducible from
+    the seed, not equal to the CPU's values)."""
+    _C._set_host_random(bool(enabled))
 
 
 # --- torch.compile ------------------------------------------------------------------
