@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace npu::sim {
@@ -197,8 +198,8 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
 class VectorEngine {
 public:
   VectorEngine(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port,
-               const MemoryTiming &memory, uint64_t nextFetch)
-      : r_(r), decoded_(decoded), port_(port), latency_(memory.latency),
+               const MemoryTiming &memory, uint64_t nextFetch, std::span<const uint32_t> indexRows)
+      : r_(r), decoded_(decoded), port_(port), indexRows_(indexRows), latency_(memory.latency),
         wait_(memory.stallPercent ? double(memory.stallPercent) / double(100 - memory.stallPercent)
                                   : 0.0),
         beat_(memory.beatCycles() + wait_), nextFetch_(double(nextFetch)) {
@@ -230,12 +231,26 @@ private:
   // The pass's chunks from `c` (its first S_PASS); the cycle after it.
   double pass(const isa::recipe::Pass &pass, uint64_t row, double c);
   double row(uint64_t row, double c);
+  // Whether the index that the row loaded is the one that skips a row
+  // (known only from the executed packet's indices).
+  bool skipped(uint64_t row) const {
+    if (!indexed() || r_.indexSkip < 0)
+      return false;
+    const int32_t skip = int32_t(uint32_t(decoded_.operands[r_.indexSkip]));
+    return skip >= 0 && indexRows_[row] == uint32_t(skip);
+  }
+  bool indexed() const {
+    return r_.rowLoad == isa::recipe::RowLoad::Index &&
+           indexRows_.size() == (r_.rows < 0 ? 1 : decoded_.operands[r_.rows]);
+  }
   // A stream that starts at an index's row starts where the row's index
-  // says; the model takes the indices to be distinct, as row numbers.
+  // says; without the executed packet's indices the model takes them to be
+  // distinct, as row numbers.
   uint64_t streamAddress(unsigned s, uint64_t row, uint64_t j0) const {
     const uint64_t rowBytes = satMul(decoded_.operands[r_.cols], elementBytes_[s]);
     if (r_.rebase >> s & 1)
-      return decoded_.operands[r_.indexBase] + row * rowBytes + elementBytes_[s] * j0;
+      return decoded_.operands[r_.indexBase] + (indexed() ? indexRows_[row] : row) * rowBytes +
+             elementBytes_[s] * j0;
     return decoded_.operands[r_.streamOperand[s]] +
            (r_.streamPerRow >> s & 1 ? row * rowBytes : 0) + elementBytes_[s] * j0;
   }
@@ -243,6 +258,7 @@ private:
   const isa::recipe::Recipe &r_;
   const isa::Instruction &decoded_;
   Port &port_;
+  std::span<const uint32_t> indexRows_; // per row, its index's row (Work::Runs::rows)
   const double latency_, wait_, beat_;
   double nextFetch_;
   // The read engine: a request may follow the newest from `readFollow`
@@ -395,8 +411,13 @@ double VectorEngine::row(uint64_t row, double c) {
     c = read(c, decoded_.operands[r_.rowLoadOperand] + row * bytes, bytes, false) + 1 +
         (r_.rowLoad == isa::recipe::RowLoad::Index ? 1 : 0);
   }
-  for (unsigned p = 0; p < r_.numPasses; ++p)
-    c = pass(r_.passes[p], row, c);
+  // A skipped row's S_PASS goes on to the row's end: no pass runs, so
+  // neither do its requests nor the prefetch its steps would have let in.
+  if (skipped(row))
+    c += 1;
+  else
+    for (unsigned p = 0; p < r_.numPasses; ++p)
+      c = pass(r_.passes[p], row, c);
   if (r_.rowStoreWords) {
     // S_ROW_STORE until its beat has left.
     const uint64_t bytes = 4 * r_.rowStoreWords;
@@ -424,8 +445,10 @@ uint64_t VectorEngine::run(bool &prefetched) {
   const uint64_t rowBytes = satMul(decoded_.operands[r_.cols],
                                    *std::min_element(elementBytes_.begin(), elementBytes_.end()));
   const uint64_t period = kPage / std::gcd(rowBytes % kPage ? rowBytes % kPage : kPage, kPage);
-  const uint64_t simulated =
-      rows <= 1 + 3 * period ? rows : 1 + 2 * period + (rows - 1 - 2 * period) % period;
+  // Rows of the data's indices differ from row to row: each is simulated.
+  const uint64_t simulated = rows <= 1 + 3 * period || indexed()
+                                 ? rows
+                                 : 1 + 2 * period + (rows - 1 - 2 * period) % period;
   double periodStart = c;
   Traffic periodTraffic = port_.traffic();
   for (uint64_t row = 0; row < simulated; ++row) {
@@ -734,7 +757,8 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
       bool prefetched = false;
       cycles =
-          satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch).run(prefetched));
+          satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch, work.runs.rows)
+                             .run(prefetched));
       Traffic traffic = engine.traffic();
       traffic.upperBound =
           recipe->indexSkip >= 0 && int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;

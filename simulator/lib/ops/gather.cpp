@@ -78,8 +78,13 @@ void execute(ExecContext &ctx, const isa::inst::EmbeddingBwd &op) {
   const std::span<const uint8_t> indices = ctx.read<uint8_t>(op.indices, idxBytes);
   const std::span<const float> dy = ctx.read<float>(op.dy, dyBytes / 4);
   const std::span<float> dtable = ctx.update<float>(op.dtable, tableBytes / 4);
+  // The cycle model times each index's row as the vector engine runs it:
+  // where it is, or skipped for the padding index (Work::Runs::rows).
+  std::vector<uint32_t> &rows = ctx.gatheredRows();
+  rows.reserve(op.count);
   for (uint64_t t = 0; t < op.count; ++t) {
     const uint64_t row = checkedIndex(ctx, op, indices, t);
+    rows.push_back(uint32_t(row));
     if (op.padding_idx >= 0 && row == static_cast<uint64_t>(op.padding_idx))
       continue;
     float *target = within(dtable, row * op.dim, op.dim).data();
