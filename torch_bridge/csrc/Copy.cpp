@@ -97,10 +97,6 @@ void copyOnDevice(const at::Tensor &dst, const at::Tensor &src) {
   logCopy("D->D", dst.nbytes());
 }
 
-bool wordAligned(const at::Tensor &t) {
-  return addressOf(t) % 4 == 0;
-}
-
 // CAST packets: n elements at src (type `from`) converted into dst (type
 // `to`), both word-aligned and contiguous. Chunks of a multiple of four
 // elements keep every chunk's addresses word-aligned whatever the types.

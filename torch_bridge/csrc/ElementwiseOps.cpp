@@ -61,12 +61,10 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
   const int64_t n = dst.numel();
   if (n == 0)
     return;
-  // Packets address whole words: a narrow type's view may start inside one.
-  auto wordAligned = [](const at::Tensor &t) { return addressOf(t) % 4 == 0; };
   if (!wordAligned(dst)) {
-    const at::Tensor aligned = emptyNpuLike(dst);
-    emitBinaryWith(emitPacket, operandsSwap, aligned, aIn, bIn, alpha);
-    emitGather(addressOf(dst), aligned);
+    emitAligned(dst, [&](const at::Tensor &target) {
+      emitBinaryWith(emitPacket, operandsSwap, target, aIn, bIn, alpha);
+    });
     return;
   }
   at::Tensor a = aIn, b = bIn;
@@ -174,11 +172,8 @@ namespace {
 // one of Inst's scalar forms.
 template <class Inst>
 void binaryInto(const at::Tensor &dst, const at::Tensor &aIn, const at::Tensor &bIn, float alpha) {
-  // Packets address whole words: a narrow type's view may start inside one.
-  if (addressOf(dst) % 4 != 0) {
-    const at::Tensor aligned = emptyNpuLike(dst);
-    binaryInto<Inst>(aligned, aIn, bIn, alpha);
-    emitGather(addressOf(dst), aligned);
+  if (!wordAligned(dst)) {
+    emitAligned(dst, [&](const at::Tensor &target) { binaryInto<Inst>(target, aIn, bIn, alpha); });
     return;
   }
   const int64_t n = dst.numel();
@@ -362,8 +357,6 @@ void unaryStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &sel
     scope.describe(shapeString(self));
   if (self.numel() == 0)
     return;
-  // Packets address whole words: a narrow type's view may start inside one.
-  auto wordAligned = [](const at::Tensor &t) { return addressOf(t) % 4 == 0; };
   at::Tensor src = contiguousOnDevice(self);
   if (!wordAligned(src)) {
     src = emptyNpuLike(self);

@@ -308,7 +308,7 @@ at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape) {
 }
 
 at::Tensor denseOperand(const at::Tensor &tensor, const at::Tensor &dst) {
-  if (tensor.sizes() == dst.sizes() && tensor.is_contiguous() && addressOf(tensor) % 4 == 0 &&
+  if (tensor.sizes() == dst.sizes() && tensor.is_contiguous() && wordAligned(tensor) &&
       (!mayOverlap(tensor, dst) || addressOf(tensor) == addressOf(dst)))
     return tensor;
   return materialize(tensor, dst.sizes());

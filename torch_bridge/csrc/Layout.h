@@ -67,6 +67,24 @@ template <class Emit> void storeResult(const at::Tensor &out, Emit &&emitInto) {
   storeInto(out, addressOf(dst));
 }
 
+// Packets address whole words: a view of a type narrower than a word may
+// start inside one.
+inline bool wordAligned(const at::Tensor &t) {
+  return addressOf(t) % 4 == 0;
+}
+
+// emitInto(target) for a contiguous dst: dst itself when it is word-aligned,
+// else a temporary gathered into dst afterwards.
+template <class Emit> void emitAligned(const at::Tensor &dst, Emit &&emitInto) {
+  if (wordAligned(dst)) {
+    emitInto(dst);
+    return;
+  }
+  const at::Tensor aligned = emptyNpuLike(dst);
+  emitInto(aligned);
+  emitGather(addressOf(dst), aligned);
+}
+
 // t when it is contiguous, otherwise a contiguous copy gathered on the device.
 at::Tensor contiguousOnDevice(const at::Tensor &t);
 

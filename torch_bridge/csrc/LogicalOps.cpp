@@ -169,15 +169,12 @@ at::Tensor &bitwiseNotOut(const at::Tensor &self, at::Tensor &out) {
 void emitNot(const at::Tensor &dst, const at::Tensor &self) {
   if (dst.numel() == 0)
     return;
-  // Packets address whole words: a narrow type's view may start inside one.
-  if (addressOf(dst) % 4 != 0) {
-    const at::Tensor aligned = emptyNpuLike(dst);
-    emitNot(aligned, self);
-    emitGather(addressOf(dst), aligned);
+  if (!wordAligned(dst)) {
+    emitAligned(dst, [&](const at::Tensor &target) { emitNot(target, self); });
     return;
   }
   at::Tensor src = self;
-  if (!src.is_contiguous() || addressOf(src) % 4 != 0 ||
+  if (!src.is_contiguous() || !wordAligned(src) ||
       (mayOverlap(src, dst) && addressOf(src) != addressOf(dst))) {
     src = emptyNpuLike(self);
     emitGather(addressOf(src), self);

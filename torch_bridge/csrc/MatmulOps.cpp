@@ -27,11 +27,6 @@ struct MatrixOperand {
   bool transposed;
 };
 
-// Packets address whole words: a 2-byte matrix's view may start inside one.
-bool wordAligned(const at::Tensor &t) {
-  return addressOf(t) % 4 == 0;
-}
-
 MatrixOperand matrixOperand(const at::Tensor &m) {
   const int64_t rows = m.size(0), cols = m.size(1);
   const int64_t s0 = m.stride(0), s1 = m.stride(1);

@@ -41,10 +41,6 @@ bool whereLowerable(const at::Tensor &cond, const at::Tensor &a, const at::Tenso
          branchLowerable(b) && accepts<isa::inst::Selects>(at::result_type(a, b));
 }
 
-bool wordAligned(const at::Tensor &t) {
-  return addressOf(t) % 4 == 0;
-}
-
 // The length of the row that t repeats over `shape`: t expanded to shape is
 // contiguous over its trailing dims and broadcast over the leading ones.
 // numel(shape) when t covers shape itself; 0 when t is neither.
@@ -155,7 +151,7 @@ void emitSelect(const at::Tensor &dst, Cover mask, const at::Tensor &a, const at
   inst.bcast = other.cols == 0   ? isa::Broadcast::scalar
                : other.cols == n ? isa::Broadcast::none
                                  : isa::Broadcast::row;
-  inst.mbcast = mask.cols == n ? isa::Broadcast::none : isa::Broadcast::row;
+  inst.mbcast = maskBroadcast(mask, n);
   inst.dtype = *isaType(dst.scalar_type());
   emit(inst);
 }
@@ -209,12 +205,6 @@ void emitSelectTensors(const at::Tensor &dst, const Cover &mask, const at::Tenso
 // for a bool npu cond and branches that are npu tensors or CPU scalars.
 void emitWhere(const at::Tensor &dst, const at::Tensor &cond, const at::Tensor &aIn,
                const at::Tensor &bIn) {
-  if (!wordAligned(dst)) {
-    const at::Tensor aligned = emptyNpuLike(dst);
-    emitWhere(aligned, cond, aIn, bIn);
-    emitGather(addressOf(dst), aligned);
-    return;
-  }
   const c10::ScalarType type = dst.scalar_type();
   const Cover mask = coverOf(cond, dst, false);
   auto immediate = [&](const at::Tensor &t) -> std::optional<uint32_t> {
@@ -251,7 +241,9 @@ void whereStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &con
                    (isNpu(b) ? shapeString(b) : "scalar"));
   if (out.numel() == 0)
     return;
-  storeResult(out, [&](const at::Tensor &dst) { emitWhere(dst, cond, a, b); });
+  storeResult(out, [&](const at::Tensor &dst) {
+    emitAligned(dst, [&](const at::Tensor &target) { emitWhere(target, cond, a, b); });
+  });
 }
 
 std::vector<int64_t> whereShape(const at::Tensor &cond, const at::Tensor &a, const at::Tensor &b) {
