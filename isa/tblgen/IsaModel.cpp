@@ -179,7 +179,8 @@ private:
   void note(const Record *rec, const Twine &message) { llvm::PrintNote(rec->getLoc(), message); }
 
   // ScalarForm / ReverseScalarForm of a binary instruction name a ScalarOp
-  // definition: the bridge lowers `tensor op scalar` through them.
+  // definition: the bridge lowers `tensor op scalar` through them. Both
+  // empty: the instruction has no scalar form (POW's is the unary POWS).
   void linkScalarForms() {
     for (InstructionDef &inst : model_.instructions) {
       const Record *rec = records_.getDef(inst.defName);
@@ -188,6 +189,8 @@ private:
         if (!rec->getValue(field))
           continue;
         const std::string name = rec->getValueAsString(field).str();
+        if (name.empty())
+          continue;
         const Record *form = records_.getDef(name);
         if (!form || !form->isSubClassOf("ScalarOp")) {
           error(rec, Twine(field) + " of '" + inst.mnemonic + "' is '" + name +
@@ -196,6 +199,9 @@ private:
         }
         *target = name;
       }
+      if (inst.scalarForm.empty() != inst.reverseScalarForm.empty())
+        error(rec, "'" + inst.mnemonic +
+                       "' names one of ScalarForm and ReverseScalarForm: give both or neither");
     }
   }
 

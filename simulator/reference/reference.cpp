@@ -178,6 +178,9 @@ uint32_t element(const Max &, uint32_t a, uint32_t b) {
 uint32_t element(const Min &, uint32_t a, uint32_t b) {
   return soft::fmin(a, b);
 }
+uint32_t element(const Pow &, uint32_t a, uint32_t b) {
+  return program(Program::Pow, {a, b});
+}
 uint32_t element(const Adds &, uint32_t a, uint32_t s) {
   return soft::fadd(a, s);
 }

@@ -15,6 +15,7 @@
 #include "npu/mem/fault.h"
 #include "npu/sim/iss.h"
 #include "npu_device.h"
+#include "pow_cases.h"
 #include "random_cases.h"
 #include "rng_cases.h"
 #include "sequence_cases.h"
@@ -451,6 +452,18 @@ TEST(RtlOps, HalfFloatVectorFormsOnEdgeValues) {
     twin.runAndCompare(make(place), name);
   });
   EXPECT_EQ(tests, 2 * (8 * 6 + 18));
+}
+
+// POW on every pair of edge base and exponent under each broadcast
+// (pow_cases.h), against the ISS.
+TEST(RtlOps, PowOnEdgePairs) {
+  int t = 0;
+  const int tests = test::forEachPowTest([&](const auto &make, const std::string &name) {
+    Twin twin(995, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 4);
 }
 
 // The integer forms of the binary instructions and their scalar forms on

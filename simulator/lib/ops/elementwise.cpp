@@ -1,4 +1,4 @@
-// ADD SUB MUL DIV MAX MIN (with broadcast of b) and their scalar forms. The
+// ADD SUB MUL DIV MAX MIN POW (with broadcast of b) and their scalar forms. The
 // f32 forms have fast paths here; every other type runs the record's recipe
 // (recipe_runner.h), as the RTL vector engine does.
 #include "../arith_util.h"
@@ -100,6 +100,9 @@ void execute(ExecContext &ctx, const isa::inst::Max &op) { binary(ctx, op, Progr
 
 Work work(const isa::inst::Min &op) { return binaryWork(op); }
 void execute(ExecContext &ctx, const isa::inst::Min &op) { binary(ctx, op, Program::Min); }
+
+Work work(const isa::inst::Pow &op) { return binaryWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Pow &op) { binary(ctx, op, Program::Pow); }
 
 Work work(const isa::inst::Adds &op) { return scalarWork(op); }
 void execute(ExecContext &ctx, const isa::inst::Adds &op) { withScalar(ctx, op, Program::Add, false); }

@@ -10,6 +10,7 @@
 #include "npu/sim/iss.h"
 #include "npu/sim/reference.h"
 #include "npu/verify/runner.h"
+#include "pow_cases.h"
 #include "random_cases.h"
 #include "rng_cases.h"
 #include "sequence_cases.h"
@@ -345,6 +346,17 @@ TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
   });
   // Per type: 8 scalar forms x 6 scalars; 18 unary instructions.
   EXPECT_EQ(tests, 2 * (8 * 6 + 18));
+}
+
+// POW on every pair of edge base and exponent under each broadcast
+// (pow_cases.h), against the reference model.
+TEST(IssOps, PowOnEdgePairs) {
+  const int tests = test::forEachPowTest([&](const auto &make, const std::string &name) {
+    Twin twin(995);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, 4);
 }
 
 // The integer forms of the binary instructions and their scalar forms
