@@ -7,6 +7,7 @@
 #include "Types.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/add_ops.h>
@@ -176,29 +177,37 @@ void binaryInto(const at::Tensor &dst, const at::Tensor &aIn, const at::Tensor &
     emitAligned(dst, [&](const at::Tensor &target) { binaryInto<Inst>(target, aIn, bIn, alpha); });
     return;
   }
-  const int64_t n = dst.numel();
   const c10::ScalarType type = dst.scalar_type();
-  // The float types keep a CPU scalar for the scalar forms' binary32 s.
-  auto operand = [&](const at::Tensor &t) {
-    return c10::isFloatingType(type) && isCpuScalar(t) ? t : binaryOperand(t, type);
-  };
-  const at::Tensor a = operand(aIn), b = operand(bIn);
-  const isa::DType stored = *isaType(type);
-  if (isCpuScalar(b)) {
-    const double s = b.item<double>();
-    emitScalar<typename ScalarForms<Inst>::Right>(
-        addressOf(dst), addressOf(denseOperand(a, dst)),
-        static_cast<float>(kScalesOperand<Inst> ? alpha * s : s), n, stored);
-  } else if (isCpuScalar(a)) {
-    const float s = static_cast<float>(a.item<double>());
-    at::Tensor other = denseOperand(b, dst);
-    if (kScalesOperand<Inst> && alpha != 1.0f) {
-      emitScalar<isa::inst::Muls>(addressOf(dst), addressOf(other), alpha, n, stored);
-      other = dst;
-    }
-    emitScalar<typename ScalarForms<Inst>::Left>(addressOf(dst), addressOf(other), s, n, stored);
+  if constexpr (!kHasScalarForms<Inst>) {
+    // A CPU scalar side becomes a device scalar the packet broadcasts.
+    auto operand = [&](const at::Tensor &t) {
+      return isCpuScalar(t) ? deviceScalar(t.item(), type) : binaryOperand(t, type);
+    };
+    emitBinary<Inst>(dst, operand(aIn), operand(bIn), alpha);
   } else {
-    emitBinary<Inst>(dst, a, b, alpha);
+    const int64_t n = dst.numel();
+    // The float types keep a CPU scalar for the scalar forms' binary32 s.
+    auto operand = [&](const at::Tensor &t) {
+      return c10::isFloatingType(type) && isCpuScalar(t) ? t : binaryOperand(t, type);
+    };
+    const at::Tensor a = operand(aIn), b = operand(bIn);
+    const isa::DType stored = *isaType(type);
+    if (isCpuScalar(b)) {
+      const double s = b.item<double>();
+      emitScalar<typename ScalarForms<Inst>::Right>(
+          addressOf(dst), addressOf(denseOperand(a, dst)),
+          static_cast<float>(kScalesOperand<Inst> ? alpha * s : s), n, stored);
+    } else if (isCpuScalar(a)) {
+      const float s = static_cast<float>(a.item<double>());
+      at::Tensor other = denseOperand(b, dst);
+      if (kScalesOperand<Inst> && alpha != 1.0f) {
+        emitScalar<isa::inst::Muls>(addressOf(dst), addressOf(other), alpha, n, stored);
+        other = dst;
+      }
+      emitScalar<typename ScalarForms<Inst>::Left>(addressOf(dst), addressOf(other), s, n, stored);
+    } else {
+      emitBinary<Inst>(dst, a, b, alpha);
+    }
   }
 }
 
@@ -322,6 +331,25 @@ template <class Inst, class FunctionalOp, class OutOp> struct TensorBinaryKernel
     recordInstructionOps<Inst, FunctionalOp, OutOp>();
   }
 };
+
+// pow(Scalar, Tensor): the base as a wrapped number (PyTorch's result type
+// rules), a device scalar that POW broadcasts.
+at::Tensor powScalarBase(const at::Scalar &base, const at::Tensor &exponent) {
+  static OpCounter counter("pow.Scalar");
+  const at::Tensor a = at::native::wrapped_scalar_tensor(base);
+  const std::optional<c10::ScalarType> type = binaryType<isa::inst::Pow>(a, exponent);
+  if (!type)
+    return fallbackTo<NPU_ATEN_OP2(pow, Scalar)>(base, exponent);
+  return binaryFunctional<isa::inst::Pow>(counter, a, exponent, 1.0f, *type);
+}
+
+at::Tensor &powScalarBaseOut(const at::Scalar &base, const at::Tensor &exponent, at::Tensor &out) {
+  static OpCounter counter("pow.Scalar_out");
+  const at::Tensor a = at::native::wrapped_scalar_tensor(base);
+  if (!isNpu(out) || binaryType<isa::inst::Pow>(a, exponent) != out.scalar_type())
+    return fallbackTo<NPU_ATEN_OP2(pow, Scalar_out)>(base, exponent, out);
+  return binaryOut<isa::inst::Pow>(counter, a, exponent, 1.0f, out);
+}
 
 at::Tensor rsubTensor(const at::Tensor &self, const at::Tensor &other, const at::Scalar &alpha) {
   static OpCounter counter("rsub");
@@ -669,6 +697,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Scalar", powFunctional);
   m.impl("pow_.Scalar", powInplace);
   m.impl("pow.Tensor_Scalar_out", powOut);
+  BinaryKernels<isa::inst::Pow, NPU_ATEN_OP2(pow, Tensor_Tensor), NPU_ATEN_OP2(pow_, Tensor),
+                NPU_ATEN_OP2(pow, Tensor_Tensor_out)>::registerIn(m);
+  m.impl("pow.Scalar", powScalarBase);
+  m.impl("pow.Scalar_out", powScalarBaseOut);
   m.impl("clamp", clampFunctional);
   m.impl("clamp_", clampInplace);
   m.impl("clamp.out", clampOut);

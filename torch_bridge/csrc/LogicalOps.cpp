@@ -4,7 +4,8 @@
 // the CPU: docs/types.md §3); not of a bool is NOT on the b8 mask. and/or/xor of two bools are
 // composed, since the tensor forms of AND OR XOR do not take b8 (a broadcast b8 operand would need
 // a one-byte row load): the masks as 0/1 int32 (CAST), and a & b = min, a | b = max, a ^ b = (a !=
-// b), back to bool (CAST, or straight from the compare's b8).
+// b), back to bool (CAST, or straight from the compare's b8). logical_and/or/xor/not take each
+// operand's truth (a bool, or != 0) into those bool forms.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -19,6 +20,12 @@
 #include <ATen/ops/bitwise_or_ops.h>
 #include <ATen/ops/bitwise_right_shift.h>
 #include <ATen/ops/bitwise_xor_ops.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/logical_and_ops.h>
+#include <ATen/ops/logical_not_ops.h>
+#include <ATen/ops/logical_or_ops.h>
+#include <ATen/ops/logical_xor_ops.h>
+#include <ATen/ops/ne.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -164,6 +171,108 @@ at::Tensor &bitwiseNotOut(const at::Tensor &self, at::Tensor &out) {
   return out;
 }
 
+// logical_and/or/xor/not: each operand's truth (a bool as it is, any other
+// type != 0 by NE: NaN is true, -0 false, as on the CPU) combined as bool
+// masks into a bool result; a result of another type falls back.
+at::Tensor truthOf(const at::Tensor &t) {
+  return t.scalar_type() == at::kBool ? t : at::ne(t, 0);
+}
+
+bool hasTruth(const at::Tensor &t) {
+  return t.scalar_type() == at::kBool || !isNpu(t) || accepts<isa::inst::Ne>(t.scalar_type());
+}
+
+bool logicalLowerable(const at::Tensor &a, const at::Tensor &b) {
+  return deviceOperands(a, b) && hasTruth(a) && hasTruth(b);
+}
+
+template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct LogicalKernels {
+  static void store(OpCounter &counter, const at::Tensor &out, const at::Tensor &a,
+                    const at::Tensor &b) {
+    OpScope scope(counter);
+    if (logOps())
+      scope.describe((isNpu(a) ? shapeString(a) : "scalar") + ", " +
+                     (isNpu(b) ? shapeString(b) : "scalar"));
+    const at::Tensor x = truthOf(a), y = truthOf(b);
+    storeResult(out, [&](const at::Tensor &dst) { emitLogic(dst, x, y, kOp); });
+  }
+  static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
+    static OpCounter counter(baseName<FunctionalOp>());
+    if (!logicalLowerable(a, b))
+      return fallbackTo<FunctionalOp>(a, b);
+    at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), at::kBool);
+    store(counter, out, a, b);
+    return out;
+  }
+  static at::Tensor &inplace(at::Tensor &self, const at::Tensor &b) {
+    static OpCounter counter(baseName<InplaceOp>());
+    if (!isNpu(self) || self.scalar_type() != at::kBool || !logicalLowerable(self, b) ||
+        at::infer_size(self.sizes(), b.sizes()) != self.sizes())
+      return fallbackTo<InplaceOp>(self, b);
+    checkPointwiseWrite(self, {b});
+    store(counter, self, self, b);
+    return self;
+  }
+  static at::Tensor &outForm(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
+    static OpCounter counter(operatorName<OutOp>());
+    if (!isNpu(out) || out.scalar_type() != at::kBool || !logicalLowerable(a, b))
+      return fallbackTo<OutOp>(a, b, out);
+    at::native::resize_output(out, at::infer_size(a.sizes(), b.sizes()));
+    checkPointwiseWrite(out, {a, b});
+    store(counter, out, a, b);
+    return out;
+  }
+  static void registerIn(torch::Library &m) {
+    m.impl(operatorName<FunctionalOp>(), functional);
+    m.impl(operatorName<InplaceOp>(), inplace);
+    m.impl(operatorName<OutOp>(), outForm);
+  }
+};
+
+// not x: NOT of a bool mask, x == 0 (EQ) of any other type.
+bool logicalNotLowerable(const at::Tensor &self) {
+  return isNpu(self) &&
+         (self.scalar_type() == at::kBool || accepts<isa::inst::Eq>(self.scalar_type()));
+}
+
+void emitLogicalNot(const at::Tensor &dst, const at::Tensor &self) {
+  if (self.scalar_type() == at::kBool)
+    emitNot(dst, self);
+  else
+    copyInto(dst, at::eq(self, 0));
+}
+
+at::Tensor logicalNot(const at::Tensor &self) {
+  static OpCounter counter("logical_not");
+  if (!logicalNotLowerable(self))
+    return fallbackTo<NPU_ATEN_OP(logical_not)>(self);
+  OpScope scope(counter);
+  at::Tensor out = emptyNpu(self.sizes(), at::kBool);
+  emitLogicalNot(out, self);
+  return out;
+}
+
+at::Tensor &logicalNotInplace(at::Tensor &self) {
+  static OpCounter counter("logical_not_");
+  if (!isNpu(self) || self.scalar_type() != at::kBool)
+    return fallbackTo<NPU_ATEN_OP(logical_not_)>(self);
+  checkInternalOverlap(self);
+  OpScope scope(counter);
+  storeResult(self, [&](const at::Tensor &dst) { emitNot(dst, self); });
+  return self;
+}
+
+at::Tensor &logicalNotOut(const at::Tensor &self, at::Tensor &out) {
+  static OpCounter counter("logical_not.out");
+  if (!logicalNotLowerable(self) || !isNpu(out) || out.scalar_type() != at::kBool)
+    return fallbackTo<NPU_ATEN_OP2(logical_not, out)>(self, out);
+  at::native::resize_output(out, self.sizes());
+  checkPointwiseWrite(out, {self});
+  OpScope scope(counter);
+  storeResult(out, [&](const at::Tensor &dst) { emitLogicalNot(dst, self); });
+  return out;
+}
+
 } // namespace
 
 void emitNot(const at::Tensor &dst, const at::Tensor &self) {
@@ -190,24 +299,19 @@ void emitNot(const at::Tensor &dst, const at::Tensor &self) {
 // x << s, x >> s and their in-place forms (the Python operators) are the
 // bitwise shifts of PyTorch's CPU: the same kernels, a scalar wrapped as
 // a Python number is.
-at::Tensor wrappedScalar(const at::Scalar &value) {
-  at::Tensor t = c10::scalar_to_tensor(value);
-  t.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return t;
-}
 
 template <class ShiftOp, class ShiftInplaceOp> struct ShiftOperators {
   static at::Tensor tensor(const at::Tensor &self, const at::Tensor &other) {
     return ShiftOp::call(self, other);
   }
   static at::Tensor scalar(const at::Tensor &self, const at::Scalar &other) {
-    return ShiftOp::call(self, wrappedScalar(other));
+    return ShiftOp::call(self, at::native::wrapped_scalar_tensor(other));
   }
   static at::Tensor &inplaceTensor(at::Tensor &self, const at::Tensor &other) {
     return ShiftInplaceOp::call(self, other);
   }
   static at::Tensor &inplaceScalar(at::Tensor &self, const at::Scalar &other) {
-    return ShiftInplaceOp::call(self, wrappedScalar(other));
+    return ShiftInplaceOp::call(self, at::native::wrapped_scalar_tensor(other));
   }
   static void registerIn(torch::Library &m, const std::string &name) {
     m.impl(("__" + name + "__.Tensor").c_str(), tensor);
@@ -231,6 +335,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                  NPU_ATEN_OP2(bitwise_left_shift_, Tensor)>::registerIn(m, "lshift");
   ShiftOperators<NPU_ATEN_OP2(bitwise_right_shift, Tensor),
                  NPU_ATEN_OP2(bitwise_right_shift_, Tensor)>::registerIn(m, "rshift");
+  LogicalKernels<Logic::And, NPU_ATEN_OP(logical_and), NPU_ATEN_OP(logical_and_),
+                 NPU_ATEN_OP2(logical_and, out)>::registerIn(m);
+  LogicalKernels<Logic::Or, NPU_ATEN_OP(logical_or), NPU_ATEN_OP(logical_or_),
+                 NPU_ATEN_OP2(logical_or, out)>::registerIn(m);
+  LogicalKernels<Logic::Xor, NPU_ATEN_OP(logical_xor), NPU_ATEN_OP(logical_xor_),
+                 NPU_ATEN_OP2(logical_xor, out)>::registerIn(m);
+  m.impl("logical_not", logicalNot);
+  m.impl("logical_not_", logicalNotInplace);
+  m.impl("logical_not.out", logicalNotOut);
   m.impl("bitwise_not", bitwiseNot);
   m.impl("bitwise_not_", bitwiseNotInplace);
   m.impl("bitwise_not.out", bitwiseNotOut);

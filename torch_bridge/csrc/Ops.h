@@ -165,10 +165,19 @@ template <class Inst> inline constexpr bool kScalesOperand = requires(Inst inst)
   inst.alpha;
 };
 
+// Whether Inst has scalar forms (POW has none: its scalar form is the
+// unary POWS).
+template <class Inst> inline constexpr bool kHasScalarForms = requires {
+  typename ScalarForms<Inst>::Right;
+};
+
 // Whether `a op alpha*b` equals `b op alpha*a`.
 template <class Inst> bool commutes(float alpha) {
-  return std::is_same_v<typename ScalarForms<Inst>::Right, typename ScalarForms<Inst>::Left> &&
-         (!kScalesOperand<Inst> || alpha == 1.0f);
+  if constexpr (kHasScalarForms<Inst>)
+    return std::is_same_v<typename ScalarForms<Inst>::Right, typename ScalarForms<Inst>::Left> &&
+           (!kScalesOperand<Inst> || alpha == 1.0f);
+  else
+    return false;
 }
 
 // How many f32 operands (scalars such as `s` or `p`) Inst has: the emitters
@@ -209,7 +218,7 @@ bool convertibleTo(c10::ScalarType type, const at::Tensor &a, const at::Tensor &
 // only); alpha only on the right, where it scales the scalar.
 template <class Inst>
 bool scalarFormTakes(c10::ScalarType type, const at::Tensor &a, const at::Tensor &b, float alpha) {
-  if constexpr (requires { typename ScalarForms<Inst>::Right; }) {
+  if constexpr (kHasScalarForms<Inst>) {
     return c10::isReducedFloatingType(type) &&
            ((isCpuScalar(b) && accepts<typename ScalarForms<Inst>::Right>(type)) ||
             (isCpuScalar(a) && alpha == 1.0f && accepts<typename ScalarForms<Inst>::Left>(type)));

@@ -102,6 +102,11 @@ SAMPLES: dict[str, Callable[[], dict[str, Any]]] = {
     "aten::native_layer_norm_backward": lambda: dict(
         grad_out=randn(*SHAPE), input=randn(*SHAPE), normalized_shape=[6], mean=randn(4, 1),
         rstd=randn(4, 1).abs(), weight=randn(6), bias=randn(6), output_mask=[True, True, True]),
+    "aten::pow.Tensor_Tensor": lambda: dict(self=randn(*SHAPE).abs() + 0.1, exponent=randn(*SHAPE)),
+    "aten::pow_.Tensor": lambda: dict(self=randn(*SHAPE), exponent=torch.randint(-3, 4, SHAPE).float()),
+    "aten::pow.Tensor_Tensor_out": lambda: dict(self=randn(*SHAPE).abs(), exponent=randn(6)),
+    "aten::pow.Scalar": lambda: dict(self=2.5, exponent=randn(*SHAPE)),
+    "aten::pow.Scalar_out": lambda: dict(self=-0.5, exponent=torch.randint(-3, 4, SHAPE).float()),
     "aten::clamp": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
     "aten::clamp_": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
     "aten::clamp.out": lambda: dict(self=randn(*SHAPE), min=-0.5, max=0.5),
@@ -180,7 +185,8 @@ BOOL_TENSORS = {"mask", "condition"}
 # Ops over masks: their self (and other) are bool.
 BOOL_SELF_OPS = {"aten::any", "aten::all", "aten::bitwise_and", "aten::bitwise_or", "aten::bitwise_xor",
                  "aten::bitwise_not", "aten::bitwise_and_", "aten::bitwise_or_", "aten::bitwise_xor_",
-                 "aten::bitwise_not_"}
+                 "aten::bitwise_not_", "aten::logical_and_", "aten::logical_or_", "aten::logical_xor_",
+                 "aten::logical_not_"}
 # The dtype of an op's out= tensors where it is not float32.
 OUT_DTYPES: dict[str, torch.dtype] = {
     **{f"aten::{op}.{overload}": torch.bool for op in ("any", "all")
@@ -189,6 +195,7 @@ OUT_DTYPES: dict[str, torch.dtype] = {
        for overload in ("Tensor_out", "Scalar_out")},
     **{f"aten::bitwise_{op}.Tensor_out": torch.bool for op in ("and", "or", "xor")},
     "aten::bitwise_not.out": torch.bool,
+    **{f"aten::logical_{op}.out": torch.bool for op in ("and", "or", "xor", "not")},
     "aten::isin.Tensor_Tensor_out": torch.bool,
     "aten::argmax.out": torch.int64,
     "aten::argmin.out": torch.int64,

@@ -109,6 +109,66 @@ def test_bool_not_matches_the_cpu():
     assert torch.equal(d.cpu(), ~a)
 
 
+# Truth values the CPU's logical ops see: zeros of both signs are false,
+# NaN, infinities and subnormals true.
+TRUTHS = {
+    torch.float32: [0.0, -0.0, 1.0, -2.5, float("nan"), float("inf"), 1e-45],
+    torch.int32: [0, 1, -1, 2**31 - 1, -2**31],
+    torch.int64: [0, 1, -1, 2**63 - 1, -2**63, 2**32],
+    torch.bool: [False, True],
+}
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("types", [(torch.bool, torch.bool), (torch.float32, torch.float32),
+                                   (torch.int64, torch.bool), (torch.int32, torch.float32)], ids=str)
+def test_logical_ops_match_the_cpu(name, types):
+    a = torch.tensor(TRUTHS[types[0]], dtype=types[0])
+    b = torch.tensor(TRUTHS[types[1]], dtype=types[1])
+    a, b = a.repeat_interleave(len(b)), b.repeat(len(a))  # every pair
+    op = getattr(torch, name)
+    out = torch.empty(0, dtype=torch.bool, device="npu")
+    with native(name):
+        result = op(a.to("npu"), b.to("npu"))
+        op(a.to("npu"), b.to("npu"), out=out)
+        rows = op(a.to("npu").view(-1, len(TRUTHS[types[1]])), b[: len(TRUTHS[types[1]])].to("npu"))
+        with_scalar = op(a.to("npu"), torch.tensor(0.0))  # a CPU 0-dim tensor
+    expected = op(a, b)
+    assert torch.equal(result.cpu(), expected) and torch.equal(out.cpu(), expected)
+    assert torch.equal(rows.cpu(), op(a.view(-1, len(TRUTHS[types[1]])), b[: len(TRUTHS[types[1]])]))
+    assert torch.equal(with_scalar.cpu(), op(a, torch.tensor(0.0)))
+    if types == (torch.bool, torch.bool):
+        in_place = a.to("npu")
+        with native(name + "_"):
+            getattr(in_place, name + "_")(b.to("npu"))
+        assert torch.equal(in_place.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", list(TRUTHS), ids=str)
+def test_logical_not_matches_the_cpu(dtype):
+    a = torch.tensor(TRUTHS[dtype], dtype=dtype)
+    out = torch.empty(0, dtype=torch.bool, device="npu")
+    with native("logical_not"):
+        result = torch.logical_not(a.to("npu"))
+        torch.logical_not(a.to("npu"), out=out)
+    assert torch.equal(result.cpu(), torch.logical_not(a)) and torch.equal(out.cpu(), torch.logical_not(a))
+    if dtype == torch.bool:
+        in_place = a.to("npu")
+        with native("logical_not_"):
+            in_place.logical_not_()
+        assert torch.equal(in_place.cpu(), ~a)
+
+
+def test_logical_ops_into_a_float_result_fall_back():
+    """A non-bool result (logical_and_ on a float tensor) has no bool form."""
+    a = torch.tensor([0.0, 2.0, -1.0])
+    d = a.to("npu")
+    torch.npu.reset_stats()
+    d.logical_and_(torch.tensor([1.0, 1.0, 0.0]).to("npu"))
+    assert torch.equal(d.cpu(), a.clone().logical_and_(torch.tensor([1.0, 1.0, 0.0])))
+    assert "aten::logical_and_" in torch.npu.fallback_stats()
+
+
 def test_what_the_bridge_does_not_lower_still_falls_back():
     # int16 is not an ISA type.
     a = torch.tensor([6, 3, 5], dtype=torch.int16)

@@ -316,6 +316,65 @@ def test_pow_tensor_scalar(exponent):
     check(y, x.pow(exponent), ULPS)
 
 
+# Bases and exponents whose special cases C99 F.9.4.4 names (torch.pow's CPU
+# kernel follows them): zeros of both signs, +-1, infinities, NaN, negative
+# bases under odd, even and non-integral exponents.
+POW_SPECIALS = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 2.5, -2.5, 1e-5, 1e30,
+                float("inf"), float("-inf"), float("nan")]
+
+
+def test_pow_tensor_tensor_on_special_pairs():
+    """pow(Tensor, Tensor) on POW: every pair of special base and exponent,
+    within ULPS of the CPU, infinities and NaNs where it has them."""
+    values = torch.tensor(POW_SPECIALS)
+    base, exponent = torch.meshgrid(values, values, indexing="ij")
+    with native("pow"):
+        result = torch.pow(npu(base), npu(exponent))
+    check(result, torch.pow(base, exponent), ULPS)
+
+
+@pytest.mark.parametrize("base_shape,exponent_shape", [
+    ((5, 7), (5, 7)), ((5, 7), (7,)), ((5, 7), (5, 1)), ((5, 7), ()), ((2, 3, 4), (3, 1)),
+    ((1, 7), (5, 7))], ids=str)
+def test_pow_tensor_tensor_broadcasts(base_shape, exponent_shape):
+    base = torch.rand(base_shape) * 3
+    exponent = torch.randn(exponent_shape) * 2
+    with native("pow"):
+        result = npu(base) ** npu(exponent)
+    check(result, base ** exponent, ULPS)
+    inplace = npu(base.expand(torch.broadcast_shapes(base_shape, exponent_shape)).contiguous())
+    with native("pow_"):
+        inplace.pow_(npu(exponent))
+    check(inplace, base ** exponent, ULPS)
+    out = npu(torch.empty(0))
+    with native("pow.Tensor_Tensor_out"):
+        torch.pow(npu(base), npu(exponent), out=out)
+    check(out, base ** exponent, ULPS)
+
+
+def test_pow_scalar_base_and_cpu_scalar_exponent():
+    exponent = torch.randn(4, 6) * 3
+    with native("pow.Scalar"):
+        result = 2.5 ** npu(exponent)
+    check(result, 2.5 ** exponent, ULPS)
+    base = torch.rand(4, 6) + 0.5
+    with native("pow"):
+        result = torch.pow(npu(base), torch.tensor(1.5))  # a CPU 0-dim exponent
+    check(result, torch.pow(base, torch.tensor(1.5)), ULPS)
+
+
+def test_pow_tensor_tensor_gradients():
+    base = (torch.rand(3, 5) + 0.5).requires_grad_()
+    exponent = torch.randn(3, 5).requires_grad_()
+    (base ** exponent).sum().backward()
+    base_npu = npu(base.detach()).requires_grad_()
+    exponent_npu = npu(exponent.detach()).requires_grad_()
+    with native():
+        (base_npu ** exponent_npu).sum().backward()
+    check(base_npu.grad, base.grad, ULPS)
+    check(exponent_npu.grad, exponent.grad, ULPS)
+
+
 CLAMP_BOUNDS = [(-0.5, 0.75), (0.5, None), (None, -0.25), (1.0, -1.0), (float("nan"), 1.0)]
 
 
