@@ -186,7 +186,7 @@ bool logicalLowerable(const at::Tensor &a, const at::Tensor &b) {
   return deviceOperands(a, b) && hasTruth(a) && hasTruth(b);
 }
 
-template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct LogicalKernels {
+template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct LogicalBinaryKernels {
   static void store(OpCounter &counter, const at::Tensor &out, const at::Tensor &a,
                     const at::Tensor &b) {
     OpScope scope(counter);
@@ -335,12 +335,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                  NPU_ATEN_OP2(bitwise_left_shift_, Tensor)>::registerIn(m, "lshift");
   ShiftOperators<NPU_ATEN_OP2(bitwise_right_shift, Tensor),
                  NPU_ATEN_OP2(bitwise_right_shift_, Tensor)>::registerIn(m, "rshift");
-  LogicalKernels<Logic::And, NPU_ATEN_OP(logical_and), NPU_ATEN_OP(logical_and_),
-                 NPU_ATEN_OP2(logical_and, out)>::registerIn(m);
-  LogicalKernels<Logic::Or, NPU_ATEN_OP(logical_or), NPU_ATEN_OP(logical_or_),
-                 NPU_ATEN_OP2(logical_or, out)>::registerIn(m);
-  LogicalKernels<Logic::Xor, NPU_ATEN_OP(logical_xor), NPU_ATEN_OP(logical_xor_),
-                 NPU_ATEN_OP2(logical_xor, out)>::registerIn(m);
+  LogicalBinaryKernels<Logic::And, NPU_ATEN_OP(logical_and), NPU_ATEN_OP(logical_and_),
+                       NPU_ATEN_OP2(logical_and, out)>::registerIn(m);
+  LogicalBinaryKernels<Logic::Or, NPU_ATEN_OP(logical_or), NPU_ATEN_OP(logical_or_),
+                       NPU_ATEN_OP2(logical_or, out)>::registerIn(m);
+  LogicalBinaryKernels<Logic::Xor, NPU_ATEN_OP(logical_xor), NPU_ATEN_OP(logical_xor_),
+                       NPU_ATEN_OP2(logical_xor, out)>::registerIn(m);
   m.impl("logical_not", logicalNot);
   m.impl("logical_not_", logicalNotInplace);
   m.impl("logical_not.out", logicalNotOut);
