@@ -44,3 +44,98 @@ def COL_SUM : ReduceOp<"col_sum", 0x53, "Sum of each column.",
                                      Stream<"OB0", "dst", 0>],
                                     [Pass<["IB0", "IB1"], ["OB0"], [Run<"add", "IB1", "IB0", "OB0">]>]>,
                        1>;
+
+//===----------------------------------------------------------------------===//
+// argmax, argmin: the first index of each row's extreme (docs/types.md §5)
+//===----------------------------------------------------------------------===//
+
+// The types argmax and argmin accept. i64 is open: its 64-bit order key
+// takes three 30-bit pieces (below), one pass each, and the index a fourth
+// pass, one more than a recipe has.
+defvar ArgTypes = ["f32", "bf16", "f16", "i32"];
+
+// Every element maps to a u32 order key, larger for the extreme the
+// instruction looks for (argmin reverses the order). The lanes' reduction is
+// fmax, exact on positive normal binary32 patterns, which order like their
+// bits; so the key goes through it as two pieces, its top 2 bits and its low
+// 30 bits, each offset into the normals (+0x00800000: no piece is a zero, a
+// denormal, an infinity or a NaN).
+let RawInputs = 1 in {
+def MP_order_up : MicroProgram<"order_up", ["k"], [(ixor:$y $k, 0x80000000)], "y",
+                               "The int32 k as a u32 of the same order.">;
+def MP_order_down : MicroProgram<"order_down", ["k"], [(ixor:$y $k, 0x7fffffff)], "y",
+                                 "The int32 k as a u32 of the reverse order.">;
+def MP_key_top : MicroProgram<"key_top", ["u"], [(ishr:$y $u, 30)], "y",
+                              "The top 2 bits of the u32 u.">;
+def MP_key_low : MicroProgram<"key_low", ["u"], [(iand:$y $u, 0x3fffffff)], "y",
+                              "The low 30 bits of the u32 u.">;
+def MP_key_normal : MicroProgram<"key_normal", ["p"], [(iadd:$y $p, 0x00800000)], "y",
+                                 "A piece p < 2^30 of a key as a positive normal binary32 "
+                                 "pattern, ordered as p.">;
+}
+
+// The steps leaving the order key of IB0 in T0 (T1, T2 temporaries).
+// Floats: the sign-magnitude pattern (s, m) as the int32 s ? -m : m (both
+// zeros 0, subnormals by value: the patterns, never the lanes' flushing
+// float primitives), then its u32 order, a NaN's key all ones: the maximum
+// of argmax and of argmin alike (PyTorch's CPU returns the first NaN).
+class ArgKeySteps<string form, string order> {
+  list<Step> Steps = !if(!eq(form, "F"),
+      [Run<"sign_fill", "IB0", "", "T1">, Run<"magnitude", "IB0", "", "T0">,
+       Run<"ixor", "T0", "T1", "T2">, Run<"isub", "T2", "T1", "T2">,
+       Run<"nan_magnitude", "T0", "", "T1">, Run<order, "T2", "", "T2">,
+       Run<"bit_or", "T2", "T1", "T0">],
+      [Run<order, "IB0", "", "T0">]);
+}
+
+// The key's top piece into T1, and with `matchTop` the mask "it is the
+// row's top piece (K2)"; the low piece into T2.
+class ArgTopSteps<bit matchTop> {
+  list<Step> Steps = [Run<"key_top", "T0", "", "T1">, Run<"key_normal", "T1", "", "T1">] #
+                     !if(matchTop, [Run<"ieq", "T1", "K2", "T1">], []);
+}
+defvar ArgLowSteps = [Run<"key_low", "T0", "", "T2">, Run<"key_normal", "T2", "", "T2">];
+
+// Three passes per row: the largest top piece into K2; the largest low piece
+// of the elements with that top piece into K3; then the first element whose
+// pieces are both: a scan ORs the match into "seen" (K4) element by element,
+// a second counts the elements not yet seen (K5: seen masks are -1, so
+// K5 - ~seen adds one) — the index, stored as an i64 with K6 = 0.
+class ArgRecipe<string type, string order>
+    : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>], "rows", "cols",
+                   [Stream<"IB0", "src", 1, 0, "dtype">],
+                   [Pass<["IB0"], [], ArgKeySteps<!if(!eq(type, "i32"), "I", "F"), order>.Steps #
+                                      ArgTopSteps<0>.Steps # [Reduce<"T1">], "max", "K2">,
+                    Pass<["IB0"], [], ArgKeySteps<!if(!eq(type, "i32"), "I", "F"), order>.Steps #
+                                      ArgTopSteps<1>.Steps # ArgLowSteps #
+                                      [Run<"iand", "T1", "T2", "T2">, Reduce<"T2">], "max", "K3">,
+                    Pass<["IB0"], [], ArgKeySteps<!if(!eq(type, "i32"), "I", "F"), order>.Steps #
+                                      ArgTopSteps<1>.Steps # ArgLowSteps #
+                                      [Run<"ieq", "T2", "K3", "T2">, Run<"iand", "T1", "T2", "T1">,
+                                       Scan<"bit_or", "K4", "T1", "T1">,
+                                       Run<"mask_not", "T1", "", "T1">,
+                                       Scan<"isub", "K5", "T1", "T1">]>],
+                   [Run<"isub", "ZERO", "ZERO", "K6">]> {
+  let RowStores = [RowStore<"dst", "K5", 2>];
+}
+
+class ArgOp<string mnemonic, int opcode, string what, string extreme, string order>
+    : Instruction<mnemonic, opcode, "reduction",
+        [AddrOp<"dst", S_Dst, "rows i64 indices">,
+         AddrOp<"src", S_Src0, "rows x cols input of type dtype">,
+         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOf<ArgTypes>],
+        "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
+  let Semantics = "dst[i] = the smallest j with src[i][j] the " # extreme # " of row i, as an "
+                  "i64. Floats by value: -0 equals +0, subnormals are not flushed, a NaN "
+                  "is the extreme (the first NaN of the row, for argmin too, as PyTorch's "
+                  "CPU).";
+  let Memory = [MemOperand<"dst", "w", Product<["rows"], 8>>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>];
+  let Disjoints = [Disjoint<"dst", "src">];
+  let Recipes = !foreach(type, ArgTypes, ArgRecipe<type, order>);
+}
+
+def ARGMAX : ArgOp<"argmax", 0x56, "Index of each row's first maximum (torch.argmax(x, -1)).",
+                   "maximum", "order_up">;
+def ARGMIN : ArgOp<"argmin", 0x57, "Index of each row's first minimum (torch.argmin(x, -1)).",
+                   "minimum", "order_down">;

@@ -11,8 +11,10 @@
 #include "npu/arith/softfloat.h"
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -975,6 +977,64 @@ void run(Mem &m, const RowMean &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
   perRow(m, op.dst, op.src, op.rows, op.cols,
          [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); });
+}
+
+// The value of a binary floating-point pattern with `e` exponent and `f`
+// fraction bits, decoded with integer arithmetic into a double (normal for
+// every subnormal of binary32 and narrower, so a host that flushes
+// subnormal operands cannot change it).
+double floatValue(uint64_t bits, unsigned e, unsigned f) {
+  const uint64_t fraction = bits & ((uint64_t{1} << f) - 1);
+  const uint64_t exponent = (bits >> f) & ((uint64_t{1} << e) - 1);
+  const int bias = (1 << (e - 1)) - 1;
+  double magnitude;
+  if (exponent == (uint64_t{1} << e) - 1)
+    magnitude = fraction ? std::numeric_limits<double>::quiet_NaN()
+                         : std::numeric_limits<double>::infinity();
+  else if (exponent == 0)
+    magnitude = std::ldexp(static_cast<double>(fraction), 1 - bias - static_cast<int>(f));
+  else
+    magnitude = std::ldexp(static_cast<double>(fraction | uint64_t{1} << f),
+                           static_cast<int>(exponent) - bias - static_cast<int>(f));
+  return (bits >> (e + f)) & 1 ? -magnitude : magnitude;
+}
+
+// ARGMAX, ARGMIN by their definition (docs/types.md §5), on the elements'
+// values rather than the recipes' order keys: the first NaN of a row if it
+// has one, else the first element no other exceeds (argmax) or undercuts
+// (argmin), compared as doubles (so -0 == +0 and subnormals count).
+template <class Op> void argExtreme(Mem &m, const Op &op, bool max) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    uint64_t best = 0;
+    double bestValue = 0;
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint64_t x = m.element(op.src + (i * op.cols + j) * size, size);
+      double value = 0;
+      switch (op.dtype) {
+      case isa::DType::i32: value = static_cast<int32_t>(static_cast<uint32_t>(x)); break;
+      case isa::DType::bf16: value = floatValue(x, 8, 7); break;
+      case isa::DType::f16: value = floatValue(x, 5, 10); break;
+      default: value = floatValue(x, 8, 23); break;
+      }
+      if (std::isnan(value)) {
+        best = j;
+        break;
+      }
+      if (j == 0 || (max ? value > bestValue : value < bestValue)) {
+        best = j;
+        bestValue = value;
+      }
+    }
+    m.element(op.dst + i * 8, 8, best);
+  }
+}
+
+void run(Mem &m, const Argmax &op) {
+  argExtreme(m, op, true);
+}
+void run(Mem &m, const Argmin &op) {
+  argExtreme(m, op, false);
 }
 
 void run(Mem &m, const ColSum &op) {

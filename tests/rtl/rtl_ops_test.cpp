@@ -551,6 +551,24 @@ TEST(RtlOps, RandAndRandnEveryAcceptedType) {
   EXPECT_EQ(run(std::type_identity<isa::inst::Randn>{}), 1);
 }
 
+// ARGMAX and ARGMIN of every type they accept over sequence_cases.h's
+// shapes and rows (the same as IssOps'), under wait states every fourth
+// run of several beats.
+template <class Op> int rtlArgTests() {
+  int t = 0;
+  return test::forEachArgTest<Op>([&](isa::DType type, const test::ArgCase &c) {
+    Twin twin(980, memoryFor(c.rows * c.cols >= 128 ? t++ : 0));
+    const Op op =
+        test::argOf<Op>(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::argName(op, c));
+  });
+}
+
+TEST(RtlOps, ArgmaxArgminEveryAcceptedType) {
+  EXPECT_EQ(rtlArgTests<isa::inst::Argmax>(), 4);
+  EXPECT_EQ(rtlArgTests<isa::inst::Argmin>(), 4);
+}
+
 // SELECT, SELECTS and the bitwise instructions on the same cases as
 // IssOps' (integer_cases.h), under wait states every fourth run.
 TEST(RtlOps, SelectsOnEdgeValues) {

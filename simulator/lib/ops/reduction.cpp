@@ -1,6 +1,8 @@
-// ROW_SUM ROW_MAX ROW_MEAN COL_SUM in the spec's lane order.
+// ROW_SUM ROW_MAX ROW_MEAN COL_SUM in the spec's lane order; ARGMAX and
+// ARGMIN by the order keys their recipes compute.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../typed_streams.h"
 #include "../vector_ops.h"
 
 #include <vector>
@@ -50,6 +52,53 @@ void execute(ExecContext &ctx, const isa::inst::ColSum &op) {
   for (uint64_t i = 0; i < op.rows; ++i)
     map(Program::Add, {each(acc.data()), each(src + i * op.cols)}, acc.data(), op.cols);
   std::copy(acc.begin(), acc.end(), dst);
+}
+
+namespace {
+
+// The u32 order key of an element in lane form, larger toward the extreme
+// sought (isa/reduction.td): an int32 or a binary32 pattern's value (both
+// zeros equal, subnormals by value), a NaN above everything for argmax and
+// argmin alike.
+uint32_t orderKey(isa::DType type, uint32_t x, bool max) {
+  const uint32_t order = max ? 0x80000000u : 0x7fffffffu;
+  if (type == isa::DType::i32)
+    return x ^ order;
+  const uint32_t magnitude = x & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return 0xffffffffu;
+  return (x >> 31 ? 0u - magnitude : magnitude) ^ order;
+}
+
+// dst[i] = the first j of row i with the largest key, as an i64.
+template <class Op> void argExtreme(ExecContext &ctx, const Op &op, bool max) {
+  const LaneColumns lanes = loadLanes(ctx, op.src, uint64_t(op.rows) * op.cols, op.dtype);
+  uint32_t *dst = ctx.write<uint32_t>(op.dst, 2 * uint64_t(op.rows)).data();
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    uint64_t best = 0;
+    uint32_t bestKey = 0;
+    for (uint64_t j = 0; j < op.cols; ++j) {
+      const uint32_t key = orderKey(op.dtype, lanes.words[i * op.cols + j], max);
+      if (j == 0 || key > bestKey) {
+        best = j;
+        bestKey = key;
+      }
+    }
+    dst[2 * i] = static_cast<uint32_t>(best);
+    dst[2 * i + 1] = static_cast<uint32_t>(best >> 32);
+  }
+}
+
+} // namespace
+
+Work work(const isa::inst::Argmax &op) { return reduceWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Argmax &op) {
+  argExtreme(ctx, op, true);
+}
+
+Work work(const isa::inst::Argmin &op) { return reduceWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Argmin &op) {
+  argExtreme(ctx, op, false);
 }
 
 } // namespace npu::sim

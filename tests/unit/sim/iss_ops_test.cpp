@@ -550,6 +550,22 @@ TEST(IssOps, RandnNormalsAreNormal) {
   EXPECT_LT(d, 1.95 / std::sqrt(double(kN)));
 }
 
+// ARGMAX and ARGMIN of every type they accept over sequence_cases.h's
+// shapes and rows (the same as RtlOps').
+template <class Op> int issArgTests() {
+  return test::forEachArgTest<Op>([&](isa::DType type, const test::ArgCase &c) {
+    Twin twin(980);
+    const Op op =
+        test::argOf<Op>(type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::argName(op, c));
+  });
+}
+
+TEST(IssOps, ArgmaxArgminEveryAcceptedType) {
+  EXPECT_EQ(issArgTests<isa::inst::Argmax>(), 4);
+  EXPECT_EQ(issArgTests<isa::inst::Argmin>(), 4);
+}
+
 // SELECT on every pair of edge values of f32 and i32 under each broadcast
 // of b and of the mask; SELECTS on the edge values of all six types under
 // each mask broadcast against seven immediates (integer_cases.h).

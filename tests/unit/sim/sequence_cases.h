@@ -1,13 +1,14 @@
-// IOTA's, TRI's and CUMSUM's directed cases, for the ISS (against the
-// reference model) and the RTL (against the ISS) op tests: every type the
-// record accepts, over edge operands and lengths that end inside a beat, on
-// a chunk boundary and a few chunks in.
+// IOTA's, TRI's, CUMSUM's, ARGMAX's and ARGMIN's directed cases, for the ISS
+// (against the reference model) and the RTL (against the ISS) op tests:
+// every type the record accepts, over edge operands and lengths that end
+// inside a beat, on a chunk boundary and a few chunks in.
 #pragma once
 
 #include "type_pairs.h"
 
 #include "npu/isa/isa.h"
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <random>
@@ -239,6 +240,101 @@ isa::inst::Cumsum cumsumOf(isa::DType type, const CumsumCase &c, Place place) {
 inline std::string cumsumName(const isa::inst::Cumsum &op, const CumsumCase &c) {
   return "cumsum " + typeName(op.dtype) + " " + std::to_string(op.rows) + "x" +
          std::to_string(op.cols) + " " + c.what + (c.inPlace ? " in place" : "");
+}
+
+// ARGMAX, ARGMIN: a shape and the elements of its rows.
+struct ArgCase {
+  uint32_t rows, cols;
+  std::vector<uint64_t> elements; // rows x cols storage patterns
+  std::string what;
+};
+
+// Whether the storage pattern e of `type` is a NaN.
+inline bool isNanElement(isa::DType type, uint64_t e) {
+  switch (type) {
+  case isa::DType::f32: return (e & 0x7fffffff) > 0x7f800000;
+  case isa::DType::bf16: return (e & 0x7fff) > 0x7f80;
+  case isa::DType::f16: return (e & 0x7fff) > 0x7c00;
+  default: return false;
+  }
+}
+
+// CUMSUM's shapes (rows ending inside a group, across a chunk's end, three
+// chunks and a bit), each with rows of: the type's edge values (NaNs among
+// them, at a different place in every row); the edge values but NaNs (the
+// infinities, zeros of both signs, denormals and integer ends decide);
+// random values; three neighbouring edge values, so that the extreme ties
+// at several places (+0 and -0 in the first rows); random values with a NaN
+// first, in the middle or last (another NaN after it); one value repeated.
+inline std::vector<ArgCase> argCases(isa::DType type) {
+  const std::pair<uint32_t, uint32_t> shapes[] = {{1, 1},   {9, 1},   {5, 3}, {3, 7},
+                                                  {6, 130}, {2, 421}, {40, 9}};
+  const std::vector<uint64_t> edges = edgeElements(type);
+  std::vector<uint64_t> ordered, nans;
+  for (uint64_t e : edges)
+    (isNanElement(type, e) ? nans : ordered).push_back(e);
+  std::mt19937_64 rng(0xa7a9 + static_cast<uint64_t>(type));
+  const char *kinds[] = {"edges", "ordered edges", "random", "ties", "nan", "all equal"};
+  std::vector<ArgCase> cases;
+  for (auto [rows, cols] : shapes)
+    for (const char *kind : kinds) {
+      const std::string k = kind;
+      if (k == "nan" && nans.empty())
+        continue;
+      ArgCase c{rows, cols, {}, kind};
+      for (uint64_t i = 0; i < rows; ++i) {
+        const uint64_t nanAt = std::array<uint64_t, 3>{0, cols / 2, cols - 1}[i % 3];
+        for (uint64_t j = 0; j < cols; ++j) {
+          uint64_t e;
+          if (k == "edges")
+            e = edges[(i * 5 + j) % edges.size()];
+          else if (k == "ordered edges")
+            e = ordered[(i * 7 + j) % ordered.size()];
+          else if (k == "ties")
+            e = ordered[(i + rng() % 3) % ordered.size()];
+          else if (k == "all equal")
+            e = ordered[i % ordered.size()];
+          else if (k == "nan" && j >= nanAt && (j - nanAt) % 5 == 0)
+            e = nans[(i + (j - nanAt) / 5) % nans.size()];
+          else
+            e = randomElement(type, rng);
+          c.elements.push_back(e);
+        }
+      }
+      cases.push_back(std::move(c));
+    }
+  return cases;
+}
+
+// Calls run(type, case) for every test of Op (isa::inst::Argmax or Argmin).
+// Returns the number of types.
+template <class Op, class Run> int forEachArgTest(Run run) {
+  const isa::InstrInfo &info = isa::info(Op::kOpcode);
+  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
+  int types = 0;
+  for (isa::DType type : kAllTypes)
+    if (dtype.accepts(static_cast<uint64_t>(type))) {
+      ++types;
+      for (const ArgCase &c : argCases(type))
+        run(type, c);
+    }
+  return types;
+}
+
+// The Op of one test, its destination filled with a pattern first.
+template <class Op, class Place> Op argOf(isa::DType type, const ArgCase &c, Place place) {
+  Op op;
+  op.dtype = type;
+  op.rows = c.rows;
+  op.cols = c.cols;
+  op.src = place(packedWords(type, c.elements, 0x5a));
+  op.dst = place(std::vector<uint32_t>(2 * c.rows, 0xa5a5a5a5u));
+  return op;
+}
+
+template <class Op> std::string argName(const Op &op, const ArgCase &c) {
+  return std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(op.dtype) + " " +
+         std::to_string(op.rows) + "x" + std::to_string(op.cols) + " " + c.what;
 }
 
 } // namespace npu::test

@@ -1,0 +1,85 @@
+"""ARGMAX and ARGMIN against PyTorch's CPU on the ISS and, under
+co-simulation, on the RTL: the first index of each row's extreme, -0 equal
+to +0, subnormals by value, and the first NaN of a row for argmax and for
+argmin alike (what PyTorch's CPU returns; docs/types.md §5)."""
+import numpy as np
+import pytest
+
+from conftest import run, tool
+
+SRC, DST = 0x10000000, 0x10800000
+COLS = 301  # rows across two chunk ends of the vector engine
+
+BACKENDS = ["iss", "cosim"]
+
+
+def arg_on_device(tmp_path, backend, mnemonic, x, dtype):
+    """x (rows x COLS, any 32- or 16-bit array) through one packet; the
+    indices as int64."""
+    rows = x.shape[0]
+    (tmp_path / "x.bin").write_bytes(x.tobytes())
+    program = tmp_path / "k.npuasm"
+    program.write_text(f".text\n    {mnemonic} {DST:#x}, {SRC:#x}, {rows}, {COLS}, dtype={dtype}\n"
+                       "    halt\n")
+    out = tmp_path / "y.bin"
+    result = run([tool("npu-sim"), program, "--backend", backend,
+                  "--load", f"{tmp_path / 'x.bin'}@{SRC:#x}",
+                  "--dump", f"{DST:#x}:{rows * 8}:{out}"])
+    assert result.returncode == 0, result.stderr
+    return np.frombuffer(out.read_bytes(), dtype=np.int64)
+
+
+def rows_of(torch, torch_type, generator):
+    """Random rows and rows whose answer PyTorch defines by a rule: ties of
+    +0 and -0, subnormals, infinities, NaNs first, in the middle and last."""
+    nan, inf = float("nan"), float("inf")
+    x = (torch.randn(12, COLS, generator=generator) * 4).to(torch_type)
+    x[1, :] = 0.0
+    x[1, 7::2] = -0.0
+    x[2, :] = -inf
+    x[2, 100] = inf
+    x[2, 200] = inf
+    x[3, :] = torch.tensor(1e-45).to(torch_type)
+    x[3, 150] = 3e-45
+    x[4, 0] = nan
+    x[5, COLS // 2] = nan
+    x[5, COLS // 2 + 9] = -nan
+    x[6, -1] = nan
+    x[7, :] = 1.5
+    x[8, ::3] = x[8].max()  # ties at several places
+    x[9, 1::3] = x[9].min()
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f16"])
+@pytest.mark.parametrize("mnemonic", ["argmax", "argmin"])
+def test_float_argmax_equals_pytorch_cpu(tmp_path, backend, dtype, mnemonic):
+    torch = pytest.importorskip("torch")
+    torch_type = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+    x = rows_of(torch, torch_type, torch.Generator().manual_seed(18))
+    bits = x.view(torch.int32 if dtype == "f32" else torch.int16).numpy()
+    got = arg_on_device(tmp_path, backend, mnemonic, bits, dtype)
+    expected = getattr(torch, mnemonic)(x, -1).numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mnemonic", ["argmax", "argmin"])
+def test_i32_argmax_equals_pytorch_cpu(tmp_path, backend, mnemonic):
+    torch = pytest.importorskip("torch")
+    info = np.iinfo(np.int32)
+    x = torch.randint(info.min, info.max, (8, COLS), dtype=torch.int32,
+                      generator=torch.Generator().manual_seed(19))
+    x[1, :] = info.min
+    x[1, 250] = info.max
+    x[2, :] = info.max
+    x[2, 3] = info.min
+    x[3, ::4] = 7  # ties of a small range
+    x[3, 1::4] = -7
+    x[3, 2::4] = 7
+    x[3, 3::4] = -7
+    x[4, :] = 0
+    got = arg_on_device(tmp_path, backend, mnemonic, x.numpy(), "i32")
+    expected = getattr(torch, mnemonic)(x, -1).numpy()
+    np.testing.assert_array_equal(got, expected)
