@@ -246,10 +246,13 @@ class StridedExtent<list<string> sizes, list<string> strides, string esize>
 // generator) fill inputs the way the instruction reads them: "f32" values;
 // "bytes" moved without interpretation; "index" little-endian integers of
 // the extent's element size, each an index below the value of the operand
-// IndexBound (an IndexOutOfRange fault otherwise); "hyper" a block of f32
+// IndexBound (an IndexOutOfRange fault otherwise) and, while the flag
+// operand IndexWrap (when named) is set, at least minus that value (a
+// negative index counts from the end); "hyper" a block of f32
 // hyper-parameters (learning rate, decay factors, epsilon).
 class MemOperand<string operand, string access, Extent extent, string when = "",
-                 string updateWhen = "", string holds = "f32", string indexBound = ""> {
+                 string updateWhen = "", string holds = "f32", string indexBound = "",
+                 string indexWrap = ""> {
   string Operand = operand;
   string Access = access;
   Extent Extent = extent;
@@ -257,13 +260,14 @@ class MemOperand<string operand, string access, Extent extent, string when = "",
   string UpdateWhen = updateWhen;
   string Holds = holds;
   string IndexBound = indexBound;
+  string IndexWrap = indexWrap;
 }
 
 // Read-only operands of the non-f32 kinds.
 class BytesOperand<string operand, string access, Extent extent>
     : MemOperand<operand, access, extent, "", "", "bytes">;
-class IndexOperand<string operand, Extent extent, string bound>
-    : MemOperand<operand, "r", extent, "", "", "index", bound>;
+class IndexOperand<string operand, Extent extent, string bound, string wrap = "">
+    : MemOperand<operand, "r", extent, "", "", "index", bound, wrap>;
 class HyperOperand<string operand, Extent extent>
     : MemOperand<operand, "r", extent, "", "", "hyper">;
 

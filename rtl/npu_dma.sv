@@ -1,4 +1,4 @@
-// The DMA engine: COPY, FILL, COPY_STRIDED and EMBEDDING.
+// The DMA engine: COPY, FILL, COPY_STRIDED, EMBEDDING and GATHER.
 //
 // Everything but FILL is a gather: the operation is a sequence of source
 // runs (address, length) whose bytes, concatenated, form the contiguous
@@ -8,7 +8,10 @@
 // read and each beat's elements are gathered into place together; else as
 // a pitched request of one-element rows, whose bursts the port pipelines.
 // EMBEDDING is one run per index, after reading and range-checking the
-// index. FILL writes the 32-bit pattern.
+// index; GATHER likewise, a run being a row of `inner` elements (shared
+// mode: every outer slice reads the count indices again) or one element
+// (full mode: one index per element), its source row in its outer slice.
+// FILL writes the 32-bit pattern.
 //
 // Reads and writes stream at the same time through a ring buffer (the
 // memory port's read and write engines are independent): the gather side
@@ -21,10 +24,11 @@
 // latency and a write latency per buffer.
 //
 // The command processor checked every operand's range before the start;
-// an index outside [0, rows) faults here (IndexOutOfRange, at the index's
-// address) after the rows before it are written, as in the ISS. A read the
-// interconnect fails ends the write in flight with empty beats (no strobes)
-// and faults; a failed write drains the read in flight and faults.
+// an index outside [0, rows) (GATHER: [0, n), [-n, n) with wrap) faults
+// here (IndexOutOfRange, at the index's address) after the rows before it
+// are written, as in the ISS. A read the interconnect fails ends the write
+// in flight with empty beats (no strobes) and faults; a failed write drains
+// the read in flight and faults.
 module npu_dma (
   input  logic        clk,
   input  logic        rst_n,
@@ -100,17 +104,19 @@ module npu_dma (
   // ---- packet fields (npu_isa_pkg slots) --------------------------------------
   logic [31:0] opcode;
   assign opcode = packet[31:0];
-  // EMBEDDING is the fourth: whatever is not one of these.
-  logic is_copy, is_fill, is_strided;
+  // EMBEDDING is the fifth: whatever is not one of these.
+  logic is_copy, is_fill, is_strided, is_gather;
   assign is_copy = opcode == npu_isa_pkg::OP_COPY;
   assign is_fill = opcode == npu_isa_pkg::OP_FILL;
   assign is_strided = opcode == npu_isa_pkg::OP_COPY_STRIDED;
+  assign is_gather = opcode == npu_isa_pkg::OP_GATHER;
 
-  logic [63:0] dst, src;        // dst and the source (COPY/COPY_STRIDED src, EMBEDDING table)
+  logic [63:0] dst, src;        // dst and the source (src, or EMBEDDING's table)
   logic [63:0] indices;
   assign dst = packet[npu_isa_pkg::COPY_DST_LSB +: 64];
   assign src = packet[npu_isa_pkg::COPY_SRC_LSB +: 64];
-  assign indices = packet[npu_isa_pkg::EMBEDDING_INDICES_LSB +: 64];
+  assign indices = is_gather ? packet[npu_isa_pkg::GATHER_INDEX_LSB +: 64]
+                             : packet[npu_isa_pkg::EMBEDDING_INDICES_LSB +: 64];
 
   logic [31:0] copy_bytes, fill_value, fill_count;
   assign copy_bytes = packet[npu_isa_pkg::COPY_BYTES_LSB +: 32];
@@ -135,7 +141,19 @@ module npu_dma (
   assign emb_count = packet[npu_isa_pkg::EMBEDDING_COUNT_LSB +: 32];
   assign emb_dim = packet[npu_isa_pkg::EMBEDDING_DIM_LSB +: 32];
   assign emb_rows = packet[npu_isa_pkg::EMBEDDING_ROWS_LSB +: 32];
-  assign emb_i64 = packet[npu_isa_pkg::EMBEDDING_ITYPE_LSB];
+  assign emb_i64 = is_gather ? packet[npu_isa_pkg::GATHER_ITYPE_LSB]
+                             : packet[npu_isa_pkg::EMBEDDING_ITYPE_LSB];
+
+  logic [31:0] g_outer, g_n, g_count, g_inner;
+  logic g_shared, g_wrap;
+  logic [1:0] g_esize_log2;
+  assign g_outer = packet[npu_isa_pkg::GATHER_OUTER_LSB +: 32];
+  assign g_n = packet[npu_isa_pkg::GATHER_N_LSB +: 32];
+  assign g_count = packet[npu_isa_pkg::GATHER_COUNT_LSB +: 32];
+  assign g_inner = packet[npu_isa_pkg::GATHER_INNER_LSB +: 32];
+  assign g_shared = packet[npu_isa_pkg::GATHER_MODE_LSB] == 1'(npu_isa_pkg::GATHER_MODE_SHARED);
+  assign g_wrap = packet[npu_isa_pkg::GATHER_WRAP_LSB];
+  assign g_esize_log2 = npu_isa_pkg::dtype_bytes_log2(packet[npu_isa_pkg::GATHER_DTYPE_LSB +: 3]);
 
   // ---- the ring ----------------------------------------------------------------
   // Destination byte k (from dst on) is at ring offset k mod BUF_BYTES.
@@ -178,6 +196,15 @@ module npu_dma (
   logic [63:0] index_value;
   logic [63:0] index_addr;
   logic [63:0] row_bytes;
+
+  // GATHER position: outer slice, index of the slice, element of the row
+  // (full mode), and the slice's first source byte.
+  logic [31:0] g_o, g_j, g_i;
+  logic [63:0] slab_base;
+  logic g_last_i, g_last_j, g_last_o;
+  assign g_last_i = g_shared || g_i + 32'd1 == g_inner;
+  assign g_last_j = g_j + 32'd1 == g_count;
+  assign g_last_o = g_o + 32'd1 == g_outer;
 
   // ---- the next run of each gather ------------------------------------------------
   logic [63:0] strided_run_addr, strided_run_bytes;
@@ -288,8 +315,10 @@ module npu_dma (
 
   assign done = state == S_FINISH;
   // Only an index fault names an operand (the interconnect's errors do not).
-  assign fault_operand = fault_code == npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
-                         ? npu_isa_pkg::EMBEDDING_INDICES_INDEX : npu_isa_pkg::NO_OPERAND;
+  assign fault_operand = fault_code != npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
+                         ? npu_isa_pkg::NO_OPERAND
+                         : is_gather ? npu_isa_pkg::GATHER_INDEX_INDEX
+                                     : npu_isa_pkg::EMBEDDING_INDICES_INDEX;
   assign fault_length = fault_code == npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE
                         ? (emb_i64 ? 64'd8 : 64'd4) : 64'd0;
 
@@ -305,6 +334,22 @@ module npu_dma (
   end
   logic signed [63:0] index_signed;
   assign index_signed = emb_i64 ? $signed(index_value) : 64'($signed(index_value[31:0]));
+
+  // The index's range and the row it selects: [0, rows) for EMBEDDING;
+  // [0, n) for GATHER, [-n, n) with wrap, a negative index counting from
+  // the end.
+  logic signed [63:0] index_bound, index_low;
+  logic index_bad;
+  logic [31:0] index_row;
+  logic [63:0] run_start;
+  assign index_bound = $signed({32'd0, is_gather ? g_n : emb_rows});
+  assign index_low = is_gather && g_wrap ? -index_bound : 64'sd0;
+  assign index_bad = index_signed < index_low || index_signed >= index_bound;
+  assign index_row = index_signed < 0 ? 32'(index_signed + index_bound) : index_value[31:0];
+  assign run_start = is_gather
+                     ? slab_base + {32'd0, index_row} * {29'd0, row_bytes[34:0]} +
+                       (g_shared ? 64'd0 : {32'd0, g_i} << g_esize_log2)
+                     : src + {32'd0, index_value[31:0]} * {30'd0, row_bytes[33:0]};
 
   // The strided position after the current run (a whole innermost row, so
   // the innermost index stays 0): the innermost of the outer dimensions
@@ -372,6 +417,10 @@ module npu_dma (
       index_value <= '0;
       index_addr <= '0;
       row_bytes <= '0;
+      g_o <= '0;
+      g_j <= '0;
+      g_i <= '0;
+      slab_base <= '0;
       for (int d = 0; d < 4; d++) begin
         idx[d] <= '0;
         offset[d] <= '0;
@@ -399,7 +448,11 @@ module npu_dma (
           write_failed <= 1'b0;
           token <= '0;
           index_addr <= indices;
-          row_bytes <= {30'd0, emb_dim, 2'b00};
+          row_bytes <= is_gather ? {32'd0, g_inner} << g_esize_log2 : {30'd0, emb_dim, 2'b00};
+          g_o <= '0;
+          g_j <= '0;
+          g_i <= '0;
+          slab_base <= src;
           for (int d = 0; d < 4; d++) begin
             idx[d] <= '0;
             offset[d] <= '0;
@@ -436,7 +489,7 @@ module npu_dma (
                 offset[d] <= next_offset[d];
               end
               exhausted <= strided_last;
-            end else begin   // EMBEDDING: fetch the next index
+            end else begin   // EMBEDDING, GATHER: fetch the next index
               state <= S_INDEX_REQ;
             end
           end else state <= S_DRAIN;
@@ -457,14 +510,27 @@ module npu_dma (
           end
         end
         S_INDEX_CHECK: begin
-          if (index_signed < 0 || index_signed >= $signed({32'd0, emb_rows})) begin
+          if (index_bad) begin
             // Out of range: write what was gathered, then fault.
             pending_fault <= 1'b1;
             fault_code <= npu_isa_pkg::FAULT_INDEX_OUT_OF_RANGE;
             fault_addr <= index_addr;
             exhausted <= 1'b1;
+          end else if (is_gather) begin
+            run_addr <= run_start;
+            run_left <= g_shared ? row_bytes : 64'd1 << g_esize_log2;
+            // Shared mode reads index[0 .. count) again for each slice.
+            index_addr <= g_shared && g_last_j ? indices
+                                               : index_addr + (emb_i64 ? 64'd8 : 64'd4);
+            g_i <= g_last_i ? 32'd0 : g_i + 32'd1;
+            if (g_last_i) g_j <= g_last_j ? 32'd0 : g_j + 32'd1;
+            if (g_last_i && g_last_j) begin
+              g_o <= g_o + 32'd1;
+              slab_base <= slab_base + {32'd0, g_n} * row_bytes;
+            end
+            exhausted <= g_last_i && g_last_j && g_last_o;
           end else begin
-            run_addr <= src + {32'd0, index_value[31:0]} * {30'd0, row_bytes[33:0]};
+            run_addr <= run_start;
             run_left <= row_bytes;
             token <= token + 32'd1;
             index_addr <= index_addr + (emb_i64 ? 64'd8 : 64'd4);

@@ -311,9 +311,9 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
       for (const MemOperandDef &m : inst.memory) {
         os << "    {" << m.operand << ", " << (m.reads ? "true" : "false") << ", "
            << (m.writes ? "true" : "false") << ", " << m.when << ", " << m.updateWhen
-           << ", MemContent::" << memContentName(m.holds) << ", " << m.indexBound
-           << ", ExtentKind::" << extentKindName(m.kind) << ", " << m.selector << ", "
-           << m.choices.size() << ", {";
+           << ", MemContent::" << memContentName(m.holds) << ", " << m.indexBound << ", "
+           << m.indexWrap << ", ExtentKind::" << extentKindName(m.kind) << ", " << m.selector
+           << ", " << m.choices.size() << ", {";
         for (const ProductDef &p : m.choices)
           os << "{" << list(p.factors) << ", " << p.elemLog2 << ", " << p.sizeBy << "}, ";
         os << "}, " << m.rows << ", " << m.cols << ", " << m.pitch << ", " << m.trans << ", "

@@ -163,8 +163,11 @@ void emitMemory(const InstructionDef &inst, llvm::raw_ostream &os) {
     case MemContent::F32: break;
     case MemContent::Bytes: os << "; raw bytes"; break;
     case MemContent::Index:
-      os << "; integer indices, each below " << inst.operands[m.indexBound].name
-         << " (an index-out-of-range fault otherwise)";
+      os << "; integer indices, each below " << inst.operands[m.indexBound].name;
+      if (m.indexWrap >= 0)
+        os << " and, with " << inst.operands[m.indexWrap].name << ", at least -"
+           << inst.operands[m.indexBound].name << " (counting from the end)";
+      os << " (an index-out-of-range fault otherwise)";
       break;
     case MemContent::Hyper: os << "; f32 hyper-parameters"; break;
     }

@@ -703,9 +703,9 @@ private:
         mem.holds = holds == "f32"     ? MemContent::F32
                     : holds == "bytes" ? MemContent::Bytes
                                        : MemContent::Hyper;
-        if (!indexBound.empty()) {
+        if (!indexBound.empty() || !memRec->getValueAsString("IndexWrap").empty()) {
           error(rec, "'" + inst.mnemonic + "': " + where + " holds " + holds +
-                         ", not indices, but has an index bound");
+                         ", not indices, but has an index bound or wrap");
           ok = false;
         }
       } else if (holds == "index") {
@@ -713,6 +713,8 @@ private:
         mem.indexBound =
             operandRef(rec, inst, indexBound, {OperandKind::U32}, where + " index bound");
         ok = ok && mem.indexBound >= 0;
+        mem.indexWrap = optionalRef(rec, inst, memRec->getValueAsString("IndexWrap").str(),
+                                    {OperandKind::Flag}, where + " index wrap", ok);
         if (mem.writes) {
           error(rec, "'" + inst.mnemonic + "': " + where + " holds indices but is written");
           ok = false;

@@ -102,6 +102,7 @@ struct MemOperandDef {
   int updateWhen = -1; // flag: a write is a read-modify-write when set
   MemContent holds = MemContent::F32;
   int indexBound = -1; // Index: each index is below this operand's value
+  int indexWrap = -1;  // Index, flag: while set, each index is at least minus that value
   ExtentKind kind = ExtentKind::Product;
   // Product: one choice, or one per value of the enum `selector` (in value order).
   int selector = -1;

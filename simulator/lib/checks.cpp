@@ -281,14 +281,20 @@ mem::Fault describeFault(const FaultFacts &facts, PacketBytes packet, const mem:
     break;
   case mem::FaultCode::IndexOutOfRange: {
     map.annotate(fault);
-    // The operand at fault is the index array; the indices select rows of
-    // the table, of which the instruction's `rows` operand says how many.
-    const int rows = info->operandIndex("rows");
-    if (!decodes || operand < 0 || rows < 0 || facts.length == 0)
+    // The operand at fault is the index array; its record names the
+    // operand its indices are below and the flag that admits negative ones.
+    const isa::MemOperandInfo *index = nullptr;
+    for (const isa::MemOperandInfo &m : info->memoryList())
+      if (m.operand == operand && m.holds == isa::MemContent::Index)
+        index = &m;
+    if (!decodes || !index || facts.length == 0)
       break;
+    const uint64_t bound = inst.operands[index->indexBound];
+    const bool wrap = index->indexWrap >= 0 && inst.operands[index->indexWrap] != 0;
     fault.detail = "index " + std::to_string(facts.index) + " at position " +
                    std::to_string((facts.address - inst.operands[operand]) / facts.length) +
-                   " is outside [0, " + std::to_string(inst.operands[rows]) + ")";
+                   " is outside [" + (wrap ? "-" + std::to_string(bound) : "0") + ", " +
+                   std::to_string(bound) + ")";
     break;
   }
   case mem::FaultCode::Unmapped:

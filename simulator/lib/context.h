@@ -69,6 +69,15 @@ struct Work {
     uint64_t indexBytes = 0;
     uint64_t indices = 0;
     uint64_t tableRows = 0;
+    // GATHER: the index of run t is at indices + (t mod indexPeriod) *
+    // indexBytes (a nonzero period: shared mode, every outer slice reads
+    // the same indices), and its source at address + (t / slabRuns) *
+    // slabBytes + rows[t] * rowBytes + (t mod rowRuns) * the run's bytes
+    // (full mode: one element of the row per run). Zeros: EMBEDDING's
+    // one slab of rows of the run's bytes.
+    uint64_t indexPeriod = 0;
+    uint64_t slabRuns = 0, slabBytes = 0;
+    uint64_t rowRuns = 1, rowBytes = 0;
     std::span<const uint32_t> rows = {};
   };
   Runs runs = {};

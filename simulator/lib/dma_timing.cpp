@@ -168,7 +168,9 @@ uint64_t Gather::runAddress(uint64_t run) {
     const uint64_t row = run < runs_.rows.size() ? runs_.rows[run]
                          : runs_.tableRows       ? run % runs_.tableRows
                                                  : 0;
-    return runs_.address + row * runBytes_;
+    const uint64_t slab = runs_.slabRuns ? run / runs_.slabRuns * runs_.slabBytes : 0;
+    return runs_.address + slab + row * (runs_.rowBytes ? runs_.rowBytes : runBytes_) +
+           run % runs_.rowRuns * runBytes_;
   }
   uint64_t address = runs_.address;
   for (int d = 0; d < 3; ++d)
@@ -253,7 +255,10 @@ uint64_t Gather::run() {
     }
     if (s.pr == PortRead::Idle && readAccepted) {
       if (s.g == State::IndexReq)
-        readBursts.load(runs_.indices + s.loaded * runs_.indexBytes, runs_.indexBytes, 1, 0);
+        readBursts.load(runs_.indices +
+                            (runs_.indexPeriod ? s.loaded % runs_.indexPeriod : s.loaded) *
+                                runs_.indexBytes,
+                        runs_.indexBytes, 1, 0);
       else if (packed_)
         readBursts.load(s.runAddr, ((s.take >> runs_.elementLog2) - 1) * pitch + element, 1, 0);
       else if (byElement_)

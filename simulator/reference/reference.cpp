@@ -1078,6 +1078,25 @@ void run(Mem &m, const Embedding &op) {
   }
 }
 
+// GATHER: element by element in output order, each index read where its
+// mode puts it; a bad index throws after the elements before it are written.
+void run(Mem &m, const Gather &op) {
+  const unsigned size = typeBytes(static_cast<uint64_t>(op.dtype));
+  const bool full = op.mode == isa::GatherMode::full;
+  for (uint64_t o = 0; o < op.outer; ++o)
+    for (uint64_t j = 0; j < op.count; ++j)
+      for (uint64_t i = 0; i < op.inner; ++i) {
+        const uint64_t out = (o * op.count + j) * op.inner + i;
+        int64_t k = m.index(op.index, full ? out : j, op.itype);
+        if (op.wrap && k < 0)
+          k += op.n;
+        if (k < 0 || static_cast<uint64_t>(k) >= op.n)
+          throw std::out_of_range("gather index");
+        const uint64_t in = (o * op.n + static_cast<uint64_t>(k)) * op.inner + i;
+        m.element(op.dst + out * size, size, m.element(op.src + in * size, size));
+      }
+}
+
 void run(Mem &m, const EmbeddingBwd &op) {
   for (uint64_t t = 0; t < op.count; ++t) {
     const int64_t row = m.index(op.indices, t, op.itype);

@@ -7,6 +7,7 @@
 // than the bus. Then the faults: decode faults, bad addresses, bad indices
 // and overlaps set ERROR_CODE and the packet index like the ISS, and
 // nothing hangs.
+#include "gather_cases.h"
 #include "generated_cases.h"
 #include "half_float_cases.h"
 #include "integer_cases.h"
@@ -567,6 +568,28 @@ template <class Op> int rtlArgTests() {
 TEST(RtlOps, ArgmaxArgminEveryAcceptedType) {
   EXPECT_EQ(rtlArgTests<isa::inst::Argmax>(), 4);
   EXPECT_EQ(rtlArgTests<isa::inst::Argmin>(), 4);
+}
+
+// GATHER on the same cases as IssOps' (gather_cases.h), a bad index
+// faulting alike after the same runs written, under wait states every
+// fourth case of rows longer than a beat.
+TEST(RtlOps, GatherEveryAcceptedType) {
+  int t = 0;
+  const int types = test::forEachGatherTest([&](isa::DType type, const test::GatherCase &c) {
+    Twin twin(990, memoryFor(c.inner * test::typeBytes(type) > 32 ? t++ : 0));
+    const isa::inst::Gather op = test::gatherOf(
+        type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); }, twin.rng);
+    const std::string what = test::gatherName(op, c);
+    if (!c.faults) {
+      twin.runAndCompare(validPacketOf(op), what);
+      return;
+    }
+    const Outcome out = twin.run(validPacketOf(op), what);
+    ASSERT_TRUE(out.fault) << what;
+    EXPECT_EQ(out.fault->code, mem::FaultCode::IndexOutOfRange) << what;
+    twin.compareMemories(what);
+  });
+  EXPECT_EQ(types, 6);
 }
 
 // SELECT, SELECTS and the bitwise instructions on the same cases as

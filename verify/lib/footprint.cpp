@@ -63,8 +63,10 @@ Footprint footprintOf(const isa::Instruction &inst) {
         sim::operandExtent(inst, m).value_or(sim::OperandExtent{0, kSaturated});
     Buffer b{op.name,      inst.operands[m.operand], extent.below,
              extent.bytes, roleOf(m, inst),          contentOf(m, inst)};
-    if (m.holds == isa::MemContent::Index)
+    if (m.holds == isa::MemContent::Index) {
       b.indexLimit = inst.operands[m.indexBound];
+      b.indexWrap = m.indexWrap >= 0 && inst.operands[m.indexWrap] != 0;
+    }
     b.computedExtent = m.kind != isa::ExtentKind::Product;
     f.buffers.push_back(b);
   }

@@ -631,6 +631,13 @@ private:
                              std::to_string(options_.seed) + "); use a shorter stream");
   }
 
+  // An index in range: [0, limit), or [-limit, limit) with wrap.
+  int64_t legalIndex(const Buffer &b) {
+    const int64_t limit = static_cast<int64_t>(b.indexLimit);
+    return b.indexWrap ? static_cast<int64_t>(rng_.below(2 * b.indexLimit)) - limit
+                       : static_cast<int64_t>(rng_.below(b.indexLimit));
+  }
+
   void fillInitial(const Buffer &b, uint64_t address, bin::Object &object) {
     if (b.role == Role::Write || b.bytes == 0)
       return;
@@ -649,11 +656,11 @@ private:
       break;
     case Content::Index32:
       for (size_t i = 0; i + 4 <= seg.bytes.size(); i += 4)
-        put32(i, static_cast<uint32_t>(rng_.below(b.indexLimit)));
+        put32(i, static_cast<uint32_t>(legalIndex(b)));
       break;
     case Content::Index64:
       for (size_t i = 0; i + 8 <= seg.bytes.size(); i += 8) {
-        const uint64_t v = rng_.below(b.indexLimit);
+        const int64_t v = legalIndex(b);
         std::memcpy(seg.bytes.data() + i, &v, 8);
       }
       break;
@@ -775,8 +782,9 @@ private:
         const size_t width = b.content == Content::Index64 ? 8 : 4;
         const size_t count = seg.bytes.size() / width;
         const size_t at = rng_.below(count);
+        const int64_t low = b.indexWrap ? -static_cast<int64_t>(b.indexLimit) : 0;
         const int64_t bad = rng_.percent(50) ? static_cast<int64_t>(b.indexLimit + rng_.below(3))
-                                             : -1 - static_cast<int64_t>(rng_.below(3));
+                                             : low - 1 - static_cast<int64_t>(rng_.below(3));
         std::memcpy(seg.bytes.data() + at * width, &bad, width);
         note = "index " + std::to_string(bad) + " at position " + std::to_string(at);
         return true;

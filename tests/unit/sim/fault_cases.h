@@ -255,6 +255,25 @@ inline std::vector<FaultCase> faultCases() {
                        " at packet 2: index 9 at position 2 is outside [0, 8)",
                    {{0x1000'0000, bytesOf<int32_t>({0, 3, 9})}}});
 
+  // Under wrap the range is [-n, n): -n is row 0, one below it faults.
+  isa::inst::Gather select;
+  select.index = 0x1000'0000;
+  select.src = 0x1001'0000;
+  select.dst = 0x1002'0000;
+  select.outer = 2;
+  select.n = 4;
+  select.count = 3;
+  select.inner = 5;
+  select.mode = isa::GatherMode::shared;
+  select.wrap = true;
+  select.dtype = isa::DType::bf16;
+  cases.push_back({"a gather index below -n",
+                   packetOf(select),
+                   FaultCode::IndexOutOfRange,
+                   "GATHER index: index out of range at 0x10000008 " + activations +
+                       " at packet 2: index -5 at position 2 is outside [-4, 4)",
+                   {{0x1000'0000, bytesOf<int32_t>({-4, 3, -5})}}});
+
   isa::inst::EmbeddingBwd scatter;
   scatter.indices = 0x1000'0000;
   scatter.dy = 0x1001'0000;

@@ -3,6 +3,7 @@
 // of the lane or tile width, K past the GEMM blocking depth) and on data
 // full of special values (±0, ±inf, NaNs with payloads, denormals, huge and
 // tiny numbers).
+#include "gather_cases.h"
 #include "generated_cases.h"
 #include "half_float_cases.h"
 #include "integer_cases.h"
@@ -62,6 +63,25 @@ public:
     sim::Iss iss(issMemory, sim::Mode::Both);
     ASSERT_NO_THROW(iss.step(packet, 0)) << what;
     sim::reference::execute(refMemory, packet);
+    compareMemories(what);
+  }
+
+  // Runs a packet with an index out of range on both: the ISS faults with
+  // IndexOutOfRange, the reference model throws, and what each wrote before
+  // the bad index is the same.
+  void runAndCompareIndexFault(const isa::Packet &packet, const std::string &what) {
+    sim::Iss iss(issMemory, sim::Mode::Both);
+    try {
+      iss.step(packet, 0);
+      ADD_FAILURE() << what << ": the ISS did not fault";
+    } catch (const mem::DeviceFault &e) {
+      EXPECT_EQ(e.fault().code, mem::FaultCode::IndexOutOfRange) << what;
+    }
+    EXPECT_THROW(sim::reference::execute(refMemory, packet), std::out_of_range) << what;
+    compareMemories(what);
+  }
+
+  void compareMemories(const std::string &what) {
     std::vector<uint8_t> a(next - kArenaBase), b(next - kArenaBase);
     issMemory.read(kArenaBase, a.data(), a.size());
     refMemory.read(kArenaBase, b.data(), b.size());
@@ -564,6 +584,22 @@ template <class Op> int issArgTests() {
 TEST(IssOps, ArgmaxArgminEveryAcceptedType) {
   EXPECT_EQ(issArgTests<isa::inst::Argmax>(), 4);
   EXPECT_EQ(issArgTests<isa::inst::Argmin>(), 4);
+}
+
+// GATHER of every type over gather_cases.h's shapes, both modes and index
+// types, with and without wrap, and a bad index of each kind (the same as
+// RtlOps').
+TEST(IssOps, GatherEveryAcceptedType) {
+  const int types = test::forEachGatherTest([&](isa::DType type, const test::GatherCase &c) {
+    Twin twin(990);
+    const isa::inst::Gather op = test::gatherOf(
+        type, c, [&](const std::vector<uint32_t> &w) { return twin.values(w); }, twin.rng);
+    if (c.faults)
+      twin.runAndCompareIndexFault(validPacketOf(op), test::gatherName(op, c));
+    else
+      twin.runAndCompare(validPacketOf(op), test::gatherName(op, c));
+  });
+  EXPECT_EQ(types, 6);
 }
 
 // SELECT on every pair of edge values of f32 and i32 under each broadcast

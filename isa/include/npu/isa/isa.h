@@ -103,6 +103,7 @@ struct MemOperandInfo {
   int8_t updateWhen; // flag: a write is a read-modify-write when set
   MemContent holds;
   int8_t indexBound; // Index: the operand every index is below
+  int8_t indexWrap;  // Index, flag: while set, every index is at least minus indexBound's value
   ExtentKind kind;
   // Product: choices[0], or choices[value of the enum operand selector].
   int8_t selector;

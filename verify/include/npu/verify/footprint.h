@@ -36,6 +36,7 @@ struct Buffer {
   Role role;
   Content content;
   uint64_t indexLimit = 0; // Index32/Index64: indices must be in [0, indexLimit)
+  bool indexWrap = false;  // ... or in [-indexLimit, indexLimit) (counting from the end)
   // Matrix and strided views: an extent computed from several operands
   // (pitches, strides, transposes), which the engines check with their own
   // arithmetic; a product's is a plain multiplication.
