@@ -1,9 +1,8 @@
-// gather and index_select: rows picked by an index tensor, one EMBEDDING
-// packet per run of the indexed dim. EMBEDDING copies whole 32-bit words, so
-// the elements picked must be word multiples (float32, int32, int64 rows;
-// bf16, f16 and bool elements fall back unless a picked row is a word
-// multiple). Its indices are checked by the device: an index outside the
-// dim faults, and the fault is raised here as an error.
+// gather, index_select and indexing by one integer tensor: one GATHER
+// packet each (mode full for gather, shared for the others; indexing with
+// wrap, Python's negative indices), for every ISA type and int32/int64
+// indices. The device checks the indices: one outside the dim faults, and
+// the fault is raised here as an error.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -12,86 +11,69 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/add.h>
 #include <ATen/ops/gather_ops.h>
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/index_select_ops.h>
-#include <ATen/ops/maximum.h>
-#include <ATen/ops/minimum.h>
-#include <ATen/ops/mul.h>
 #include <torch/library.h>
 
 namespace npu::bridge {
 
 namespace {
 
-// Runs of more packets than this fall back: each run is one packet.
-constexpr int64_t kMaxRuns = 4096;
-
 bool indexLowerable(const at::Tensor &self, const at::Tensor &index) {
-  return isNpu(self) && isNpu(index) &&
+  return isNpu(self) && isNpu(index) && isaType(self.scalar_type()) &&
          (index.scalar_type() == at::kLong || index.scalar_type() == at::kInt);
 }
 
-// The multi-index of the `position`th element of `sizes` in row-major order,
-// dotted with `strides`.
-int64_t offsetOf(int64_t position, c10::IntArrayRef sizes, c10::IntArrayRef strides) {
-  int64_t offset = 0;
-  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
-    offset += position % sizes[d] * strides[d];
-    position /= sizes[d];
-  }
-  return offset;
+// The product of sizes[first, last).
+int64_t extent(c10::IntArrayRef sizes, int64_t first, int64_t last) {
+  int64_t product = 1;
+  for (int64_t k = first; k < last; ++k)
+    product *= sizes[k];
+  return product;
 }
 
-// out[p][j] = self[p][index[p][j]] along the last dim of both (after moving
-// `dim` there), for every outer position p of index: one EMBEDDING per p with
-// the row of self as a table of one-element rows.
-void emitGatherRows(const at::Tensor &out, const at::Tensor &selfLast,
-                    const at::Tensor &indexLast) {
-  const at::Tensor self = selfLast.stride(-1) == 1 ? selfLast : contiguousOnDevice(selfLast);
-  const at::Tensor index = indexLast.contiguous();
-  const int64_t width = self.element_size() / 4;
-  const int64_t count = index.size(-1), rows = self.size(-1);
-  const c10::IntArrayRef outer = index.sizes().slice(0, index.dim() - 1);
-  const c10::IntArrayRef selfStrides = self.strides().slice(0, self.dim() - 1);
-  const int64_t runs = index.numel() / count;
-  for (int64_t p = 0; p < runs; ++p) {
-    const at::Tensor indices = index.view({runs, count})[p];
-    emitEmbedding(addressOf(out) + p * count * out.element_size(),
-                  addressOf(self) + offsetOf(p, outer, selfStrides) * self.element_size(), indices,
-                  width, rows);
-  }
-}
-
+// gather along d: out = index's shape, out[..., j, ...] = self[..., index[..., j,
+// ...], ...]. GATHER's full mode wants src of index's sizes but along d, so
+// a self larger in another dim is narrowed to them (a copy).
 bool gatherLowerable(const at::Tensor &self, int64_t dim, const at::Tensor &index) {
-  if (!indexLowerable(self, index) || self.element_size() % 4 != 0 || index.dim() != self.dim() ||
-      index.numel() == 0 || self.dim() == 0)
+  if (!indexLowerable(self, index) || index.dim() != self.dim() || self.dim() == 0 ||
+      self.numel() == 0)
     return false;
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
   for (int64_t k = 0; k < self.dim(); ++k)
     if (k != d && index.size(k) > self.size(k))
       return false; // PyTorch's error, from the fallback
-  return index.numel() / index.size(d) <= kMaxRuns;
+  return true;
 }
 
 at::Tensor gatherInto(OpCounter &counter, const at::Tensor &self, int64_t dim,
-                      const at::Tensor &index) {
+                      const at::Tensor &indexIn) {
   OpScope scope(counter);
   if (logOps())
-    scope.describe(shapeString(self) + " dim " + std::to_string(dim) + " by " + shapeString(index));
+    scope.describe(shapeString(self) + " dim " + std::to_string(dim) + " by " +
+                   shapeString(indexIn));
   const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  const at::Tensor selfLast = self.movedim(d, -1), indexLast = index.movedim(d, -1);
-  at::Tensor moved = emptyNpu(indexLast.sizes(), self.scalar_type());
-  emitGatherRows(moved, selfLast, indexLast);
-  return moved.movedim(-1, d);
+  at::Tensor out = emptyNpu(indexIn.sizes(), self.scalar_type());
+  if (out.numel() == 0)
+    return out;
+  at::Tensor src = self;
+  for (int64_t k = 0; k < self.dim(); ++k)
+    if (k != d)
+      src = src.narrow(k, 0, indexIn.size(k));
+  src = contiguousOnDevice(src);
+  const at::Tensor index = contiguousOnDevice(indexIn);
+  const c10::IntArrayRef sizes = index.sizes();
+  emitIndexGather(out, src, index, extent(sizes, 0, d), self.size(d), sizes[d],
+                  extent(sizes, d + 1, index.dim()), isa::GatherMode::full, false);
+  return out;
 }
 
 at::Tensor gather(const at::Tensor &self, int64_t dim, const at::Tensor &index, bool sparseGrad) {
   static OpCounter counter("gather");
   if (!gatherLowerable(self, dim, index))
     return fallbackTo<NPU_ATEN_OP(gather)>(self, dim, index, sparseGrad);
-  return contiguousOnDevice(gatherInto(counter, self, dim, index));
+  return gatherInto(counter, self, dim, index);
 }
 
 at::Tensor &gatherOut(const at::Tensor &self, int64_t dim, const at::Tensor &index, bool sparseGrad,
@@ -109,53 +91,43 @@ at::Tensor &gatherOut(const at::Tensor &self, int64_t dim, const at::Tensor &ind
   return out;
 }
 
-// index_select: self as [outer, n, inner] around `dim`; per outer slice one
-// EMBEDDING of the rows of `inner` elements picked by index.
-bool indexSelectLowerable(const at::Tensor &self, int64_t dim, const at::Tensor &index) {
-  if (!indexLowerable(self, index) || index.dim() > 1 || index.numel() == 0 || self.dim() == 0)
-    return false;
-  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  int64_t inner = 1, outer = 1;
-  for (int64_t k = 0; k < self.dim(); ++k)
-    (k < d ? outer : inner) *= k == d ? 1 : self.size(k);
-  return self.numel() > 0 && inner * self.element_size() % 4 == 0 && outer <= kMaxRuns;
+// index_select along d: self as [outer, n, inner], the index's elements
+// shared by every outer slice and inner element; with wrap, Python's
+// negative indices (indexing) are allowed.
+bool indexSelectLowerable(const at::Tensor &self, const at::Tensor &index) {
+  return indexLowerable(self, index) && index.dim() <= 1 && self.dim() > 0 && self.numel() > 0;
 }
 
 at::Tensor indexSelectCompute(OpCounter &counter, const at::Tensor &selfIn, int64_t dim,
-                              const at::Tensor &indexIn) {
+                              const at::Tensor &indexIn, bool wrap) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(selfIn) + " dim " + std::to_string(dim) + " by " +
                    shapeString(indexIn));
+  const int64_t d = at::maybe_wrap_dim(dim, selfIn.dim());
+  std::vector<int64_t> shape(selfIn.sizes().begin(), selfIn.sizes().end());
+  shape[d] = indexIn.numel();
+  at::Tensor out = emptyNpu(shape, selfIn.scalar_type());
+  if (out.numel() == 0)
+    return out;
   const at::Tensor self = contiguousOnDevice(selfIn);
-  const at::Tensor index = indexIn.reshape({-1}).contiguous();
-  const int64_t d = at::maybe_wrap_dim(dim, self.dim());
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
-  int64_t inner = 1, outer = 1;
-  for (int64_t k = 0; k < self.dim(); ++k)
-    (k < d ? outer : inner) *= k == d ? 1 : self.size(k);
-  const int64_t n = self.size(d);
-  shape[d] = index.numel();
-  at::Tensor out = emptyNpu(shape, self.scalar_type());
-  const int64_t rowBytes = inner * self.element_size();
-  for (int64_t o = 0; o < outer; ++o)
-    emitEmbedding(addressOf(out) + o * index.numel() * rowBytes, addressOf(self) + o * n * rowBytes,
-                  index, rowBytes / 4, n);
+  const at::Tensor index = contiguousOnDevice(indexIn.reshape({-1}));
+  emitIndexGather(out, self, index, extent(self.sizes(), 0, d), self.size(d), index.numel(),
+                  extent(self.sizes(), d + 1, self.dim()), isa::GatherMode::shared, wrap);
   return out;
 }
 
 at::Tensor indexSelect(const at::Tensor &self, int64_t dim, const at::Tensor &index) {
   static OpCounter counter("index_select");
-  if (!indexSelectLowerable(self, dim, index))
+  if (!indexSelectLowerable(self, index))
     return fallbackTo<NPU_ATEN_OP(index_select)>(self, dim, index);
-  return indexSelectCompute(counter, self, dim, index);
+  return indexSelectCompute(counter, self, dim, index, false);
 }
 
 at::Tensor &indexSelectOut(const at::Tensor &self, int64_t dim, const at::Tensor &index,
                            at::Tensor &out) {
   static OpCounter counter("index_select.out");
-  if (!indexSelectLowerable(self, dim, index) || !isNpu(out) ||
-      out.scalar_type() != self.scalar_type())
+  if (!indexSelectLowerable(self, index) || !isNpu(out) || out.scalar_type() != self.scalar_type())
     return fallbackTo<NPU_ATEN_OP2(index_select, out)>(self, dim, index, out);
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   shape[at::maybe_wrap_dim(dim, self.dim())] = index.numel();
@@ -164,15 +136,15 @@ at::Tensor &indexSelectOut(const at::Tensor &self, int64_t dim, const at::Tensor
   at::assert_no_internal_overlap(out);
   at::assert_no_overlap(out, self);
   at::assert_no_overlap(out, index);
-  const at::Tensor result = indexSelectCompute(counter, self, dim, index);
+  const at::Tensor result = indexSelectCompute(counter, self, dim, index, false);
   copyResult(out, result);
   return out;
 }
 
 // Advanced indexing by one integer index tensor (self[:, idx], as generate
-// picks positions): index_select along that dim, the dim replaced by the
-// index's shape. Several index tensors and bool masks fall back, and so does
-// an index type whose arithmetic the ISA lacks.
+// picks positions): index_select along that dim with wrap (indexing counts
+// negative indices from the end, index_select does not), the dim replaced by
+// the index's shape. Several index tensors and bool masks fall back.
 std::optional<int64_t> singleIndexDim(const at::Tensor &self,
                                       const c10::List<std::optional<at::Tensor>> &indices) {
   std::optional<int64_t> found;
@@ -187,24 +159,9 @@ std::optional<int64_t> singleIndexDim(const at::Tensor &self,
   if (!found)
     return std::nullopt;
   const at::Tensor index = *indices.get(*found);
-  at::Tensor flat = index.reshape({-1});
-  const c10::ScalarType type = index.scalar_type();
-  if (index.dim() == 0 || !indexSelectLowerable(self, *found, flat) ||
-      !accepts<isa::inst::Mul>(type) || !accepts<isa::inst::Max>(type) ||
-      !accepts<isa::inst::Min>(type) || !accepts<isa::inst::Add>(type))
+  if (index.dim() == 0 || !indexSelectLowerable(self, index.reshape({-1})))
     return std::nullopt;
   return found;
-}
-
-// Indexing counts negative indices from the end, index_select does not:
-// index + n * min(max(-index, 0), 1) (integer MUL, MAX, MIN, ADD packets).
-// An index outside [-n, n) stays outside and faults.
-at::Tensor fromTheEnd(const at::Tensor &index, int64_t n) {
-  const c10::ScalarType type = index.scalar_type();
-  const at::Tensor negated = at::mul(index, deviceScalar(-1, type));
-  const at::Tensor negative =
-      at::minimum(at::maximum(negated, deviceScalar(0, type)), deviceScalar(1, type));
-  return at::add(index, negative, n);
 }
 
 // self's shape with dim d replaced by the index's shape.
@@ -217,8 +174,7 @@ std::vector<int64_t> indexedShape(const at::Tensor &self, int64_t d, const at::T
 
 at::Tensor indexCompute(OpCounter &counter, const at::Tensor &self, int64_t d,
                         const at::Tensor &index) {
-  const at::Tensor picked =
-      indexSelectCompute(counter, self, d, fromTheEnd(index.reshape({-1}), self.size(d)));
+  const at::Tensor picked = indexSelectCompute(counter, self, d, index.reshape({-1}), true);
   return picked.view(indexedShape(self, d, index));
 }
 

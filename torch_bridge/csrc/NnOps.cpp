@@ -54,6 +54,24 @@ void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int6
   emit(lookup);
 }
 
+void emitIndexGather(const at::Tensor &dst, const at::Tensor &src, const at::Tensor &index,
+                     int64_t outer, int64_t n, int64_t count, int64_t inner, isa::GatherMode mode,
+                     bool wrap) {
+  isa::inst::Gather gather;
+  gather.dst = addressOf(dst);
+  gather.src = addressOf(src);
+  gather.index = addressOf(index);
+  gather.outer = u32(outer, "outer slices");
+  gather.n = u32(n, "length of the gathered dim");
+  gather.count = u32(count, "index count");
+  gather.inner = u32(inner, "inner elements");
+  gather.itype = indexType(index);
+  gather.mode = mode;
+  gather.wrap = wrap;
+  gather.dtype = *isaType(src.scalar_type());
+  emit(gather);
+}
+
 void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
                            int64_t rows, int64_t paddingIdx) {
   isa::inst::EmbeddingBwd scatter;

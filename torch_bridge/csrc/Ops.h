@@ -127,6 +127,14 @@ void emitEmbedding(uint64_t dst, uint64_t table, const at::Tensor &indices, int6
 void emitEmbeddingBackward(uint64_t table, uint64_t dy, const at::Tensor &indices, int64_t width,
                            int64_t rows, int64_t paddingIdx = -1);
 
+// GATHER: dst [outer, count, inner] from src [outer, n, inner] (contiguous,
+// of one ISA type) along the middle dim, by index (a contiguous npu int32 or
+// int64 tensor: [outer, count, inner] for mode full, [count] for shared);
+// wrap: indices in [-n, n), a negative one counting from the end.
+void emitIndexGather(const at::Tensor &dst, const at::Tensor &src, const at::Tensor &index,
+                     int64_t outer, int64_t n, int64_t count, int64_t inner, isa::GatherMode mode,
+                     bool wrap);
+
 // dst (contiguous, word-aligned) = ~self by NOT, of a bool (logical not of
 // the b8 mask) or an integer npu tensor of dst's shape and type
 // (LogicalOps.cpp).

@@ -306,59 +306,28 @@ at::Tensor &linalgVectorNormOut(const at::Tensor &self, const at::Scalar &ord,
 
 // --- argmax / argmin ----------------------------------------------------------
 //
-// The index of the first maximum of each row of float32 values, composed:
-// m = ROW_MAX(x); a position is a candidate where x == m or x is NaN (a
-// NaN is the maximum, as on the CPU, and makes m NaN); key = j where a
-// candidate, else j + n (COL index from IOTA, exact in binary32 below
-// 2^24); the answer is the smallest key, -ROW_MAX(-key), converted to
-// int64 (CAST). argmin is argmax of -x (negation keeps NaN a NaN and -0 ==
-// +0 a tie, so the first of equal minima still wins).
-constexpr int64_t kMaxArgColumns = int64_t(1) << 23;
-
-bool argLowerable(const at::Tensor &self, std::optional<int64_t> dim) {
-  if (!isFloatNpu(self) || self.numel() == 0 || self.dim() > 64)
-    return false;
-  const int64_t cols =
-      dim && self.dim() > 0 ? self.size(at::maybe_wrap_dim(*dim, self.dim())) : self.numel();
-  return cols < kMaxArgColumns;
+// ARGMAX / ARGMIN per row of the tensor with dim last (a contiguous copy
+// unless it already is): the first index of the row's extreme as an int64,
+// floats by value (-0 == +0) and the first NaN for both, as on the CPU.
+// The types the instructions take (f32, bf16, f16, i32); int64 falls back.
+template <class Inst> bool argLowerable(const at::Tensor &self) {
+  return isNpu(self) && self.numel() > 0 && self.dim() <= 64 && accepts<Inst>(self.scalar_type());
 }
 
+template <class Inst>
 at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional<int64_t> dim,
-                       bool keepdim, bool minimum) {
+                       bool keepdim) {
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(self));
   const int64_t d = dim && self.dim() > 0 ? at::maybe_wrap_dim(*dim, self.dim()) : -1;
   const at::Tensor moved = d >= 0 ? self.movedim(d, -1) : self.reshape({-1});
   const int64_t cols = moved.dim() == 0 ? 1 : moved.size(-1), rows = moved.numel() / cols;
-  at::Tensor x = emptyNpu({rows, cols}, at::kFloat);
-  copyInto(x.view(moved.sizes()), moved);
-  if (minimum)
-    emitUnary<isa::inst::Neg>(addressOf(x), addressOf(x), x.numel());
-  const at::Tensor maxima = emptyNpu({rows, 1}, at::kFloat);
-  emitRowReduction<isa::inst::RowMax>(addressOf(maxima), addressOf(x), rows, cols);
-  const at::Tensor isMax = emptyNpu({rows, cols}, at::kBool), isNan = emptyNpuLike(isMax);
-  emitBinaryWith(&emitBinaryPacket<isa::inst::Eq>, false, isMax, x, maxima, 1.0f);
-  emitBinaryWith(&emitBinaryPacket<isa::inst::Ne>, false, isNan, x, x, 1.0f);
-  const at::Tensor key = emptyNpu({rows, cols}, at::kFloat), nan = emptyNpuLike(key);
-  copyInto(key, isMax);
-  copyInto(nan, isNan);
-  emitBinary<isa::inst::Max>(key, key, nan); // 1 for a candidate
-  emitScalar<isa::inst::Muls>(addressOf(key), addressOf(key), -float(cols), key.numel());
-  emitScalar<isa::inst::Adds>(addressOf(key), addressOf(key), float(cols), key.numel());
-  const at::Tensor columns = emptyNpu({cols}, at::kFloat);
-  isa::inst::Iota iota;
-  iota.dst = addressOf(columns);
-  iota.n = u32(cols, "columns");
-  iota.start = std::bit_cast<uint32_t>(0.0f);
-  iota.step = std::bit_cast<uint32_t>(1.0f);
-  iota.dtype = isa::DType::f32;
-  emit(iota);
-  emitBinary<isa::inst::Add>(key, key, columns);
-  emitUnary<isa::inst::Neg>(addressOf(key), addressOf(key), key.numel());
-  const at::Tensor first = emptyNpu({rows}, at::kFloat);
-  emitRowReduction<isa::inst::RowMax>(addressOf(first), addressOf(key), rows, cols);
-  emitUnary<isa::inst::Neg>(addressOf(first), addressOf(first), rows);
+  at::Tensor rowsOf = moved;
+  if (!moved.is_contiguous() || !wordAligned(moved)) {
+    rowsOf = emptyNpu(moved.sizes(), self.scalar_type());
+    copyInto(rowsOf, moved);
+  }
   std::vector<int64_t> shape;
   if (d >= 0) {
     for (int64_t k = 0; k < self.dim(); ++k) {
@@ -371,25 +340,32 @@ at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional
   if (d < 0 && keepdim)
     shape.assign(self.dim(), 1);
   at::Tensor indices = emptyNpu(shape, at::kLong);
-  copyInto(indices.view({rows}), first);
+  Inst inst;
+  inst.dst = addressOf(indices);
+  inst.src = addressOf(rowsOf);
+  inst.rows = u32(rows, "rows");
+  inst.cols = u32(cols, "columns");
+  inst.dtype = *isaType(self.scalar_type());
+  emit(inst);
   return indices;
 }
 
 template <bool kMin> struct ArgKernels {
+  using Inst = std::conditional_t<kMin, isa::inst::Argmin, isa::inst::Argmax>;
   using Functional = std::conditional_t<kMin, NPU_ATEN_OP(argmin), NPU_ATEN_OP(argmax)>;
   using Out = std::conditional_t<kMin, NPU_ATEN_OP2(argmin, out), NPU_ATEN_OP2(argmax, out)>;
   static at::Tensor functional(const at::Tensor &self, std::optional<int64_t> dim, bool keepdim) {
     static OpCounter counter(baseName<Functional>());
-    if (!argLowerable(self, dim))
+    if (!argLowerable<Inst>(self))
       return fallbackTo<Functional>(self, dim, keepdim);
-    return argExtremum(counter, self, dim, keepdim, kMin);
+    return argExtremum<Inst>(counter, self, dim, keepdim);
   }
   static at::Tensor &outForm(const at::Tensor &self, std::optional<int64_t> dim, bool keepdim,
                              at::Tensor &out) {
     static OpCounter counter(operatorName<Out>());
-    if (!argLowerable(self, dim) || !isNpu(out) || out.scalar_type() != at::kLong)
+    if (!argLowerable<Inst>(self) || !isNpu(out) || out.scalar_type() != at::kLong)
       return fallbackTo<Out>(self, dim, keepdim, out);
-    const at::Tensor result = argExtremum(counter, self, dim, keepdim, kMin);
+    const at::Tensor result = argExtremum<Inst>(counter, self, dim, keepdim);
     at::native::resize_output(out, result.sizes());
     copyResult(out, result);
     return out;

@@ -1,14 +1,17 @@
-"""gather and index_select on the npu: EMBEDDING packets picking rows by an
-index tensor on the device, compared with PyTorch CPU exactly."""
+"""gather, index_select and indexing by one integer tensor on the npu: one
+GATHER packet each, picking elements or rows by an index tensor on the
+device, compared with PyTorch CPU exactly, for every ISA dtype."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from npu_testing import native
+from npu_testing import native, op_packets
+
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int64, torch.bool]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.int64], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("itype", [torch.int32, torch.int64], ids=str)
 @pytest.mark.parametrize("dim", [0, 1, 2, -1])
 def test_gather_matches_the_cpu(dtype, itype, dim):
@@ -33,7 +36,7 @@ def test_gather_from_an_expanded_buffer_as_bert_builds_token_types():
     assert torch.equal(result.cpu(), expected) and torch.equal(out.cpu(), expected)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("dim", [0, 1, 2])
 def test_index_select_matches_the_cpu(dtype, dim):
     g = torch.Generator().manual_seed(6)
@@ -57,12 +60,37 @@ def test_an_index_outside_the_dim_is_an_error_naming_it():
                        torch.gather(self.cpu(), 1, torch.tensor([[4, 0]])))
 
 
-def test_elements_narrower_than_a_word_fall_back():
-    flags = torch.tensor([[True, False, True]]).to("npu")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.bool], ids=str)
+def test_elements_inside_a_word_from_views_at_odd_offsets(dtype):
+    """1- and 2-byte elements: a source view starting mid-word, odd rows."""
+    base = torch.randint(-50, 50, (7, 9)).to(dtype)
+    self = base[1:, 1:]  # starts one element into the storage's second row
+    index = torch.tensor([[7, 0, 3], [1, 1, 5], [0, 7, 7], [2, 4, 6], [3, 3, 3], [6, 5, 4]])
+    with native("gather", "index_select"):
+        gathered = torch.gather(base.to("npu")[1:, 1:], 1, index.to("npu"))
+        selected = base.to("npu")[1:, 1:].index_select(1, torch.tensor([7, 0, 5]).to("npu"))
+    assert torch.equal(gathered.cpu(), torch.gather(self, 1, index))
+    assert torch.equal(selected.cpu(), self.index_select(1, torch.tensor([7, 0, 5])))
+
+
+def test_each_op_is_one_packet_on_contiguous_operands():
+    self = torch.randn(3, 8, 5).to("npu")
+    index = torch.randint(0, 8, (3, 11, 5)).to("npu")
     torch.npu.reset_stats()
-    result = torch.gather(flags, 1, torch.tensor([[2, 1]]).to("npu"))
-    assert torch.equal(result.cpu(), torch.tensor([[True, False]]))
-    assert "aten::gather" in torch.npu.fallback_stats()
+    torch.gather(self, 1, index)
+    self.index_select(1, torch.tensor([1, 7]).to("npu"))
+    self[:, torch.tensor([-1, 2]).to("npu")]
+    torch.npu.synchronize()
+    assert (op_packets("gather"), op_packets("index_select"), op_packets("index")) == (1, 1, 1)
+
+
+def test_a_negative_index_is_an_error_for_gather_and_counts_from_the_end_for_indexing():
+    self = torch.randn(3, 5).to("npu")
+    with pytest.raises(RuntimeError, match=r"index -1 at position 0 is outside \[0, 5\)"):
+        torch.gather(self, 1, torch.tensor([[-1]]).to("npu")).cpu()
+    with pytest.raises(RuntimeError, match=r"index -6 at position 1 is outside \[-5, 5\)"):
+        self[:, torch.tensor([0, -6]).to("npu")].cpu()
+    assert torch.equal(self[:, torch.tensor([-5, 4]).to("npu")].cpu(), self.cpu()[:, torch.tensor([-5, 4])])
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2])

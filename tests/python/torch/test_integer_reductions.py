@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from npu_testing import native
+from npu_testing import native, op_packets
 
 
 def integers(shape, dtype, seed):
@@ -95,12 +95,19 @@ def test_float32_cumsum_adds_in_element_order():
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("dim,keepdim", [(None, False), (None, True), (-1, False), (0, True), (1, False)])
-def test_argmax_and_argmin_give_the_first_extremum(name, dim, keepdim):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32], ids=str)
+def test_argmax_and_argmin_give_the_first_extremum(name, dim, keepdim, dtype):
     g = torch.Generator().manual_seed(12)
-    host = torch.randint(-3, 4, (5, 40, 3), generator=g).float()  # many ties
-    host[1, 7, :] = float("nan")  # a NaN is the extremum of its row
-    host[2, :, 0] = -0.0
-    host[2, 5, 0] = 0.0  # -0 == +0: the first of them wins
+    host = torch.randint(-3, 4, (5, 40, 3), generator=g).to(dtype)  # many ties
+    if dtype.is_floating_point:
+        host[1, 7, :] = float("nan")  # a NaN is the extremum of its row
+        host[2, :, 0] = -0.0
+        host[2, 5, 0] = 0.0  # -0 == +0: the first of them wins
+        host[3, 9, 1] = torch.finfo(dtype).tiny / 4  # subnormals by value, not flushed
+        host[3, 11, 1] = -torch.finfo(dtype).tiny / 4
+    else:
+        host[4, 3, :] = torch.iinfo(dtype).max
+        host[4, 8, :] = torch.iinfo(dtype).min
     op = getattr(torch, name)
     out = torch.empty(0, dtype=torch.int64, device="npu")
     with native(name):
@@ -116,3 +123,14 @@ def test_argmax_over_a_vocabulary_as_greedy_decoding_does():
     with native("argmax"):
         tokens = logits.to("npu").argmax(dim=-1)
     assert torch.equal(tokens.cpu(), logits.argmax(dim=-1))
+    torch.npu.reset_stats()
+    logits.to("npu").argmax(dim=-1)
+    torch.npu.synchronize()
+    assert op_packets("argmax") == 1  # ARGMAX over the rows in place
+
+
+def test_argmax_of_int64_falls_back():
+    host = torch.tensor([[3, -2**40, 2**40, 2**40]])
+    torch.npu.reset_stats()
+    assert torch.equal(host.to("npu").argmax(-1).cpu(), host.argmax(-1))
+    assert "aten::argmax" in torch.npu.fallback_stats()
