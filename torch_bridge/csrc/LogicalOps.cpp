@@ -77,7 +77,25 @@ void emitInteger(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b
                  binaryOperand(b, dst.scalar_type()), 1.0f);
 }
 
-template <Logic kOp, class Inst, class FunctionalOp, class InplaceOp, class OutOp>
+// logical_and/or/xor/not: each operand's truth (a bool as it is, any other
+// type != 0 by NE: NaN is true, -0 false, as on the CPU) combined as bool
+// masks into a bool result; a result of another type falls back.
+at::Tensor truthOf(const at::Tensor &t) {
+  return t.scalar_type() == at::kBool ? t : at::ne(t, 0);
+}
+
+bool hasTruth(const at::Tensor &t) {
+  return t.scalar_type() == at::kBool || !isNpu(t) || accepts<isa::inst::Ne>(t.scalar_type());
+}
+
+bool logicalLowerable(const at::Tensor &a, const at::Tensor &b) {
+  return deviceOperands(a, b) && hasTruth(a) && hasTruth(b);
+}
+
+// The kernels of a binary bitwise op; with kTruth the logical op of the
+// same name (logical_and, ...): the operands' truth combined into bool.
+template <Logic kOp, class Inst, class FunctionalOp, class InplaceOp, class OutOp,
+          bool kTruth = false>
 struct LogicKernels {
   static std::string describe(const at::Tensor &a, const at::Tensor &b) {
     return (isNpu(a) ? shapeString(a) : "scalar") + ", " + (isNpu(b) ? shapeString(b) : "scalar");
@@ -88,6 +106,11 @@ struct LogicKernels {
     OpScope scope(counter);
     if (logOps())
       scope.describe(describe(a, b));
+    if constexpr (kTruth) {
+      const at::Tensor x = truthOf(a), y = truthOf(b);
+      storeResult(out, [&](const at::Tensor &dst) { emitLogic(dst, x, y, kOp); });
+      return;
+    }
     storeResult(out, [&](const at::Tensor &dst) {
       if (kOp != Logic::None && dst.scalar_type() == at::kBool)
         emitLogic(dst, a, b, kOp);
@@ -97,6 +120,8 @@ struct LogicKernels {
   }
   // The type a op b computes in on the device, if it does.
   static std::optional<c10::ScalarType> type(const at::Tensor &a, const at::Tensor &b) {
+    if constexpr (kTruth)
+      return logicalLowerable(a, b) ? std::optional(at::kBool) : std::nullopt;
     if (kOp != Logic::None && boolLowerable(a, b))
       return at::kBool;
     return binaryType<Inst>(a, b); // AND OR XOR SHL SHR take i32 and i64
@@ -170,64 +195,6 @@ at::Tensor &bitwiseNotOut(const at::Tensor &self, at::Tensor &out) {
   storeResult(out, [&](const at::Tensor &dst) { emitNot(dst, self); });
   return out;
 }
-
-// logical_and/or/xor/not: each operand's truth (a bool as it is, any other
-// type != 0 by NE: NaN is true, -0 false, as on the CPU) combined as bool
-// masks into a bool result; a result of another type falls back.
-at::Tensor truthOf(const at::Tensor &t) {
-  return t.scalar_type() == at::kBool ? t : at::ne(t, 0);
-}
-
-bool hasTruth(const at::Tensor &t) {
-  return t.scalar_type() == at::kBool || !isNpu(t) || accepts<isa::inst::Ne>(t.scalar_type());
-}
-
-bool logicalLowerable(const at::Tensor &a, const at::Tensor &b) {
-  return deviceOperands(a, b) && hasTruth(a) && hasTruth(b);
-}
-
-template <Logic kOp, class FunctionalOp, class InplaceOp, class OutOp> struct LogicalBinaryKernels {
-  static void store(OpCounter &counter, const at::Tensor &out, const at::Tensor &a,
-                    const at::Tensor &b) {
-    OpScope scope(counter);
-    if (logOps())
-      scope.describe((isNpu(a) ? shapeString(a) : "scalar") + ", " +
-                     (isNpu(b) ? shapeString(b) : "scalar"));
-    const at::Tensor x = truthOf(a), y = truthOf(b);
-    storeResult(out, [&](const at::Tensor &dst) { emitLogic(dst, x, y, kOp); });
-  }
-  static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
-    static OpCounter counter(baseName<FunctionalOp>());
-    if (!logicalLowerable(a, b))
-      return fallbackTo<FunctionalOp>(a, b);
-    at::Tensor out = emptyNpu(at::infer_size(a.sizes(), b.sizes()), at::kBool);
-    store(counter, out, a, b);
-    return out;
-  }
-  static at::Tensor &inplace(at::Tensor &self, const at::Tensor &b) {
-    static OpCounter counter(baseName<InplaceOp>());
-    if (!isNpu(self) || self.scalar_type() != at::kBool || !logicalLowerable(self, b) ||
-        at::infer_size(self.sizes(), b.sizes()) != self.sizes())
-      return fallbackTo<InplaceOp>(self, b);
-    checkPointwiseWrite(self, {b});
-    store(counter, self, self, b);
-    return self;
-  }
-  static at::Tensor &outForm(const at::Tensor &a, const at::Tensor &b, at::Tensor &out) {
-    static OpCounter counter(operatorName<OutOp>());
-    if (!isNpu(out) || out.scalar_type() != at::kBool || !logicalLowerable(a, b))
-      return fallbackTo<OutOp>(a, b, out);
-    at::native::resize_output(out, at::infer_size(a.sizes(), b.sizes()));
-    checkPointwiseWrite(out, {a, b});
-    store(counter, out, a, b);
-    return out;
-  }
-  static void registerIn(torch::Library &m) {
-    m.impl(operatorName<FunctionalOp>(), functional);
-    m.impl(operatorName<InplaceOp>(), inplace);
-    m.impl(operatorName<OutOp>(), outForm);
-  }
-};
 
 // not x: NOT of a bool mask, x == 0 (EQ) of any other type.
 bool logicalNotLowerable(const at::Tensor &self) {
@@ -335,12 +302,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                  NPU_ATEN_OP2(bitwise_left_shift_, Tensor)>::registerIn(m, "lshift");
   ShiftOperators<NPU_ATEN_OP2(bitwise_right_shift, Tensor),
                  NPU_ATEN_OP2(bitwise_right_shift_, Tensor)>::registerIn(m, "rshift");
-  LogicalBinaryKernels<Logic::And, NPU_ATEN_OP(logical_and), NPU_ATEN_OP(logical_and_),
-                       NPU_ATEN_OP2(logical_and, out)>::registerIn(m);
-  LogicalBinaryKernels<Logic::Or, NPU_ATEN_OP(logical_or), NPU_ATEN_OP(logical_or_),
-                       NPU_ATEN_OP2(logical_or, out)>::registerIn(m);
-  LogicalBinaryKernels<Logic::Xor, NPU_ATEN_OP(logical_xor), NPU_ATEN_OP(logical_xor_),
-                       NPU_ATEN_OP2(logical_xor, out)>::registerIn(m);
+  LogicKernels<Logic::And, isa::inst::And, NPU_ATEN_OP(logical_and), NPU_ATEN_OP(logical_and_),
+               NPU_ATEN_OP2(logical_and, out), true>::registerIn(m);
+  LogicKernels<Logic::Or, isa::inst::Or, NPU_ATEN_OP(logical_or), NPU_ATEN_OP(logical_or_),
+               NPU_ATEN_OP2(logical_or, out), true>::registerIn(m);
+  LogicKernels<Logic::Xor, isa::inst::Xor, NPU_ATEN_OP(logical_xor), NPU_ATEN_OP(logical_xor_),
+               NPU_ATEN_OP2(logical_xor, out), true>::registerIn(m);
   m.impl("logical_not", logicalNot);
   m.impl("logical_not_", logicalNotInplace);
   m.impl("logical_not.out", logicalNotOut);
