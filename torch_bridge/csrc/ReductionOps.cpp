@@ -328,18 +328,9 @@ at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional
     rowsOf = emptyNpu(moved.sizes(), self.scalar_type());
     copyInto(rowsOf, moved);
   }
-  std::vector<int64_t> shape;
-  if (d >= 0) {
-    for (int64_t k = 0; k < self.dim(); ++k) {
-      if (k != d)
-        shape.push_back(self.size(k));
-      else if (keepdim)
-        shape.push_back(1);
-    }
-  }
-  if (d < 0 && keepdim)
-    shape.assign(self.dim(), 1);
-  at::Tensor indices = emptyNpu(shape, at::kLong);
+  const std::bitset<64> dims =
+      d >= 0 ? std::bitset<64>().set(d) : reductionDims(self, std::nullopt);
+  at::Tensor indices = emptyNpu(reducedShape(self, dims, keepdim), at::kLong);
   Inst inst;
   inst.dst = addressOf(indices);
   inst.src = addressOf(rowsOf);

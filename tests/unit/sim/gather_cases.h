@@ -71,16 +71,10 @@ inline std::vector<GatherCase> gatherCases() {
 // Calls run(type, case) for every GATHER test: each type GATHER accepts,
 // each of gatherCases. Returns the number of types.
 template <class Run> int forEachGatherTest(Run run) {
-  const isa::InstrInfo &info = isa::info(isa::Opcode::GATHER);
-  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
-  int types = 0;
-  for (isa::DType type : kAllTypes)
-    if (dtype.accepts(static_cast<uint64_t>(type))) {
-      ++types;
-      for (const GatherCase &c : gatherCases())
-        run(type, c);
-    }
-  return types;
+  return forEachAcceptedType(isa::Opcode::GATHER, [&](isa::DType type) {
+    for (const GatherCase &c : gatherCases())
+      run(type, c);
+  });
 }
 
 // The GATHER of one test: random source elements, the indices, and a

@@ -39,11 +39,6 @@ inline std::vector<uint64_t> integerEdges(isa::DType type) {
   return edges;
 }
 
-inline bool accepts(isa::Opcode opcode, isa::DType type) {
-  const isa::InstrInfo &info = isa::info(opcode);
-  return info.operands[info.operandIndex("dtype")].accepts(static_cast<uint64_t>(type));
-}
-
 // The words of elements of `type` placed `skew` bytes into a fresh buffer
 // (place(words) returns a 64-byte aligned address): chunks and beats then
 // start inside an i64.

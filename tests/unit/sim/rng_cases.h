@@ -43,16 +43,10 @@ inline std::vector<RandCase> randCases() {
 // Calls run(type, case) for every test of Op (isa::inst::Rand or Randn):
 // each type it accepts, each of randCases. Returns the number of types.
 template <class Op, class Run> int forEachRngTest(Run run) {
-  const isa::InstrInfo &info = isa::info(Op::kOpcode);
-  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
-  int types = 0;
-  for (isa::DType type : kAllTypes)
-    if (dtype.accepts(static_cast<uint64_t>(type))) {
-      ++types;
-      for (const RandCase &c : randCases())
-        run(type, c);
-    }
-  return types;
+  return forEachAcceptedType(Op::kOpcode, [&](isa::DType type) {
+    for (const RandCase &c : randCases())
+      run(type, c);
+  });
 }
 
 // The packet of one test: its destination filled with a pattern first,

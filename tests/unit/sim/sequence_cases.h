@@ -309,16 +309,10 @@ inline std::vector<ArgCase> argCases(isa::DType type) {
 // Calls run(type, case) for every test of Op (isa::inst::Argmax or Argmin).
 // Returns the number of types.
 template <class Op, class Run> int forEachArgTest(Run run) {
-  const isa::InstrInfo &info = isa::info(Op::kOpcode);
-  const isa::OperandInfo &dtype = info.operands[info.operandIndex("dtype")];
-  int types = 0;
-  for (isa::DType type : kAllTypes)
-    if (dtype.accepts(static_cast<uint64_t>(type))) {
-      ++types;
-      for (const ArgCase &c : argCases(type))
-        run(type, c);
-    }
-  return types;
+  return forEachAcceptedType(Op::kOpcode, [&](isa::DType type) {
+    for (const ArgCase &c : argCases(type))
+      run(type, c);
+  });
 }
 
 // The Op of one test, its destination filled with a pattern first.

@@ -15,6 +15,24 @@ namespace npu::test {
 inline constexpr isa::DType kAllTypes[] = {isa::DType::f32, isa::DType::bf16, isa::DType::f16,
                                            isa::DType::i32, isa::DType::i64,  isa::DType::b8};
 
+// Whether the dtype operand of the instruction `opcode` accepts `type`.
+inline bool accepts(isa::Opcode opcode, isa::DType type) {
+  const isa::InstrInfo &info = isa::info(opcode);
+  return info.operands[info.operandIndex("dtype")].accepts(static_cast<uint64_t>(type));
+}
+
+// Calls f(type) for every type the dtype operand of `opcode` accepts;
+// returns how many.
+template <class F> int forEachAcceptedType(isa::Opcode opcode, F f) {
+  int types = 0;
+  for (isa::DType type : kAllTypes)
+    if (accepts(opcode, type)) {
+      ++types;
+      f(type);
+    }
+  return types;
+}
+
 // Calls f(from, to) for every ordered pair of types, identical ones included.
 template <class F> void forEachTypePair(F f) {
   for (isa::DType from : kAllTypes)
