@@ -139,3 +139,32 @@ def ARGMAX : ArgOp<"argmax", 0x56, "Index of each row's first maximum (torch.arg
                    "maximum", "order_up">;
 def ARGMIN : ArgOp<"argmin", 0x57, "Index of each row's first minimum (torch.argmin(x, -1)).",
                    "minimum", "order_down">;
+
+//===----------------------------------------------------------------------===//
+// count: the nonzero bytes of each b8 row (docs/types.md §5)
+//===----------------------------------------------------------------------===//
+
+// A b8 stream reads each byte as a mask (nonzero all ones, docs/types.md
+// §2), so a scan subtracting it from K5 counts the nonzero bytes in element
+// order, exactly (a row has fewer than 2^32 elements); the row store writes
+// the count as an i64 with K6 = 0.
+// The recipe of COUNT, its b8 operand `src`.
+class CountRecipe<string src>
+    : VectorRecipe<[], "rows", "cols", [Stream<"IB0", src, 1, 0, "b8">],
+                   [Pass<["IB0"], [], [Scan<"isub", "K5", "IB0", "T0">]>],
+                   [Run<"isub", "ZERO", "ZERO", "K6">]> {
+  let RowStores = [RowStore<"dst", "K5", 2>];
+}
+
+def COUNT : Instruction<"count", 0x58, "reduction",
+    [AddrOp<"dst", S_Dst, "rows i64 counts">, AddrOp<"src", S_Src0, "rows x cols b8 input">,
+     DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">],
+    "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>,
+    "Number of nonzero bytes of each b8 row (torch.count_nonzero(x, -1)).">  {
+  let Semantics = "dst[i] = the number of j with src[i][j] != 0, as an i64 (a b8 element is "
+                  "any byte; nonzero is true).";
+  let Memory = [MemOperand<"dst", "w", Product<["rows"], 8>>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1>>];
+  let Disjoints = [Disjoint<"dst", "src">];
+  let Recipes = [CountRecipe<"src">];
+}

@@ -1037,6 +1037,16 @@ void run(Mem &m, const Argmin &op) {
   argExtreme(m, op, false);
 }
 
+// COUNT: the bytes of each row that are not zero.
+void run(Mem &m, const Count &op) {
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    uint64_t count = 0;
+    for (uint64_t j = 0; j < op.cols; ++j)
+      count += m.element(op.src + i * op.cols + j, 1) != 0;
+    m.element(op.dst + i * 8, 8, count);
+  }
+}
+
 void run(Mem &m, const ColSum &op) {
   for (uint64_t j = 0; j < op.cols; ++j) {
     uint32_t s = kPlusZero;

@@ -1,7 +1,8 @@
-"""ARGMAX and ARGMIN against PyTorch's CPU on the ISS and, under
+"""ARGMAX, ARGMIN and COUNT against PyTorch's CPU on the ISS and, under
 co-simulation, on the RTL: the first index of each row's extreme, -0 equal
 to +0, subnormals by value, and the first NaN of a row for argmax and for
-argmin alike (what PyTorch's CPU returns; docs/types.md §5)."""
+argmin alike (what PyTorch's CPU returns; docs/types.md §5); the number of
+nonzero bytes of each b8 row."""
 import numpy as np
 import pytest
 
@@ -13,13 +14,13 @@ COLS = 301  # rows across two chunk ends of the vector engine
 BACKENDS = ["iss", "cosim"]
 
 
-def arg_on_device(tmp_path, backend, mnemonic, x, dtype):
-    """x (rows x COLS, any 32- or 16-bit array) through one packet; the
-    indices as int64."""
+def arg_on_device(tmp_path, backend, mnemonic, x, dtype=None):
+    """x (rows x COLS, any array) through one packet; its i64 results."""
     rows = x.shape[0]
     (tmp_path / "x.bin").write_bytes(x.tobytes())
     program = tmp_path / "k.npuasm"
-    program.write_text(f".text\n    {mnemonic} {DST:#x}, {SRC:#x}, {rows}, {COLS}, dtype={dtype}\n"
+    typed = f", dtype={dtype}" if dtype else ""
+    program.write_text(f".text\n    {mnemonic} {DST:#x}, {SRC:#x}, {rows}, {COLS}{typed}\n"
                        "    halt\n")
     out = tmp_path / "y.bin"
     result = run([tool("npu-sim"), program, "--backend", backend,
@@ -82,4 +83,18 @@ def test_i32_argmax_equals_pytorch_cpu(tmp_path, backend, mnemonic):
     x[4, :] = 0
     got = arg_on_device(tmp_path, backend, mnemonic, x.numpy(), "i32")
     expected = getattr(torch, mnemonic)(x, -1).numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_count_equals_pytorch_count_nonzero(tmp_path, backend):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(20)
+    x = rng.integers(0, 256, size=(6, COLS), dtype=np.uint8)
+    x[rng.random((6, COLS)) < 0.5] = 0
+    x[1, :] = 0
+    x[2, :] = 0x80  # any nonzero byte is true
+    x[3, :-1] = 0
+    got = arg_on_device(tmp_path, backend, "count", x)
+    expected = torch.count_nonzero(torch.from_numpy(x).bool(), dim=-1).numpy()
     np.testing.assert_array_equal(got, expected)

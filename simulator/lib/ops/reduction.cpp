@@ -1,10 +1,11 @@
 // ROW_SUM ROW_MAX ROW_MEAN COL_SUM in the spec's lane order; ARGMAX and
-// ARGMIN by the order keys their recipes compute.
+// ARGMIN by the order keys their recipes compute; COUNT.
 #include "../arith_util.h"
 #include "../context.h"
 #include "../typed_streams.h"
 #include "../vector_ops.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace npu::sim {
@@ -99,6 +100,17 @@ void execute(ExecContext &ctx, const isa::inst::Argmax &op) {
 Work work(const isa::inst::Argmin &op) { return reduceWork(op); }
 void execute(ExecContext &ctx, const isa::inst::Argmin &op) {
   argExtreme(ctx, op, false);
+}
+
+Work work(const isa::inst::Count &op) { return reduceWork(op); }
+// The b8 stream's masks (nonzero bytes all ones) counted row by row.
+void execute(ExecContext &ctx, const isa::inst::Count &op) {
+  const LaneColumns lanes = loadLanes(ctx, op.src, uint64_t(op.rows) * op.cols, isa::DType::b8);
+  uint64_t *dst = ctx.write<uint64_t>(op.dst, op.rows).data();
+  for (uint64_t i = 0; i < op.rows; ++i)
+    dst[i] = static_cast<uint64_t>(std::count(lanes.words.begin() + i * op.cols,
+                                              lanes.words.begin() + (i + 1) * op.cols,
+                                              0xffffffffu));
 }
 
 } // namespace npu::sim

@@ -602,6 +602,16 @@ TEST(IssOps, GatherEveryAcceptedType) {
   EXPECT_EQ(types, 6);
 }
 
+// COUNT on ARGMAX's shapes over b8 rows (the same as RtlOps').
+TEST(IssOps, CountOfB8Rows) {
+  test::forEachCountTest([&](const test::ArgCase &c) {
+    Twin twin(980);
+    const isa::inst::Count op =
+        test::countOf(c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::countName(op, c));
+  });
+}
+
 // SELECT on every pair of edge values of f32 and i32 under each broadcast
 // of b and of the mask; SELECTS on the edge values of all six types under
 // each mask broadcast against seven immediates (integer_cases.h).

@@ -1,4 +1,4 @@
-// IOTA's, TRI's, CUMSUM's, ARGMAX's and ARGMIN's directed cases, for the ISS
+// IOTA's, TRI's, CUMSUM's, ARGMAX's, ARGMIN's and COUNT's directed cases, for the ISS
 // (against the reference model) and the RTL (against the ISS) op tests:
 // every type the record accepts, over edge operands and lengths that end
 // inside a beat, on a chunk boundary and a few chunks in.
@@ -170,10 +170,13 @@ struct CumsumCase {
   std::string what;
 };
 
-// A random element of `type`: any integer; a float of either sign with a
-// magnitude from 2^-8 to 2^8, so that long rows both cancel and round.
+// A random element of `type`: any integer; a b8 byte, zero half the time;
+// a float of either sign with a magnitude from 2^-8 to 2^8, so that long
+// rows both cancel and round.
 inline uint64_t randomElement(isa::DType type, std::mt19937_64 &rng) {
   const uint64_t r = rng();
+  if (type == isa::DType::b8)
+    return r & 1 ? r >> 8 & 0xff : 0;
   if (type == isa::DType::i32 || type == isa::DType::i64)
     return type == isa::DType::i32 ? r & 0xffffffffu : r;
   // Sign, an exponent in [-8, 8], random significand bits.
@@ -324,6 +327,27 @@ template <class Op, class Place> Op argOf(isa::DType type, const ArgCase &c, Pla
   op.src = place(packedWords(type, c.elements, 0x5a));
   op.dst = place(std::vector<uint32_t>(2 * c.rows, 0xa5a5a5a5u));
   return op;
+}
+
+// Calls run(case) for every COUNT test: ARGMAX's shapes and rows of b8
+// elements (bytes 0, 1, 2, 0x80, 0xff and random ones).
+template <class Run> void forEachCountTest(Run run) {
+  for (const ArgCase &c : argCases(isa::DType::b8))
+    run(c);
+}
+
+// The COUNT of one test, its destination filled with a pattern first.
+template <class Place> isa::inst::Count countOf(const ArgCase &c, Place place) {
+  isa::inst::Count op;
+  op.rows = c.rows;
+  op.cols = c.cols;
+  op.src = place(packedWords(isa::DType::b8, c.elements, 0x5a));
+  op.dst = place(std::vector<uint32_t>(2 * c.rows, 0xa5a5a5a5u));
+  return op;
+}
+
+inline std::string countName(const isa::inst::Count &op, const ArgCase &c) {
+  return "count " + std::to_string(op.rows) + "x" + std::to_string(op.cols) + " " + c.what;
 }
 
 template <class Op> std::string argName(const Op &op, const ArgCase &c) {
