@@ -78,8 +78,18 @@ Footprint footprintOf(const isa::Instruction &inst) {
     const isa::MemOperandInfo &written = a.writes ? a : b, &read = a.writes ? b : a;
     f.inPlace.emplace_back(info.operands[written.operand].name, info.operands[read.operand].name);
   }
+  // The work at the least aligned addresses the operands allow: placement
+  // comes after the budget check and may start a buffer anywhere in its
+  // 64-byte line, where each of its rows can take one more beat, so a
+  // packet within its budget here stays within it once placed.
+  isa::Instruction leastAligned = inst;
+  for (uint32_t i = 0; i < info.numOperands; ++i) {
+    const isa::OperandInfo &op = info.operands[i];
+    if (op.kind == isa::OperandKind::Addr && op.align < 64)
+      leastAligned.operands[i] = (inst.operands[i] & ~uint64_t(63)) | (64 - std::max(op.align, 1u));
+  }
   isa::Packet packet;
-  isa::encode(inst, packet);
+  isa::encode(leastAligned, packet);
   f.work = sim::predictCycles(packet).value_or(kSaturated);
   return f;
 }
