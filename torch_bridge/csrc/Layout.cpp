@@ -301,6 +301,14 @@ at::Tensor contiguousOnDevice(const at::Tensor &t) {
   return out;
 }
 
+at::Tensor streamSource(const at::Tensor &t) {
+  if (t.is_contiguous() && wordAligned(t))
+    return t;
+  at::Tensor out = emptyNpu(t.sizes(), t.scalar_type());
+  emitGather(addressOf(out), t);
+  return out;
+}
+
 at::Tensor materialize(const at::Tensor &t, c10::IntArrayRef shape) {
   at::Tensor full = emptyNpu(shape, t.scalar_type());
   emitGather(addressOf(full), t.expand(shape));

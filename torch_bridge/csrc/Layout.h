@@ -87,6 +87,9 @@ template <class Emit> void emitAligned(const at::Tensor &dst, Emit &&emitInto) {
 
 // t when it is contiguous, otherwise a contiguous copy gathered on the device.
 at::Tensor contiguousOnDevice(const at::Tensor &t);
+// t itself when it is contiguous and word-aligned (what a stream reads
+// from), else a dense copy.
+at::Tensor streamSource(const at::Tensor &t);
 
 // Whether the memory of a and b may intersect.
 bool mayOverlap(const at::Tensor &a, const at::Tensor &b);

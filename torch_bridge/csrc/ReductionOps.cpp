@@ -17,6 +17,8 @@
 #include <ATen/ops/any_ops.h>
 #include <ATen/ops/argmax_ops.h>
 #include <ATen/ops/argmin_ops.h>
+#include <ATen/ops/count_nonzero_ops.h>
+#include <ATen/ops/eq.h>
 #include <ATen/ops/linalg_vector_norm_ops.h>
 #include <ATen/ops/mean_ops.h>
 #include <ATen/ops/mul.h>
@@ -83,6 +85,60 @@ bool reducedDimsLead(const at::Tensor &self, const std::bitset<64> &dims) {
   return true;
 }
 
+// self's dims in the order that makes the reduced ones (`dims`) columns:
+// the kept dims first, each group in its own order, with the element
+// counts of both groups.
+struct RowsCols {
+  std::vector<int64_t> order;
+  int64_t rows = 1, cols = 1;
+};
+
+RowsCols reducedLast(const at::Tensor &self, const std::bitset<64> &dims) {
+  RowsCols r;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!dims[d]) {
+      r.order.push_back(d);
+      r.rows *= self.size(d);
+    }
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (dims[d]) {
+      r.order.push_back(d);
+      r.cols *= self.size(d);
+    }
+  return r;
+}
+
+// The number of true elements of a bool tensor over `dims`, as int64 in
+// the reduced shape: one COUNT over the mask with the reduced dims last
+// (gathered into that order first when it is not laid out so). Exact for
+// any count.
+at::Tensor countTrueOver(const at::Tensor &mask, const std::bitset<64> &dims, bool keepdim) {
+  at::Tensor counts = emptyNpu(reducedShape(mask, dims, keepdim), at::kLong);
+  const auto [order, rows, cols] = reducedLast(mask, dims);
+  if (rows == 0)
+    return counts;
+  if (cols == 0)
+    return counts.fill_(0);
+  const at::Tensor source = streamSource(mask.permute(order));
+  isa::inst::Count inst;
+  inst.dst = addressOf(counts);
+  inst.src = addressOf(source);
+  inst.rows = u32(rows, "rows");
+  inst.cols = u32(cols, "columns");
+  emit(inst);
+  return counts;
+}
+
+// The truth of self's elements (nonzero, NaN included) as bool: self
+// itself when it is bool, else a CAST.
+at::Tensor truthOf(const at::Tensor &self) {
+  if (self.scalar_type() == at::kBool)
+    return self;
+  at::Tensor mask = emptyNpu(self.sizes(), at::kBool);
+  copyInto(mask, self);
+  return mask;
+}
+
 // Where the reductions differ: the mean of no elements is NaN (the sum's is
 // 0) and the max of none an error; only the sum and the mean have a column
 // form (COL_SUM, then a division for the mean).
@@ -94,18 +150,7 @@ template <class RowInst> inline constexpr bool kIsMax = std::is_same_v<RowInst, 
 // the row reduction RowInst (ROW_SUM, ROW_MEAN, ROW_MAX).
 template <class RowInst>
 void emitReduction(const at::Tensor &out, const at::Tensor &self, const std::bitset<64> &dims) {
-  std::vector<int64_t> order;
-  int64_t rows = 1, cols = 1;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (!dims[d]) {
-      order.push_back(d);
-      rows *= self.size(d);
-    }
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (dims[d]) {
-      order.push_back(d);
-      cols *= self.size(d);
-    }
+  const auto [order, rows, cols] = reducedLast(self, dims);
   if (rows == 0)
     return;
   const uint64_t dst = addressOf(out);
@@ -174,15 +219,20 @@ at::Tensor &reduceOut(OpCounter &counter, const at::Tensor &self, at::OptionalIn
 }
 
 // A count of true elements (the sum of a bool tensor, int64 by default):
-// the mask as 0/1 floats summed by ROW_SUM, exact while every partial sum
-// is an integer below 2^24, then converted (CAST). Larger counts fall back.
+// COUNT, then CAST to another integer dtype (wrapping as the CPU's int64
+// sum converted does) or to a float one. A float count is exact below 2^24,
+// where the CPU's float summation is too; larger float counts fall back.
 constexpr int64_t kExactFloatCount = int64_t(1) << 24;
 
 bool countLowerable(const at::Tensor &self, at::OptionalIntArrayRef dim,
                     std::optional<c10::ScalarType> dtype) {
+  const c10::ScalarType type = dtype.value_or(at::kLong);
   if (!isNpu(self) || self.scalar_type() != at::kBool || self.dim() > 64 ||
-      !(dtype.value_or(at::kLong) == at::kLong || dtype == at::kInt || dtype == at::kFloat))
+      !(type == at::kLong || type == at::kInt || at::isFloatingType(type)) ||
+      !accepts<isa::inst::Cast>(type))
     return false;
+  if (!at::isFloatingType(type))
+    return true;
   const std::bitset<64> dims = reductionDims(self, dim);
   int64_t reduced = 1;
   for (int64_t d = 0; d < self.dim(); ++d)
@@ -193,11 +243,14 @@ bool countLowerable(const at::Tensor &self, at::OptionalIntArrayRef dim,
 
 at::Tensor countTrue(OpCounter &counter, const at::Tensor &self, at::OptionalIntArrayRef dim,
                      bool keepdim, std::optional<c10::ScalarType> dtype) {
-  at::Tensor values = emptyNpu(self.sizes(), at::kFloat);
-  copyInto(values, self);
-  const at::Tensor sums = reduce<isa::inst::RowSum>(counter, values, dim, keepdim);
-  at::Tensor result = emptyNpu(sums.sizes(), dtype.value_or(at::kLong));
-  copyInto(result, sums);
+  OpScope scope(counter);
+  if (logOps())
+    scope.describe(shapeString(self));
+  const at::Tensor counts = countTrueOver(self, reductionDims(self, dim), keepdim);
+  if (dtype.value_or(at::kLong) == at::kLong)
+    return counts;
+  at::Tensor result = emptyNpu(counts.sizes(), *dtype);
+  copyInto(result, counts);
   return result;
 }
 
@@ -323,11 +376,7 @@ at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional
   const int64_t d = dim && self.dim() > 0 ? at::maybe_wrap_dim(*dim, self.dim()) : -1;
   const at::Tensor moved = d >= 0 ? self.movedim(d, -1) : self.reshape({-1});
   const int64_t cols = moved.dim() == 0 ? 1 : moved.size(-1), rows = moved.numel() / cols;
-  at::Tensor rowsOf = moved;
-  if (!moved.is_contiguous() || !wordAligned(moved)) {
-    rowsOf = emptyNpu(moved.sizes(), self.scalar_type());
-    copyInto(rowsOf, moved);
-  }
+  const at::Tensor rowsOf = streamSource(moved);
   const std::bitset<64> dims =
       d >= 0 ? std::bitset<64>().set(d) : reductionDims(self, std::nullopt);
   at::Tensor indices = emptyNpu(reducedShape(self, dims, keepdim), at::kLong);
@@ -367,46 +416,41 @@ template <bool kMin> struct ArgKernels {
   }
 };
 
-// --- any / all ---------------------------------------------------------------
+// --- any / all / count_nonzero ----------------------------------------------
 //
-// Over the truth of self's elements (nonzero, NaN included): the mask as
-// 0/1 floats (CAST, through b8 for a non-bool self), ROW_MAX for any; all
-// is any's dual, -max(-v) = min(v). The maximum converted back to bool
-// (CAST) is the answer. An empty reduction is false for any, true for all.
+// Over the truth of self's elements (nonzero, NaN included): the COUNT of
+// true ones per reduced row, then any is count > 0 and all is count ==
+// the reduced size (a scalar compare). An empty reduction counts 0: false
+// for any, true for all.
 
 bool logicalLowerable(const at::Tensor &self) {
   return isNpu(self) && self.dim() <= 64 && accepts<isa::inst::Cast>(self.scalar_type(), "stype");
 }
 
+// counts (int64) compared with the int32 s by the scalar compare Inst.
+template <class Inst> at::Tensor compareCounts(const at::Tensor &counts, int32_t s) {
+  at::Tensor result = emptyNpu(counts.sizes(), at::kBool);
+  if (counts.numel() == 0)
+    return result;
+  Inst inst;
+  inst.dst = addressOf(result);
+  inst.a = addressOf(counts);
+  inst.s = std::bit_cast<float>(s);
+  inst.n = u32(counts.numel(), "elements");
+  inst.dtype = isa::DType::i64;
+  emit(inst);
+  return result;
+}
+
 at::Tensor logicalReduce(const at::Tensor &self, const std::bitset<64> &dims, bool keepdim,
                          bool all) {
-  const std::vector<int64_t> shape = reducedShape(self, dims, keepdim);
-  at::Tensor result = emptyNpu(shape, at::kBool);
-  int64_t reduced = 1;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (dims[d])
-      reduced *= self.size(d);
-  if (result.numel() == 0)
-    return result;
-  if (reduced == 0) {
-    result.fill_(all);
-    return result;
-  }
-  at::Tensor mask = self;
-  if (self.scalar_type() != at::kBool) {
-    mask = emptyNpu(self.sizes(), at::kBool);
-    copyInto(mask, self);
-  }
-  at::Tensor values = emptyNpu(self.sizes(), at::kFloat);
-  copyInto(values, mask);
-  if (all)
-    emitUnary<isa::inst::Neg>(addressOf(values), addressOf(values), values.numel());
-  at::Tensor maxima = emptyNpu(shape, at::kFloat);
-  emitReduction<isa::inst::RowMax>(maxima, values, dims);
-  if (all)
-    emitUnary<isa::inst::Neg>(addressOf(maxima), addressOf(maxima), maxima.numel());
-  copyInto(result, maxima);
-  return result;
+  const at::Tensor counts = countTrueOver(truthOf(self), dims, keepdim);
+  if (!all)
+    return compareCounts<isa::inst::Gts>(counts, 0);
+  const int64_t reduced = reducedLast(self, dims).cols;
+  if (reduced > std::numeric_limits<int32_t>::max())
+    return at::eq(counts, reduced);
+  return compareCounts<isa::inst::Eqs>(counts, static_cast<int32_t>(reduced));
 }
 
 // The kernels of any and all: functional forms over all dims, one dim or a
@@ -470,6 +514,27 @@ void registerLogical(torch::Library &m) {
          });
 }
 
+// count_nonzero over a list of dims (empty: all of them), int64.
+at::Tensor countNonzero(const at::Tensor &self, at::IntArrayRef dim) {
+  static OpCounter counter("count_nonzero");
+  if (!logicalLowerable(self))
+    return fallbackTo<NPU_ATEN_OP2(count_nonzero, dim_IntList)>(self, dim);
+  return countTrue(counter, truthOf(self), dim, false, std::nullopt);
+}
+
+at::Tensor &countNonzeroOut(const at::Tensor &self, at::IntArrayRef dim, at::Tensor &out) {
+  static OpCounter counter("count_nonzero.out");
+  if (!logicalLowerable(self) || !isNpu(out) || out.scalar_type() != at::kLong)
+    return fallbackTo<NPU_ATEN_OP2(count_nonzero, dim_IntList_out)>(self, dim, out);
+  const at::Tensor result = countTrue(counter, truthOf(self), dim, false, std::nullopt);
+  at::native::resize_output(out, result.sizes());
+  // The CPU's out form is the functional one copied into out, whose copy_
+  // refuses an out with internal overlap.
+  checkInternalOverlap(out);
+  copyResult(out, result);
+  return out;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -481,6 +546,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   registerLogical<true, NPU_ATEN_OP(all), NPU_ATEN_OP2(all, dim), NPU_ATEN_OP2(all, dims),
                   NPU_ATEN_OP2(all, all_out), NPU_ATEN_OP2(all, out), NPU_ATEN_OP2(all, dims_out)>(
       m);
+  m.impl("count_nonzero.dim_IntList", countNonzero);
+  m.impl("count_nonzero.dim_IntList_out", countNonzeroOut);
   m.impl("sum.dim_IntList", sumDim);
   m.impl("sum", sumAll);
   m.impl("sum.IntList_out", sumOut);

@@ -199,6 +199,7 @@ OUT_DTYPES: dict[str, torch.dtype] = {
     "aten::isin.Tensor_Tensor_out": torch.bool,
     "aten::argmax.out": torch.int64,
     "aten::argmin.out": torch.int64,
+    "aten::count_nonzero.dim_IntList_out": torch.int64,
     "aten::cumsum.out": torch.int64,
     "aten::bitwise_left_shift.Tensor_out": torch.int64,
     "aten::bitwise_right_shift.Tensor_out": torch.int64,

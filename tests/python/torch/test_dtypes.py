@@ -147,7 +147,7 @@ def test_any_and_all_of_nothing():
         assert not empty.any().item() and empty.all().item()
 
 
-def test_counting_true_elements_is_a_float_sum_on_the_device():
+def test_counting_true_elements_is_one_count_on_the_device():
     g = torch.Generator().manual_seed(4)
     flags = torch.rand(3, 50, 7, generator=g) < 0.4
     device = flags.to("npu")
@@ -155,6 +155,40 @@ def test_counting_true_elements_is_a_float_sum_on_the_device():
         results = [(device.sum(), flags.sum()), (device.sum(dim=1), flags.sum(dim=1)),
                    (device.sum(dim=(0, 2), keepdim=True), flags.sum(dim=(0, 2), keepdim=True)),
                    (device.sum(-1, dtype=torch.int32), flags.sum(-1, dtype=torch.int32)),
+                   (device.sum(-1, dtype=torch.float32), flags.sum(-1, dtype=torch.float32)),
                    (device.sum(0), flags.sum(0))]
+        torch.npu.reset_stats()
+        device.sum(-1)
+        assert op_packets("sum") == 1  # COUNT alone: the reduced dim is already last
     for actual, expected in results:
         assert actual.dtype == expected.dtype and torch.equal(actual.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_count_nonzero_runs_on_the_device(dtype):
+    g = torch.Generator().manual_seed(5)
+    host = (torch.rand(5, 9, 6, generator=g) * 3).to(dtype) * (torch.rand(5, 9, 6, generator=g) < 0.5)
+    if dtype in FLOATS:
+        host[0, 0, 0], host[0, 0, 1] = float("nan"), -0.0  # NaN counts, -0 does not
+    device = host.to("npu")
+    with native("count_nonzero"):
+        results = [(torch.count_nonzero(device), torch.count_nonzero(host))]
+        for dim in (0, 1, -1, (0, 2), ()):
+            results.append((torch.count_nonzero(device, dim=dim), torch.count_nonzero(host, dim=dim)))
+        # A view at an odd byte offset and stride, gathered into rows first.
+        results.append((torch.count_nonzero(device[1:, ::2, 1:], dim=1),
+                        torch.count_nonzero(host[1:, ::2, 1:], dim=1)))
+    for actual, expected in results:
+        assert actual.dtype == torch.int64 and torch.equal(actual.cpu(), expected)
+
+
+def test_any_and_all_are_a_count_and_a_compare():
+    flags = torch.rand(6, 33) < 0.5
+    flags[0], flags[1] = True, False
+    device = flags.to("npu")
+    with native("any", "all"):
+        torch.npu.reset_stats()
+        any_rows, all_rows = device.any(dim=1), device.all(dim=1)
+        assert op_packets("any") == 2 and op_packets("all") == 2
+    assert torch.equal(any_rows.cpu(), flags.any(dim=1))
+    assert torch.equal(all_rows.cpu(), flags.all(dim=1))
