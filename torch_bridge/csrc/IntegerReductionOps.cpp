@@ -220,6 +220,13 @@ std::optional<at::Tensor> integerSum(const at::Tensor &self, at::OptionalIntArra
   return integerReduce<isa::inst::Add>(counter, self, dim, keepdim, *type);
 }
 
+at::Tensor integerExtremaKeepdim(const at::Tensor &self, std::optional<int64_t> dim, bool min) {
+  static OpCounter maxCounter("amax"), minCounter("amin");
+  const at::OptionalIntArrayRef dims = dim ? at::OptionalIntArrayRef(*dim) : std::nullopt;
+  return min ? integerReduce<isa::inst::Min>(minCounter, self, dims, true, self.scalar_type())
+             : integerReduce<isa::inst::Max>(maxCounter, self, dims, true, self.scalar_type());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max", extremum<isa::inst::Max, NPU_ATEN_OP(max)>);
   m.impl("min", extremum<isa::inst::Min, NPU_ATEN_OP(min)>);

@@ -109,6 +109,10 @@ std::vector<int64_t> reducedShape(const at::Tensor &self, const std::bitset<64> 
 // does not take the type.
 std::optional<at::Tensor> integerSum(const at::Tensor &self, at::OptionalIntArrayRef dim,
                                      bool keepdim, std::optional<c10::ScalarType> dtype);
+// The maximum (or with `min` the minimum) of the integer npu tensor self
+// over `dim` (all dims when none) with keepdim, exact, by a tree of MAX
+// (MIN) packets; self's type must be one MAX takes.
+at::Tensor integerExtremaKeepdim(const at::Tensor &self, std::optional<int64_t> dim, bool min);
 
 // A CPU tensor with the values of the npu tensor src (waits for the device).
 at::Tensor download(const at::Tensor &src);

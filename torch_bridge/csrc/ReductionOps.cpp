@@ -362,9 +362,13 @@ at::Tensor &linalgVectorNormOut(const at::Tensor &self, const at::Scalar &ord,
 // ARGMAX / ARGMIN per row of the tensor with dim last (a contiguous copy
 // unless it already is): the first index of the row's extreme as an int64,
 // floats by value (-0 == +0) and the first NaN for both, as on the CPU.
-// The types the instructions take (f32, bf16, f16, i32); int64 falls back.
+// The types the instructions take (f32, bf16, f16, i32), and int64 by a
+// composition (int64Arg).
 template <class Inst> bool argLowerable(const at::Tensor &self) {
-  return isNpu(self) && self.numel() > 0 && self.dim() <= 64 && accepts<Inst>(self.scalar_type());
+  return isNpu(self) && self.numel() > 0 && self.dim() <= 64 &&
+         (accepts<Inst>(self.scalar_type()) ||
+          (self.scalar_type() == at::kLong && accepts<isa::inst::Max>(at::kLong) &&
+           accepts<isa::inst::Eq>(at::kLong) && accepts<Inst>(at::kInt)));
 }
 
 template <class Inst>
@@ -390,22 +394,42 @@ at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional
   return indices;
 }
 
+// argmax/argmin of int64, which ARGMAX does not take: the extremum of
+// each row (a MAX or MIN tree), the mask of the elements equal to it (EQ,
+// the extremum broadcast), and ARGMAX of that mask as int32 0/1 (CAST):
+// its first 1 is the first extremum. Exact.
+template <class Inst>
+at::Tensor int64Arg(OpCounter &counter, const at::Tensor &self, std::optional<int64_t> dim,
+                    bool keepdim) {
+  constexpr bool kMin = std::is_same_v<Inst, isa::inst::Argmin>;
+  const at::Tensor extrema = integerExtremaKeepdim(self, dim, kMin);
+  at::Tensor mask = emptyNpu(self.sizes(), at::kInt);
+  copyInto(mask, at::eq(self, extrema));
+  return argExtremum<isa::inst::Argmax>(counter, mask, dim, keepdim);
+}
+
 template <bool kMin> struct ArgKernels {
   using Inst = std::conditional_t<kMin, isa::inst::Argmin, isa::inst::Argmax>;
   using Functional = std::conditional_t<kMin, NPU_ATEN_OP(argmin), NPU_ATEN_OP(argmax)>;
   using Out = std::conditional_t<kMin, NPU_ATEN_OP2(argmin, out), NPU_ATEN_OP2(argmax, out)>;
+  static at::Tensor compute(OpCounter &counter, const at::Tensor &self, std::optional<int64_t> dim,
+                            bool keepdim) {
+    if (self.scalar_type() == at::kLong && !accepts<Inst>(at::kLong))
+      return int64Arg<Inst>(counter, self, dim, keepdim);
+    return argExtremum<Inst>(counter, self, dim, keepdim);
+  }
   static at::Tensor functional(const at::Tensor &self, std::optional<int64_t> dim, bool keepdim) {
     static OpCounter counter(baseName<Functional>());
     if (!argLowerable<Inst>(self))
       return fallbackTo<Functional>(self, dim, keepdim);
-    return argExtremum<Inst>(counter, self, dim, keepdim);
+    return compute(counter, self, dim, keepdim);
   }
   static at::Tensor &outForm(const at::Tensor &self, std::optional<int64_t> dim, bool keepdim,
                              at::Tensor &out) {
     static OpCounter counter(operatorName<Out>());
     if (!argLowerable<Inst>(self) || !isNpu(out) || out.scalar_type() != at::kLong)
       return fallbackTo<Out>(self, dim, keepdim, out);
-    const at::Tensor result = argExtremum<Inst>(counter, self, dim, keepdim);
+    const at::Tensor result = compute(counter, self, dim, keepdim);
     at::native::resize_output(out, result.sizes());
     copyResult(out, result);
     return out;

@@ -95,7 +95,8 @@ def test_float32_cumsum_adds_in_element_order():
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("dim,keepdim", [(None, False), (None, True), (-1, False), (0, True), (1, False)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32,
+                                   torch.int64], ids=str)
 def test_argmax_and_argmin_give_the_first_extremum(name, dim, keepdim, dtype):
     g = torch.Generator().manual_seed(12)
     host = torch.randint(-3, 4, (5, 40, 3), generator=g).to(dtype)  # many ties
@@ -129,8 +130,14 @@ def test_argmax_over_a_vocabulary_as_greedy_decoding_does():
     assert op_packets("argmax") == 1  # ARGMAX over the rows in place
 
 
-def test_argmax_of_int64_falls_back():
-    host = torch.tensor([[3, -2**40, 2**40, 2**40]])
-    torch.npu.reset_stats()
-    assert torch.equal(host.to("npu").argmax(-1).cpu(), host.argmax(-1))
-    assert "aten::argmax" in torch.npu.fallback_stats()
+def test_argmax_of_int64_compares_all_64_bits():
+    # Equal high words, low words that differ in sign: the extremum is the
+    # larger unsigned low word under a high word of 0, the first among ties.
+    host = torch.tensor([[3, -2**40, 2**40, 2**40, 2**40 + 2**31, 5],
+                         [-1, -2**32, -2**32 + 1, 2**31, 2**31 - 1, 2**31]])
+    with native("argmax", "argmin"):
+        results = [(host.to("npu").argmax(-1), host.argmax(-1)),
+                   (host.to("npu").argmin(-1), host.argmin(-1)),
+                   (host.to("npu").argmax(), host.argmax())]
+    for actual, expected in results:
+        assert torch.equal(actual.cpu(), expected)
