@@ -310,17 +310,19 @@ template <class Op> void binaryOp(Mem &m, const Op &op) {
       return;
     }
   }
+  // Float types: binary32 elements (bf16, f16 widened), rounded once on store.
+  FloatArray a(m, op.a, op.dtype), b(m, op.b, op.dtype), dst(m, op.dst, op.dtype);
   std::vector<uint32_t> out(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i)
     for (uint64_t j = 0; j < op.cols; ++j) {
-      uint32_t b = m.f(op.b, broadcastIndex(op, i, j));
+      uint32_t y = b.get(broadcastIndex(op, i, j));
       if constexpr (requires { op.alpha; })
         if (op.alpha != 1.0f)
-          b = soft::fmul(bitsOf(op.alpha), b);
-      out[i * op.cols + j] = element(op, m.f(op.a, i * op.cols + j), b);
+          y = soft::fmul(bitsOf(op.alpha), y);
+      out[i * op.cols + j] = element(op, a.get(i * op.cols + j), y);
     }
   for (uint64_t i = 0; i < out.size(); ++i)
-    m.f(op.dst, i, out[i]);
+    dst.set(i, out[i]);
 }
 
 // The instructions of the .td class ScalarOp.
