@@ -479,12 +479,14 @@ template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
 
 // ROW_SUM, ROW_MAX, ROW_MEAN: f of each row.
 template <class F>
-void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F f) {
+void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F f,
+            isa::DType type = isa::DType::f32) {
+  FloatArray in(m, src, type), out(m, dst, type);
   for (uint64_t i = 0; i < rows; ++i) {
     std::vector<uint32_t> row(cols);
     for (uint64_t j = 0; j < cols; ++j)
-      row[j] = m.f(src, i * cols + j);
-    m.f(dst, i, f(row));
+      row[j] = in.get(i * cols + j);
+    out.set(i, f(row));
   }
 }
 
@@ -966,19 +968,22 @@ NPU_FOR_EACH_BITWISE_NOT_OP(NPU_BITWISE_NOT_OP)
 #undef NPU_REFERENCE_SHAPE
 
 void run(Mem &m, const RowSum &op) {
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [](const auto &row) { return laneReduce(row, false); });
+  perRow(
+      m, op.dst, op.src, op.rows, op.cols, [](const auto &row) { return laneReduce(row, false); },
+      op.dtype);
 }
 
 void run(Mem &m, const RowMax &op) {
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [](const auto &row) { return laneReduce(row, true); });
+  perRow(
+      m, op.dst, op.src, op.rows, op.cols, [](const auto &row) { return laneReduce(row, true); },
+      op.dtype);
 }
 
 void run(Mem &m, const RowMean &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); });
+  perRow(
+      m, op.dst, op.src, op.rows, op.cols,
+      [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); }, op.dtype);
 }
 
 // The value of a binary floating-point pattern with `e` exponent and `f`

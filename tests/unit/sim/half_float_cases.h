@@ -5,7 +5,8 @@
 // (type_pairs.h's: zeros, subnormals, infinities, NaNs, the largest finite
 // values, which overflow on store) and ordinary ones over three chunks from
 // inside a beat, against scalars that overflow, vanish or are NaN-making;
-// the tensor forms on every pair of them under each broadcast.
+// the tensor forms on every pair of them under each broadcast; the row
+// reductions over rows of 1 to 421 elements.
 // The ISS op tests run them against the reference model, the RTL op tests
 // against the ISS.
 #pragma once
@@ -15,10 +16,12 @@
 
 #include "npu/isa/isa.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace npu::test {
@@ -108,6 +111,43 @@ template <class Run> int forEachHalfFloatTest(Run run) {
         }
     }
   };
+  // The reductions: rows of 1 to 421 elements, odd row counts (a 2-byte
+  // result lands in either half of a word), over the values with their
+  // specials and over the finite ones alone (sums that round, or overflow
+  // f16 on store). dst is sized for a result per row or per column.
+  const auto reduce = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kHalfFloatTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const uint64_t special = type == isa::DType::bf16 ? 0x7f80 : 0x7c00;
+      std::vector<uint64_t> finite;
+      for (uint64_t v : halfFloatValues(type))
+        if ((v & special) != special)
+          finite.push_back(v);
+      for (bool withSpecials : {true, false})
+        for (const auto &[rows, cols] : std::vector<std::pair<uint32_t, uint32_t>>{
+                 {1, 1}, {3, 1}, {5, 7}, {7, 129}, {3, 421}, {9, 34}}) {
+          const std::vector<uint64_t> &e = withSpecials ? halfFloatValues(type) : finite;
+          const auto make = [&](auto &place) {
+            std::vector<uint64_t> src(uint64_t(rows) * cols);
+            for (size_t i = 0; i < src.size(); ++i)
+              src[i] = e[(i * 7 + i / cols) % e.size()];
+            Op op;
+            op.dtype = type;
+            op.rows = rows;
+            op.cols = cols;
+            op.src = placeElements(place, type, src);
+            op.dst =
+                placeElements(place, type, std::vector<uint64_t>(std::max(rows, cols), 0x3c00));
+            return isa::packetOf(op);
+          };
+          run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " " +
+                        std::to_string(rows) + "x" + std::to_string(cols) +
+                        (withSpecials ? " with specials" : " finite"));
+          ++count;
+        }
+    }
+  };
   const auto unary = [&]<class Op>(std::type_identity<Op>) {
     for (isa::DType type : kHalfFloatTypes) {
       if (!accepts(Op::kOpcode, type))
@@ -133,12 +173,15 @@ template <class Run> int forEachHalfFloatTest(Run run) {
     }
   };
 #define NPU_HALF_BINARY(NAME, Type, family) binary(std::type_identity<isa::inst::Type>{});
+#define NPU_HALF_REDUCE(NAME, Type, family) reduce(std::type_identity<isa::inst::Type>{});
 #define NPU_HALF_SCALAR(NAME, Type, family) scalar(std::type_identity<isa::inst::Type>{});
 #define NPU_HALF_UNARY(NAME, Type, family) unary(std::type_identity<isa::inst::Type>{});
   NPU_FOR_EACH_BINARY_OP(NPU_HALF_BINARY)
   NPU_FOR_EACH_SCALAR_OP(NPU_HALF_SCALAR)
   NPU_FOR_EACH_UNARY_OP(NPU_HALF_UNARY)
+  NPU_FOR_EACH_REDUCE_OP(NPU_HALF_REDUCE)
 #undef NPU_HALF_BINARY
+#undef NPU_HALF_REDUCE
 #undef NPU_HALF_SCALAR
 #undef NPU_HALF_UNARY
   return count;
