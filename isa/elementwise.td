@@ -154,14 +154,16 @@ class IntBinaryRecipe<string op, string type, int bcast, bit hasAlpha, bit alpha
   let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", !if(!eq(type, "i64"), 2, 1)>], []);
 }
 
-// The recipe of a binary instruction on f32 for one value of bcast, with
-// alpha * b rounded first (alphaScales) or b itself; hasAlpha: the
-// instruction has the operand alpha (its variants then depend on alpha ==
-// 1.0); typed: it accepts other types too (its variants then depend on
-// dtype).
-class BinaryRecipe<string program, int bcast, bit hasAlpha, bit alphaScales, bit typed = 0>
+// The recipe of a binary instruction on its float types (f32, and bf16 and
+// f16 through the typed streams and loads: binary32 lanes, one rounding on
+// store) for one value of bcast, with alpha * b rounded first (alphaScales)
+// or b itself; hasAlpha: the instruction has the operand alpha (its variants
+// then depend on alpha == 1.0); intTypes: the integer types it accepts too
+// (its variants then depend on dtype not being one of them).
+class BinaryRecipe<string program, int bcast, bit hasAlpha, bit alphaScales,
+                   list<string> intTypes = []>
     : VectorRecipe<[When<"bcast", bcast>] #
-                   !if(typed, [When<"dtype", DTypeValue<"f32">.Value>], []) #
+                   !foreach(t, intTypes, When<"dtype", DTypeValue<t>.Value, 0>) #
                    !if(hasAlpha, [When<"alpha", F32One, !not(alphaScales)>], []),
                    "rows", "cols",
                    [Stream<"IB0", "a", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">] #
@@ -172,9 +174,9 @@ class BinaryRecipe<string program, int bcast, bit hasAlpha, bit alphaScales, bit
                               Run<program, "IB0", "T0", "OB0">],
                              [Run<program, "IB0", !if(!lt(bcast, 2), "IB1", "K1"), "OB0">])>]> {
   let Scalars = !if(hasAlpha, ["alpha"], []);
-  // b[0] once (scalar), or b[i] per row (col).
-  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1">], []);
-  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1">], []);
+  // b[0] once (scalar), or b[i] per row (col): one element of dtype.
+  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1", "dtype">], []);
+  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", 1, "dtype">], []);
 }
 
 // rows x cols elementwise with the second operand broadcast per Broadcast.
@@ -190,7 +192,10 @@ class BinaryOp<string mnemonic, int opcode, string expr, list<Operand> extra = [
         "$dst, $a, $b, $rows, $cols", Cost<E_Vector, 4, 1>,
         "Elementwise dst = " # expr # "."> {
   let Semantics = "dst[i][j] = " # expr # " with b = b[i][j], b[j], b[i] or b[0] for "
-                  "bcast none, row, col, scalar.";
+                  "bcast none, row, col, scalar" #
+                  !if(!empty(!filter(t, types, !eq(t, "bf16"))), "",
+                      "; bf16 and f16 compute in binary32 lanes (elements widened exactly) "
+                      "and round once on store") # ".";
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"a", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"b", "r", ProductBy<"bcast", [Product<["rows", "cols"], 1, "dtype">,
@@ -205,11 +210,10 @@ class BinaryOp<string mnemonic, int opcode, string expr, list<Operand> extra = [
   // The program is the one named like the instruction (microcode.td).
   bit HasAlpha = !not(!empty(!filter(o, extra, !eq(o.Name, "alpha"))));
   list<string> Types = types;
-  bit Typed = !gt(!size(types), 1);
   list<string> IntTypes = !filter(t, types, !or(!eq(t, "i32"), !eq(t, "i64")));
   let Recipes = !foldl([]<VectorRecipe>, [0, 1, 2, 3], acc, bcast,
-                       acc # [BinaryRecipe<mnemonic, bcast, HasAlpha, 0, Typed>] #
-                       !if(HasAlpha, [BinaryRecipe<mnemonic, bcast, HasAlpha, 1, Typed>],
+                       acc # [BinaryRecipe<mnemonic, bcast, HasAlpha, 0, IntTypes>] #
+                       !if(HasAlpha, [BinaryRecipe<mnemonic, bcast, HasAlpha, 1, IntTypes>],
                            []<VectorRecipe>) #
                        !foldl([]<VectorRecipe>, IntTypes, intAcc, type,
                               intAcc # [IntBinaryRecipe<mnemonic, type, bcast, HasAlpha, 0>] #
@@ -264,10 +268,10 @@ class ScalarOp<string mnemonic, int opcode, string expr, string program, bit rev
                         acc, type, acc # [IntScalarRecipe<program, type, reversed>]);
 }
 
-// A scalar form's types: its tensor form's, and bf16 and f16 where that
-// takes f32 (docs/types.md §2: binary32 lanes, one rounding on store). The
-// tensor forms stay f32 on floats: their col and scalar broadcasts load b
-// by whole words (RowLoad, PreLoad), which a 2-byte element is not.
+// The types of a binary operation's tensor and scalar forms: the given
+// ones, and bf16 and f16 where f32 is among them (docs/types.md §2: binary32
+// lanes, one rounding on store; the col and scalar broadcasts load b's
+// element typed).
 class WithHalfFloats<list<string> types> {
   list<string> Types = !if(!empty(!filter(t, types, !eq(t, "f32"))), types,
                            FloatTypes # !filter(t, types, !ne(t, "f32")));
@@ -278,7 +282,7 @@ class WithHalfFloats<list<string> types> {
 multiclass Binary<string mnemonic, int opcode, int scalarOpcode, string expr,
                   string scalarExpr, list<Operand> extra = [], string reverse = "",
                   list<string> types = ["f32"]> {
-  def "" : BinaryOp<mnemonic, opcode, expr, extra, types> {
+  def "" : BinaryOp<mnemonic, opcode, expr, extra, WithHalfFloats<types>.Types> {
     let ScalarForm = NAME # "S";
     let ReverseScalarForm = !if(!empty(reverse), NAME # "S", reverse);
   }
@@ -308,8 +312,7 @@ defm MAX : Binary<"max", 0x34, 0x3c, "max(a, b) (NaN if either is NaN; signed on
 defm MIN : Binary<"min", 0x35, 0x3d, "min(a, b) (NaN if either is NaN; signed on i32 and i64)",
                   "min(a, s)", [], "", ArithTypes>;
 // The tensor form of POWS (torch.pow(Tensor, Tensor)): the program's two
-// inputs from a and b. f32 only, as DIV: its col and scalar broadcasts load b
-// by whole words.
+// inputs from a and b. f32 only (bf16/f16 are open).
 def POW : BinaryOp<"pow", 0x37,
                    "pow(a, b) by the micro-program pow of docs/arith.md (C99 F.9.4.4's special "
                    "cases: a^(+-0) = 1 and 1^b = 1 even for NaN; a negative finite a with a "

@@ -57,20 +57,31 @@ class Stream<string slot, string operand, bit perRow = 1, bit zeroFirstRow = 0,
   string Type = type;
 }
 
+// The pre-load, the scalar row load and the row store move 32-bit words,
+// or with a Type (as a Stream's: a DType value name or an enum operand of
+// DType) one element of that type per access: 1, 2, 4 or 8 bytes at the
+// operand plus the row times its size, widened into its K register by the
+// streams' conversion (docs/types.md §2) as it loads and narrowed from it as
+// it stores (RNE for bf16/f16, b8 as 0x00/0x01). A typed access that can be
+// i64 under the recipe's conditions uses the next K register for the high
+// word too. A typed access has Words = 1.
+
 // Once per packet: `words` words at the address operand into K<first>...
-class PreLoad<string operand, int words, string first> {
+class PreLoad<string operand, int words, string first, string type = ""> {
   string Operand = operand;
   int Words = words;
   string First = first;
+  string Type = type;
 }
 
 // Per row: the row's `words` words of the address operand (`words` words
 // per row) into the scalar registers K<dst>...
-class RowLoad<string operand, string dst, int words = 1> {
+class RowLoad<string operand, string dst, int words = 1, string type = ""> {
   string Kind = "scalar";
   string Operand = operand;
   string Dst = dst;
   int Words = words;
+  string Type = type;
   // Index loads only.
   string IndexType = "";
   string Bound = "";
@@ -96,10 +107,11 @@ class IndexRowLoad<string operand, string indexType, string bound, string skip,
 
 // Per row, after the passes: the scalar registers K<src>... to the row's
 // `words` words of the address operand (`words` words per row).
-class RowStore<string operand, string src, int words = 1> {
+class RowStore<string operand, string src, int words = 1, string type = ""> {
   string Operand = operand;
   string Src = src;
   int Words = words;
+  string Type = type;
 }
 
 // A step. Run: dst = program(src0, src1) (src1 "" for a one-input program);

@@ -2,39 +2,50 @@
 
 // A row reduction writes one value per row; a column reduction one per
 // column, accumulated in dst (which the RTL keeps in memory: it reads it back).
+// types: the DType values of src and dst (one type for both; a column
+// reduction's f32 only).
 class ReduceOp<string mnemonic, int opcode, string what, string semantics,
-               VectorRecipe recipe, bit perColumn = 0>
+               VectorRecipe recipe, bit perColumn = 0, list<string> types = ["f32"]>
     : Instruction<mnemonic, opcode, "reduction",
         [AddrOp<"dst", S_Dst, "result vector">, AddrOp<"src", S_Src0, "rows x cols input">,
-         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOp],
+         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOf<types>],
         "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
   let Semantics = semantics;
-  let Memory = [!if(perColumn, MemOperand<"dst", "rw", Product<["cols"]>>,
-                               MemOperand<"dst", "w", Product<["rows"]>>),
-                MemOperand<"src", "r", Product<["rows", "cols"]>>];
+  let Memory = !if(perColumn,
+                   [MemOperand<"dst", "rw", Product<["cols"]>>,
+                    MemOperand<"src", "r", Product<["rows", "cols"]>>],
+                   [MemOperand<"dst", "w", Product<["rows"], 1, "dtype">>,
+                    MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>]);
   let Disjoints = [Disjoint<"dst", "src">];
   let Recipes = [recipe];
 }
 
-// A row reduction into K2, stored as the row's result.
+// A row reduction into K2, stored as the row's result; src and dst of
+// dtype: bf16 and f16 widen into the binary32 lanes and the result rounds
+// once on store (the typed row store).
 class RowReduceRecipe<string reduce, list<Step> pre = [], list<Step> after = []>
-    : VectorRecipe<[], "rows", "cols", [Stream<"IB0", "src">],
+    : VectorRecipe<[], "rows", "cols", [Stream<"IB0", "src", 1, 0, "dtype">],
                    [Pass<["IB0"], [], [Reduce<"IB0">], reduce, "K2", after>], pre> {
-  let RowStores = [RowStore<"dst", "K2">];
+  let RowStores = [RowStore<"dst", "K2", 1, "dtype">];
 }
 
 defvar LaneOrder = "Element j goes to lane j mod L, accumulated in index order; "
-                   "the L lanes combine by the fixed pairwise tree of docs/arith.md.";
+                   "the L lanes combine by the fixed pairwise tree of docs/arith.md";
+defvar RowRounding = "; bf16 and f16 accumulate in binary32 (elements widened exactly) and "
+                     "dst rounds once on store.";
 
 def ROW_SUM : ReduceOp<"row_sum", 0x50, "Sum of each row.",
-                       "dst[i] = sum over j of src[i][j]. " # LaneOrder, RowReduceRecipe<"sum">>;
+                       "dst[i] = sum over j of src[i][j]. " # LaneOrder # RowRounding,
+                       RowReduceRecipe<"sum">, 0, FloatTypes>;
 def ROW_MAX : ReduceOp<"row_max", 0x51, "Maximum of each row.",
-                       "dst[i] = max over j of src[i][j] (NaN if any is NaN). " # LaneOrder,
-                       RowReduceRecipe<"max">>;
+                       "dst[i] = max over j of src[i][j] (NaN if any is NaN). " # LaneOrder #
+                           RowRounding,
+                       RowReduceRecipe<"max">, 0, FloatTypes>;
 def ROW_MEAN : ReduceOp<"row_mean", 0x52, "Mean of each row.",
-                        "dst[i] = ROW_SUM(i) * (1/cols), the reciprocal rounded first. " # LaneOrder,
+                        "dst[i] = ROW_SUM(i) * (1/cols), the reciprocal rounded first. " #
+                            LaneOrder # RowRounding,
                         RowReduceRecipe<"sum", [Run<"recip", "COLS", "", "K3">],
-                                        [Run<"mul", "K2", "K3", "K2">]>>;
+                                        [Run<"mul", "K2", "K3", "K2">]>, 0, FloatTypes>;
 // dst is an accumulator in memory: dst += src row by row.
 def COL_SUM : ReduceOp<"col_sum", 0x53, "Sum of each column.",
                        "dst[j] = sum over i of src[i][j], accumulated in increasing i "

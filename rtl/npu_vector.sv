@@ -126,6 +126,10 @@ module npu_vector (
   logic [63:0] su_pre_load_addr, su_row_load_addr, su_index_base, su_row_store_addr;
   logic [3:0]  su_pre_load_words, su_pre_load_first, su_row_load_dst, su_row_store_src;
   logic [1:0]  su_row_load, su_row_load_words, su_row_store_words;
+  // The pre-load's, the row load's and the row store's element type: [3]
+  // one element of the DType [2:0] (a row's at row times its size), else
+  // their words.
+  logic [3:0]  su_pre_load_type, su_row_load_type, su_row_store_type;
   logic [7:0]  su_index_operand;
   assign su_rows = setup[npu_recipe_pkg::SU_ROWS_LSB +: 32];
   assign su_cols = setup[npu_recipe_pkg::SU_COLS_LSB +: 32];
@@ -150,6 +154,9 @@ module npu_vector (
   assign su_pre_load_addr = setup[npu_recipe_pkg::SU_PRE_LOAD_ADDR_LSB +: 64];
   assign su_pre_load_words = setup[npu_recipe_pkg::SU_PRE_LOAD_WORDS_LSB +: 4];
   assign su_pre_load_first = setup[npu_recipe_pkg::SU_PRE_LOAD_FIRST_LSB +: 4];
+  assign su_pre_load_type = setup[npu_recipe_pkg::SU_PRE_LOAD_TYPE_LSB +: 4];
+  assign su_row_load_type = setup[npu_recipe_pkg::SU_ROW_LOAD_TYPE_LSB +: 4];
+  assign su_row_store_type = setup[npu_recipe_pkg::SU_ROW_STORE_TYPE_LSB +: 4];
   assign su_row_load = setup[npu_recipe_pkg::SU_ROW_LOAD_LSB +: 2];
   assign su_row_load_addr = setup[npu_recipe_pkg::SU_ROW_LOAD_ADDR_LSB +: 64];
   assign su_row_load_dst = setup[npu_recipe_pkg::SU_ROW_LOAD_DST_LSB +: 4];
@@ -209,7 +216,7 @@ module npu_vector (
 
   // Scalar loads: up to 8 words into a staging area.
   logic [63:0] load_addr;
-  logic [3:0]  load_words;
+  logic [5:0]  load_bytes;
   logic [31:0] staged [8];
   logic [63:0] index_addr;
 
@@ -543,8 +550,8 @@ module npu_vector (
     unique case (state)
       S_PRE_LOAD_REQ, S_ROW_LOAD_REQ: begin
         mem_req_addr = load_addr;
-        mem_req_bytes = 32'(load_words) << 2;
-        own_wanted = !overlaps_write(load_addr, 32'(load_words) << 2);
+        mem_req_bytes = 32'(load_bytes);
+        own_wanted = !overlaps_write(load_addr, 32'(load_bytes));
       end
       S_OUT_REQ: begin
         mem_req_write = 1'b1;
@@ -553,7 +560,7 @@ module npu_vector (
       S_ROW_STORE_REQ: begin
         mem_req_write = 1'b1;
         mem_req_addr = load_addr;
-        mem_req_bytes = 32'(su_row_store_words) << 2;
+        mem_req_bytes = 32'd1 << row_size(su_row_store_type, su_row_store_words);
         own_wanted = wq_count != 3'(WQ);
       end
       default: own_wanted = 1'b0;
@@ -579,8 +586,14 @@ module npu_vector (
     mem_wr_data = '0;
     // A row store writes its registers, in the order of their words from
     // load_addr; the strobes pick the words.
+    // A typed store of a 1- or 2-byte element repeats its storage form over
+    // the beat (the strobes pick its bytes); a wider one is words.
     if (state == S_ROW_STORE) begin
       for (int w = 0; w < WORDS; w++) mem_wr_data[32*w +: 32] = ks[su_row_store_src + row_store_word[w]];
+      if (su_row_store_type[3] && npu_isa_pkg::dtype_bytes_log2(su_row_store_type[2:0]) < 2'd2)
+        for (int w = 0; w < WORDS; w++)
+          mem_wr_data[32*w +: 32] = npu_isa_pkg::dtype_bytes_log2(su_row_store_type[2:0]) == 2'd0
+                                    ? {4{row_store_storage[7:0]}} : {2{row_store_storage[15:0]}};
     end else begin
       // Every byte of the beat is one lane's (of its element in the chunk):
       // each element's storage form is placed at its position.
@@ -599,16 +612,36 @@ module npu_vector (
     assign row_store_word[w] = mem_wr_addr[5:2] + 4'(w) - load_addr[5:2];
   end
 
-  // A staged scalar load: word w of a beat at its distance from load_addr.
+  // A typed row store's element (only its 1 or 2 bytes are repeated: a
+  // wider element goes as words).
+  logic [31:0] row_store_storage;
+  logic        unused_row_store_storage;
+  assign row_store_storage = storage_form(su_row_store_type[2:0], ks[su_row_store_src]);
+  assign unused_row_store_storage = ^row_store_storage[31:16];
+
+  // A staged scalar load: byte i of a beat at its distance from load_addr
+  // (a typed load of a 1- or 2-byte element may start inside a word).
   logic [31:0] staged_next [8];
   always_comb begin
-    for (int x = 0; x < 8; x++) staged_next[x] = staged[x];
-    for (int w = 0; w < WORDS; w++) begin
+    logic [255:0] bytes;
+    for (int x = 0; x < 8; x++) bytes[32*x +: 32] = staged[x];
+    for (int i = 0; i < npu_isa_pkg::HW_AXI_DATA_BYTES; i++) begin
       logic [63:0] distance;
-      distance = (mem_rd_addr + 64'(4 * w) - load_addr) >> 2;
-      if (mem_rd_strb[4*w] && distance < 64'd8) staged_next[distance[2:0]] = mem_rd_data[32*w +: 32];
+      distance = mem_rd_addr + 64'(i) - load_addr;
+      if (mem_rd_strb[i] && distance < 64'd32) bytes[{distance[4:0], 3'b000} +: 8] = mem_rd_data[8*i +: 8];
     end
+    for (int x = 0; x < 8; x++) staged_next[x] = bytes[32*x +: 32];
   end
+
+  // A scalar access's registers: one element of its type (two for an i64),
+  // or its words; log2 of a row's bytes of a row load or store.
+  function automatic logic [3:0] access_regs(input logic [3:0] dtype, input logic [3:0] words);
+    access_regs = !dtype[3] ? words : 32'(dtype[2:0]) == npu_isa_pkg::DTYPE_I64 ? 4'd2 : 4'd1;
+  endfunction
+  function automatic logic [1:0] row_size(input logic [3:0] dtype, input logic [1:0] words);
+    row_size = dtype[3] ? npu_isa_pkg::dtype_bytes_log2(dtype[2:0])
+                        : (words == 2'd2 ? 2'd3 : 2'd2);
+  endfunction
 
   logic signed [63:0] index_value;
   assign index_value = su_index_wide ? $signed({staged[1], staged[0]})
@@ -644,10 +677,10 @@ module npu_vector (
     for (int k = 2; k >= 0; k--) if (mask[k] && 3'(k + 4) >= from) next_out = 3'(k + 4);
   endfunction
 
-  // The row's words of the row store (one or two per row).
+  // The row's element or words of the row store.
   logic [63:0] row_store_addr;
-  assign row_store_addr = su_row_store_addr + (su_row_store_words == 2'd2 ? {29'd0, row, 3'b000}
-                                                                         : {30'd0, row, 2'b00});
+  assign row_store_addr = su_row_store_addr + (64'(row) << row_size(su_row_store_type,
+                                                                     su_row_store_words));
 
   // An index row load: the index's row of the base address.
   logic [63:0] index_row_addr;
@@ -825,7 +858,7 @@ module npu_vector (
       scan_lane <= '0;
       tree_level <= '0;
       load_addr <= '0;
-      load_words <= '0;
+      load_bytes <= '0;
       index_addr <= '0;
       for (int k = 0; k < 7; k++) begin
         stream_addr[k] <= '0;
@@ -861,7 +894,9 @@ module npu_vector (
             ks[k] <= setup[npu_recipe_pkg::SU_SCALARS_LSB + 32 * k +: 32];
           index_addr <= su_row_load_addr;
           load_addr <= su_pre_load_addr;
-          load_words <= su_pre_load_words;
+          load_bytes <= su_pre_load_type[3]
+                        ? 6'd1 << npu_isa_pkg::dtype_bytes_log2(su_pre_load_type[2:0])
+                        : {su_pre_load_words, 2'b00};
           state <= S_START;
         end
         S_START: begin
@@ -886,9 +921,11 @@ module npu_vector (
               fault_addr <= mem_rd_error_addr;
               state <= S_DRAIN;
             end else begin
-              // The words into K<first>...
+              // The words, or the element in lane form, into K<first>...
               for (int x = 0; x < 8; x++)
-                if (4'(x) < su_pre_load_words) ks[su_pre_load_first + 4'(x)] <= staged[x];
+                if (4'(x) < access_regs(su_pre_load_type, su_pre_load_words))
+                  ks[su_pre_load_first + 4'(x)] <= x == 0 ? lane_form(su_pre_load_type[2:0], staged[0])
+                                                          : staged[x];
               section <= npu_recipe_pkg::SEC_PRE;
               step_idx <= '0;
               word_index <= '0;
@@ -940,8 +977,9 @@ module npu_vector (
           j0 <= '0;
           if (su_row_load != npu_recipe_pkg::ROW_LOAD_NONE) begin
             load_addr <= index_addr;
-            load_words <= su_row_load == npu_recipe_pkg::ROW_LOAD_INDEX
-                           ? (su_index_wide ? 4'd2 : 4'd1) : 4'(su_row_load_words);
+            load_bytes <= su_row_load == npu_recipe_pkg::ROW_LOAD_INDEX
+                          ? (su_index_wide ? 6'd8 : 6'd4)
+                          : 6'd1 << row_size(su_row_load_type, su_row_load_words);
             state <= S_ROW_LOAD_REQ;
           end else begin
             state <= S_PASS;
@@ -959,8 +997,10 @@ module npu_vector (
               state <= S_INDEX_CHECK;
             end else begin
               for (int x = 0; x < 2; x++)
-                if (2'(x) < su_row_load_words) ks[su_row_load_dst + 4'(x)] <= staged[x];
-              index_addr <= index_addr + {60'd0, su_row_load_words, 2'b00};
+                if (4'(x) < access_regs(su_row_load_type, 4'(su_row_load_words)))
+                  ks[su_row_load_dst + 4'(x)] <= x == 0 ? lane_form(su_row_load_type[2:0], staged[0])
+                                                        : staged[x];
+              index_addr <= index_addr + (64'd1 << row_size(su_row_load_type, su_row_load_words));
               state <= S_PASS;
             end
           end

@@ -107,10 +107,12 @@ constexpr SetupField kSetupFields[] = {
     {"PRE_LOAD_ADDR", 64, ""},
     {"PRE_LOAD_WORDS", 4, ""},
     {"PRE_LOAD_FIRST", 4, ""},
+    {"PRE_LOAD_TYPE", 4, "[3] one element of the DType [2:0] (else words)"},
     {"ROW_LOAD", 2, "row_load_e"},
     {"ROW_LOAD_ADDR", 64, "of row 0's word or index"},
     {"ROW_LOAD_DST", 4, "first scalar register of a scalar row load"},
     {"ROW_LOAD_WORDS", 2, "words per row of a scalar row load"},
+    {"ROW_LOAD_TYPE", 4, "[3] one element of the DType [2:0] per row (else words)"},
     {"INDEX_WIDE", 1, "i64 indices"},
     {"INDEX_BOUND", 32, "indices lie in [0, INDEX_BOUND)"},
     {"INDEX_SKIP", 32, "the row of this index does nothing; negative: none"},
@@ -121,6 +123,7 @@ constexpr SetupField kSetupFields[] = {
     {"ROW_STORE_ADDR", 64, ""},
     {"ROW_STORE_SRC", 4, ""},
     {"ROW_STORE_WORDS", 2, "registers K<ROW_STORE_SRC>.. stored per row"},
+    {"ROW_STORE_TYPE", 4, "[3] one element of the DType [2:0] per row (else words)"},
 };
 
 void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
@@ -148,6 +151,11 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
   for (const InstructionDef &inst : model.instructions)
     for (const RecipeDef &recipe : inst.recipes) {
       const auto addr = [&](int operand) { return slot(inst, operand); };
+      // An element type's 3 bits: its operand's value, or the fixed type.
+      const auto type = [&](const ElementType &element) {
+        return element.typeOperand >= 0 ? "3'(" + slot(inst, element.typeOperand) + ")"
+                                        : bits(3, element.engineType());
+      };
       os << "      " << kPkg << recipe.name << ": begin\n";
       const auto set = [&](const std::string &field, const std::string &value,
                            const std::string &offset = "", unsigned width = 0) {
@@ -175,17 +183,20 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
           set("STREAM_PER_ROW", "1'b1", " + " + k, 1);
         if (st.zeroFirstRow)
           set("ZERO_FIRST_ROW", "1'b1", " + " + k, 1);
-        const std::string type = st.typeOperand >= 0 ? "3'(" + slot(inst, st.typeOperand) + ")"
-                                                     : bits(3, st.engineType());
         if (st.typeOperand >= 0 || st.engineType() != 0 || st.high)
-          set("STREAM_TYPE", "{" + std::string(st.high ? "1'b1" : "1'b0") + ", " + type + "}",
+          set("STREAM_TYPE", "{" + std::string(st.high ? "1'b1" : "1'b0") + ", " + type(st) + "}",
               " + " + std::to_string(4 * st.slot), 4);
       }
+      const auto setAccessType = [&](const std::string &field, const ElementType &element) {
+        if (element.typed())
+          set(field, "{1'b1, " + type(element) + "}");
+      };
       if (recipe.preLoad >= 0) {
         set("PRE_LOAD", "1'b1", "", 1);
         set("PRE_LOAD_ADDR", addr(recipe.preLoad));
         set("PRE_LOAD_WORDS", bits(4, recipe.preLoadWords));
         set("PRE_LOAD_FIRST", bits(4, recipe.preLoadFirst));
+        setAccessType("PRE_LOAD_TYPE", recipe.preLoadType);
       }
       if (recipe.rowLoad != RowLoadKind::None) {
         set("ROW_LOAD",
@@ -193,6 +204,7 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
         set("ROW_LOAD_ADDR", addr(recipe.rowLoadOperand));
         set("ROW_LOAD_DST", bits(4, recipe.rowLoadDst));
         set("ROW_LOAD_WORDS", bits(2, recipe.rowLoadWords));
+        setAccessType("ROW_LOAD_TYPE", recipe.rowLoadType);
       }
       if (recipe.rowLoad == RowLoadKind::Index) {
         set("INDEX_WIDE", slot(inst, recipe.indexType) + " != '0", "", 1);
@@ -211,6 +223,7 @@ void emitSetup(const IsaModel &model, llvm::raw_ostream &os) {
         set("ROW_STORE_ADDR", addr(recipe.rowStore));
         set("ROW_STORE_SRC", bits(4, recipe.rowStoreSrc));
         set("ROW_STORE_WORDS", bits(2, recipe.rowStoreWords));
+        setAccessType("ROW_STORE_TYPE", recipe.rowStoreType);
       }
       os << "      end\n";
     }
@@ -354,6 +367,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  uint16_t firstStep, numSteps, firstAfter, numAfter;\n};\n\n"
         "// The recipe runs when operand `operand` == value (or != value).\n"
         "struct Condition {\n  uint8_t operand;\n  bool equal;\n  uint64_t value;\n};\n\n"
+        "// A scalar access's element type: the DType value of operand typeOperand,\n"
+        "// or fixedType when that is -1; both -1: untyped 32-bit words.\n"
+        "struct AccessType {\n  int8_t typeOperand, fixedType;\n"
+        "  bool typed() const { return typeOperand >= 0 || fixedType >= 0; }\n};\n\n"
         "struct Recipe {\n  uint32_t opcode;\n  const char *name;\n"
         "  uint16_t firstCondition, numConditions; // kConditions\n"
         "  int8_t rows, cols;       // dimension operands; rows -1: one row\n"
@@ -381,7 +398,11 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  int8_t scalars["
      << kRecipePacketScalars
      << "];\n  uint8_t preLoadFirst, rowLoadDst;\n"
-        "  uint8_t numPasses;\n  Pass passes[3];\n};\n\n";
+        "  uint8_t numPasses;\n  Pass passes[3];\n"
+        "  // The element type of the pre-load, the row load and the row store:\n"
+        "  // typed ones move one element a row (an i64 in two registers), untyped\n"
+        "  // ones their words.\n"
+        "  AccessType preLoadType, rowLoadType, rowStoreType;\n};\n\n";
   std::vector<std::string> steps;
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
     const size_t first = steps.size();
@@ -448,7 +469,12 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
                 (p.reduce == ReduceKind::None ? "false" : "true") + ", " + elementSteps + ", " +
                 addSteps(p.after) + "}, ";
       }
-      text += "}}";
+      const auto accessType = [](const ElementType &element) {
+        return "{" + std::to_string(element.typeOperand) + ", " +
+               std::to_string(element.fixedType) + "}";
+      };
+      text += "}, " + accessType(r.preLoadType) + ", " + accessType(r.rowLoadType) + ", " +
+              accessType(r.rowStoreType) + "}";
       recipes.push_back(std::move(text));
     }
   const auto table = [&](const char *type, const char *name, const std::vector<std::string> &rows) {

@@ -1470,6 +1470,31 @@ private:
     return true;
   }
 
+  // The Type of a pre-load, row load or row store (`what`) on the address
+  // operand `operand`, K<first>.. its registers: a typed access moves one
+  // element (Words 1), its high word in K<first+1> when it can be an i64.
+  bool loadAccessType(const Record *rec, const InstructionDef &inst, const RecipeDef &recipe,
+                      const Record *access, int operand, unsigned first, const std::string &what,
+                      ElementType &element) {
+    if (!loadElementType(rec, inst, access->getValueAsString("Type").str(), "the " + what, element))
+      return false;
+    if (!element.typed())
+      return true;
+    bool ok = true;
+    if (access->getValueAsInt("Words") != 1) {
+      error(rec, "'" + inst.mnemonic + "': the typed " + what +
+                     " moves one element, not Words = " + Twine(access->getValueAsInt("Words")));
+      ok = false;
+    }
+    // (The packet scalars lie below `first`, which the caller checked.)
+    if (mayBe(inst, recipe, element, typeValue("i64")) && first + 2 > kRecipeScalars) {
+      error(rec, "'" + inst.mnemonic + "': the " + what +
+                     " can move an i64, whose high word has no register after K" + Twine(first));
+      ok = false;
+    }
+    return checkExtent(rec, inst, element, operand, "the " + what) && ok;
+  }
+
   // A stream name: IB0..IB3 (0..3) or OB0..OB2 (4..6).
   bool streamSlot(const Record *rec, const InstructionDef &inst, const std::string &name,
                   unsigned &slot) {
@@ -1653,48 +1678,49 @@ private:
     return type ? type->name : std::to_string(value);
   }
 
-  // Whether the stream's elements can be of type `type` under the recipe's
-  // conditions.
-  static bool mayBe(const InstructionDef &inst, const RecipeDef &recipe, const RecipeStream &stream,
+  // Whether the elements of a stream or access can be of type `type` under
+  // the recipe's conditions.
+  static bool mayBe(const InstructionDef &inst, const RecipeDef &recipe, const ElementType &element,
                     int64_t type) {
     if (type < 0) // an ISA without that type
       return false;
-    if (stream.typeOperand < 0)
-      return stream.fixedType == type;
-    if (!llvm::is_contained(inst.operands[stream.typeOperand].accepts, type))
+    if (element.typeOperand < 0)
+      return element.fixedType == type;
+    if (!llvm::is_contained(inst.operands[element.typeOperand].accepts, type))
       return false;
     return llvm::all_of(recipe.when, [&](const RecipeCondition &c) {
-      return c.operand != stream.typeOperand || (c.value == uint64_t(type)) == c.equal;
+      return c.operand != element.typeOperand || (c.value == uint64_t(type)) == c.equal;
     });
   }
 
-  // A stream's Type: "" (f32 words), a DType value, or an enum operand of DType.
-  bool loadStreamType(const Record *rec, const InstructionDef &inst, const std::string &type,
-                      RecipeStream &stream) {
+  // The Type of a stream or of the access `what`: "" (f32 words), a DType
+  // value, or an enum operand of DType.
+  bool loadElementType(const Record *rec, const InstructionDef &inst, const std::string &type,
+                       const std::string &what, ElementType &element) {
     if (type.empty())
       return true;
     if (const int64_t value = typeValue(type); value >= 0) {
-      stream.fixedType = value;
+      element.fixedType = value;
       return true;
     }
     const auto operand =
         llvm::find_if(inst.operands, [&](const OperandDef &o) { return o.name == type; });
     if (operand == inst.operands.end() || operand->kind != OperandKind::Enum ||
         operand->enumType->name != "DType") {
-      error(rec, "'" + inst.mnemonic + "': stream '" + recipeSourceName(stream.slot) +
-                     "' has type '" + type +
+      error(rec, "'" + inst.mnemonic + "': " + what + " has type '" + type +
                      "', neither a DType value nor an operand of type DType");
       return false;
     }
-    stream.typeOperand = static_cast<int>(operand - inst.operands.begin());
+    element.typeOperand = static_cast<int>(operand - inst.operands.begin());
     return true;
   }
 
-  // A stream's elements are the size its operand's extent counts in.
-  bool checkStreamExtent(const Record *rec, const InstructionDef &inst,
-                         const RecipeStream &stream) {
+  // The elements of a stream or a typed access (`what`) on the address
+  // operand `operandIndex` are the size its extent counts in.
+  bool checkExtent(const Record *rec, const InstructionDef &inst, const ElementType &element,
+                   int operandIndex, const std::string &what) {
     const auto mem = llvm::find_if(
-        inst.memory, [&](const MemOperandDef &m) { return m.operand == stream.operand; });
+        inst.memory, [&](const MemOperandDef &m) { return m.operand == operandIndex; });
     if (mem == inst.memory.end() || mem->kind != ExtentKind::Product)
       return true;
     for (const ProductDef &p : mem->choices) {
@@ -1702,22 +1728,21 @@ private:
                                ? "elements of the type '" + inst.operands[p.sizeBy].name + "' names"
                                : Twine(1u << p.elemLog2).str() + "-byte elements";
       bool agrees;
-      if (stream.typeOperand >= 0) {
-        agrees = p.sizeBy == stream.typeOperand;
-      } else if (stream.fixedType < 0) {
+      if (element.typeOperand >= 0) {
+        agrees = p.sizeBy == element.typeOperand;
+      } else if (element.fixedType < 0) {
         agrees = p.sizeBy < 0 && p.elemLog2 == 2;
       } else {
-        const EnumValueDef *type = streamType(stream.fixedType);
+        const EnumValueDef *type = streamType(element.fixedType);
         agrees = p.sizeBy < 0 && type && (1u << p.elemLog2) == type->bytes;
       }
       if (!agrees) {
-        error(rec, "'" + inst.mnemonic + "': stream '" + recipeSourceName(stream.slot) +
-                       "' has elements of " +
-                       (stream.typeOperand >= 0
-                            ? "the type '" + inst.operands[stream.typeOperand].name + "' names"
-                        : stream.fixedType < 0 ? std::string("32-bit words")
-                                               : "type " + typeName(stream.fixedType)) +
-                       ", but the extent of '" + inst.operands[stream.operand].name + "' counts " +
+        error(rec, "'" + inst.mnemonic + "': " + what + " has elements of " +
+                       (element.typeOperand >= 0
+                            ? "the type '" + inst.operands[element.typeOperand].name + "' names"
+                        : element.fixedType < 0 ? std::string("32-bit words")
+                                                : "type " + typeName(element.fixedType)) +
+                       ", but the extent of '" + inst.operands[operandIndex].name + "' counts " +
                        extent);
         return false;
       }
@@ -1793,8 +1818,9 @@ private:
         ok = false;
       }
       ok = ok && stream.operand >= 0;
-      ok = loadStreamType(rec, inst, streamRec->getValueAsString("Type").str(), stream) &&
-           checkStreamExtent(rec, inst, stream) && ok;
+      const std::string what = "stream '" + recipeSourceName(stream.slot) + "'";
+      ok = loadElementType(rec, inst, streamRec->getValueAsString("Type").str(), what, stream) &&
+           checkExtent(rec, inst, stream, stream.operand, what) && ok;
       recipe.streams.push_back(stream);
     }
     // The high words of the streams that can be i64, in the next slot.
@@ -1843,6 +1869,8 @@ private:
       }
       recipe.preLoadWords = static_cast<unsigned>(words);
       ok = keepsScalars(rec, inst, recipe, recipe.preLoadFirst, "pre-load") && ok;
+      ok = ok && loadAccessType(rec, inst, recipe, load, recipe.preLoad, recipe.preLoadFirst,
+                                "pre-load", recipe.preLoadType);
     }
     if (!rowLoads.empty()) {
       const Record *load = rowLoads.front();
@@ -1874,6 +1902,8 @@ private:
                             recipe.rowLoadDst) &&
              rowWords(rec, inst, load, recipe.rowLoadDst, "row load", recipe.rowLoadWords) &&
              keepsScalars(rec, inst, recipe, recipe.rowLoadDst, "row load") && ok;
+        ok = ok && loadAccessType(rec, inst, recipe, load, recipe.rowLoadOperand, recipe.rowLoadDst,
+                                  "row load", recipe.rowLoadType);
       }
     }
     if (!rowStores.empty()) {
@@ -1883,7 +1913,9 @@ private:
       ok = ok && recipe.rowStore >= 0 &&
            scalarRegister(rec, inst, store->getValueAsString("Src").str(), "row store register",
                           recipe.rowStoreSrc) &&
-           rowWords(rec, inst, store, recipe.rowStoreSrc, "row store", recipe.rowStoreWords);
+           rowWords(rec, inst, store, recipe.rowStoreSrc, "row store", recipe.rowStoreWords) &&
+           loadAccessType(rec, inst, recipe, store, recipe.rowStore, recipe.rowStoreSrc,
+                          "row store", recipe.rowStoreType);
     }
     ok = loadSteps(rec, inst, rec->getValueAsListOfDefs("Pre"), true, nullptr, "the Pre steps",
                    recipe.pre) &&

@@ -170,18 +170,23 @@ struct RecipePass {
   std::vector<RecipeStep> steps, after;
 };
 
-struct RecipeStream {
+// The element type of a stream or of a scalar access (pre-load, row load,
+// row store): the DType value of the enum operand typeOperand, or fixedType
+// (-1: untyped 32-bit words, which the engine treats as f32).
+struct ElementType {
+  int typeOperand = -1;
+  int64_t fixedType = -1;
+  bool typed() const { return typeOperand >= 0 || fixedType >= 0; }
+  int64_t engineType() const { return fixedType < 0 ? 0 : fixedType; }
+};
+
+struct RecipeStream : ElementType {
   unsigned slot = 0; // IB0..IB3, OB0..OB2: 0..6
   int operand = -1;  // address operand
   bool perRow = true;
   bool zeroFirstRow = false;
-  // The element type: the DType value of the enum operand typeOperand, or
-  // fixedType (-1: untyped 32-bit words, which the engine treats as f32).
-  // high: the slot holds the high words of the i64 elements of the stream
-  // in the slot before it.
-  int typeOperand = -1;
-  int64_t fixedType = -1;
-  int64_t engineType() const { return fixedType < 0 ? 0 : fixedType; }
+  // The slot holds the high words of the i64 elements of the stream in the
+  // slot before it.
   bool high = false;
 };
 
@@ -211,6 +216,9 @@ struct RecipeDef {
   unsigned rebase = 0; // streams starting at the index's row of indexBase
   int rowStore = -1;   // address operand
   unsigned rowStoreSrc = 0, rowStoreWords = 1;
+  // Typed accesses move one element of their type (Words 1; an i64 fills
+  // two registers), untyped ones their words.
+  ElementType preLoadType, rowLoadType, rowStoreType;
   std::vector<RecipeStep> pre;
   std::vector<RecipePass> passes;
 };

@@ -69,13 +69,15 @@ private:
       if (r_.scalars[k] >= 0)
         k_[k] = static_cast<uint32_t>(decoded_.operands[r_.scalars[k]]);
     if (r_.preLoadWords != 0) {
-      const auto words = ctx_.read<uint32_t>(decoded_.operands[r_.preLoadOperand], r_.preLoadWords);
-      for (unsigned w = 0; w < r_.preLoadWords; ++w)
+      const std::vector<uint32_t> words =
+          scalarAccess(r_.preLoadType, r_.preLoadOperand, r_.preLoadWords, 1);
+      for (unsigned w = 0; w < words.size(); ++w)
         k_[r_.preLoadFirst + w] = words[w];
     }
     if (r_.rowLoad == recipe::RowLoad::Scalar) {
-      const unsigned words = r_.rowLoadWords;
-      const auto loaded = ctx_.read<uint32_t>(decoded_.operands[r_.rowLoadOperand], rows_ * words);
+      const std::vector<uint32_t> loaded =
+          scalarAccess(r_.rowLoadType, r_.rowLoadOperand, r_.rowLoadWords, rows_);
+      const uint64_t words = loaded.size() / rows_;
       for (unsigned w = 0; w < words; ++w) {
         std::vector<uint32_t> &column = kColumns_[r_.rowLoadDst + w];
         column.resize(n_);
@@ -84,6 +86,29 @@ private:
                       loaded[i * words + w]);
       }
     }
+  }
+
+  // `count` accesses of the pre-load or the row load on `operand`, each its
+  // registers' words in order: an untyped access's `words` words, a typed
+  // one's element in lane form (an i64's low and high word).
+  std::vector<uint32_t> scalarAccess(const recipe::AccessType &type, int8_t operand, unsigned words,
+                                     uint64_t count) const {
+    const uint64_t at = decoded_.operands[operand];
+    if (!type.typed()) {
+      const auto loaded = ctx_.read<uint32_t>(at, count * words);
+      return {loaded.begin(), loaded.end()};
+    }
+    const auto dtype = static_cast<isa::DType>(
+        type.typeOperand >= 0 ? decoded_.operands[type.typeOperand] : type.fixedType);
+    LaneColumns lanes = loadLanes(ctx_, at, count, dtype);
+    if (lanes.high.empty())
+      return std::move(lanes.words);
+    std::vector<uint32_t> pairs(2 * count);
+    for (uint64_t i = 0; i < count; ++i) {
+      pairs[2 * i] = lanes.words[i];
+      pairs[2 * i + 1] = lanes.high[i];
+    }
+    return pairs;
   }
 
   // The element type of stream slot s: its DType operand's value in the

@@ -243,6 +243,14 @@ private:
     return r_.rowLoad == isa::recipe::RowLoad::Index &&
            indexRows_.size() == (r_.rows < 0 ? 1 : decoded_.operands[r_.rows]);
   }
+  // The bytes of a pre-load, row load or row store: one element of its type,
+  // or its words.
+  uint64_t accessBytes(const isa::recipe::AccessType &type, unsigned words) const {
+    if (!type.typed())
+      return 4 * words;
+    return storageBytes(static_cast<isa::DType>(
+        type.typeOperand >= 0 ? decoded_.operands[type.typeOperand] : type.fixedType));
+  }
   // A stream that starts at an index's row starts where the row's index
   // says; without the executed packet's indices the model takes them to be
   // distinct, as row numbers.
@@ -406,7 +414,7 @@ double VectorEngine::row(uint64_t row, double c) {
   c += 1; // S_ROW
   if (r_.rowLoad != isa::recipe::RowLoad::None) {
     const uint64_t bytes = r_.rowLoad == isa::recipe::RowLoad::Scalar
-                               ? 4 * r_.rowLoadWords
+                               ? accessBytes(r_.rowLoadType, r_.rowLoadWords)
                                : (decoded_.operands[r_.indexType] ? 8 : 4);
     c = read(c, decoded_.operands[r_.rowLoadOperand] + row * bytes, bytes, false) + 1 +
         (r_.rowLoad == isa::recipe::RowLoad::Index ? 1 : 0);
@@ -420,7 +428,7 @@ double VectorEngine::row(uint64_t row, double c) {
       c = pass(r_.passes[p], row, c);
   if (r_.rowStoreWords) {
     // S_ROW_STORE until its beat has left.
-    const uint64_t bytes = 4 * r_.rowStoreWords;
+    const uint64_t bytes = accessBytes(r_.rowStoreType, r_.rowStoreWords);
     const double taken = write(c, decoded_.operands[r_.rowStoreOperand] + row * bytes, bytes);
     c = std::max(taken + 1, writes_.back().lastBeat) + 1;
   }
@@ -431,7 +439,9 @@ uint64_t VectorEngine::run(bool &prefetched) {
   const uint64_t rows = r_.rows < 0 ? 1 : decoded_.operands[r_.rows];
   double c = 3; // idle, setup, start
   if (r_.preLoadWords)
-    c = read(c, decoded_.operands[r_.preLoadOperand], 4 * r_.preLoadWords, false) + 1;
+    c = read(c, decoded_.operands[r_.preLoadOperand], accessBytes(r_.preLoadType, r_.preLoadWords),
+             false) +
+        1;
   c += double(stepCycles(r_.firstPre, r_.numPre)) + 1;
   // Rows repeat once the first ones have set the port's pace, except for
   // where their streams start within a beat and within a 4 KiB page (where

@@ -310,17 +310,19 @@ template <class Op> void binaryOp(Mem &m, const Op &op) {
       return;
     }
   }
+  // Float types: binary32 elements (bf16, f16 widened), rounded once on store.
+  FloatArray a(m, op.a, op.dtype), b(m, op.b, op.dtype), dst(m, op.dst, op.dtype);
   std::vector<uint32_t> out(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i)
     for (uint64_t j = 0; j < op.cols; ++j) {
-      uint32_t b = m.f(op.b, broadcastIndex(op, i, j));
+      uint32_t y = b.get(broadcastIndex(op, i, j));
       if constexpr (requires { op.alpha; })
         if (op.alpha != 1.0f)
-          b = soft::fmul(bitsOf(op.alpha), b);
-      out[i * op.cols + j] = element(op, m.f(op.a, i * op.cols + j), b);
+          y = soft::fmul(bitsOf(op.alpha), y);
+      out[i * op.cols + j] = element(op, a.get(i * op.cols + j), y);
     }
   for (uint64_t i = 0; i < out.size(); ++i)
-    m.f(op.dst, i, out[i]);
+    dst.set(i, out[i]);
 }
 
 // The instructions of the .td class ScalarOp.
@@ -477,12 +479,14 @@ template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
 
 // ROW_SUM, ROW_MAX, ROW_MEAN: f of each row.
 template <class F>
-void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F f) {
+void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F f,
+            isa::DType type = isa::DType::f32) {
+  FloatArray in(m, src, type), out(m, dst, type);
   for (uint64_t i = 0; i < rows; ++i) {
     std::vector<uint32_t> row(cols);
     for (uint64_t j = 0; j < cols; ++j)
-      row[j] = m.f(src, i * cols + j);
-    m.f(dst, i, f(row));
+      row[j] = in.get(i * cols + j);
+    out.set(i, f(row));
   }
 }
 
@@ -964,19 +968,22 @@ NPU_FOR_EACH_BITWISE_NOT_OP(NPU_BITWISE_NOT_OP)
 #undef NPU_REFERENCE_SHAPE
 
 void run(Mem &m, const RowSum &op) {
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [](const auto &row) { return laneReduce(row, false); });
+  perRow(
+      m, op.dst, op.src, op.rows, op.cols, [](const auto &row) { return laneReduce(row, false); },
+      op.dtype);
 }
 
 void run(Mem &m, const RowMax &op) {
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [](const auto &row) { return laneReduce(row, true); });
+  perRow(
+      m, op.dst, op.src, op.rows, op.cols, [](const auto &row) { return laneReduce(row, true); },
+      op.dtype);
 }
 
 void run(Mem &m, const RowMean &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); });
+  perRow(
+      m, op.dst, op.src, op.rows, op.cols,
+      [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); }, op.dtype);
 }
 
 // The value of a binary floating-point pattern with `e` exponent and `f`

@@ -6,6 +6,7 @@
 #include "../vector_ops.h"
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 namespace npu::sim {
@@ -14,9 +15,21 @@ namespace {
 
 template <class Op> Work reduceWork(const Op &op) { return {.elements = satMul(op.rows, op.cols)}; }
 
-// dst[i] = f(row i) for every row.
+// dst[i] = f(row i) for every row; bf16 and f16 rows widened into binary32
+// lanes, each result rounded once on store (the engine's typed stream and
+// row store).
 template <class Op, class F> void perRow(ExecContext &ctx, const Op &op, F f) {
   const uint64_t n = uint64_t(op.rows) * op.cols;
+  if (op.dtype != isa::DType::f32) {
+    const LaneColumns lanes = loadLanes(ctx, op.src, n, op.dtype);
+    const float *src = reinterpret_cast<const float *>(lanes.words.data());
+    LaneColumns out;
+    out.words.resize(op.rows);
+    for (uint64_t i = 0; i < op.rows; ++i)
+      out.words[i] = std::bit_cast<uint32_t>(f(src + i * op.cols));
+    storeLanes(ctx, op.dst, op.dtype, out);
+    return;
+  }
   const float *src = ctx.read<float>(op.src, n).data();
   float *dst = ctx.write<float>(op.dst, op.rows).data();
   for (uint64_t i = 0; i < op.rows; ++i)

@@ -355,17 +355,20 @@ TEST(IssOps, MatrixTypesOnEdgeValues) {
   EXPECT_EQ(tests, 3 * 3 * (2 + 7));
 }
 
-// The bf16 and f16 forms of the scalar and unary instructions
+// The bf16 and f16 forms of the binary, scalar and unary instructions
 // (half_float_cases.h: edge and ordinary values over three chunks from
-// inside a beat).
+// inside a beat, the binary ones' pairs under each broadcast, the row
+// reductions over rows of 1 to 421 elements).
 TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
   const int tests = test::forEachHalfFloatTest([&](const auto &make, const std::string &name) {
     Twin twin(990);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  // Per type: 8 scalar forms x 6 scalars; 18 unary instructions.
-  EXPECT_EQ(tests, 2 * (8 * 6 + 18));
+  // Per type: ADD and SUB under 4 broadcasts x 2 alphas, MUL DIV MAX MIN
+  // under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
+  // ROW_MAX ROW_MEAN with and without specials over 6 shapes.
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 3 * 2 * 6));
 }
 
 // POW on every pair of edge base and exponent under each broadcast
