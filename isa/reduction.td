@@ -179,3 +179,37 @@ def COUNT : Instruction<"count", 0x58, "reduction",
   let Disjoints = [Disjoint<"dst", "src">];
   let Recipes = [CountRecipe<"src">];
 }
+
+//===----------------------------------------------------------------------===//
+// any, all: whether some or every byte of each b8 row is nonzero
+//===----------------------------------------------------------------------===//
+
+// One scan ORs the row's masks (ANY) or their complements (ALL: a zero
+// byte seen) into K5; ALL inverts it after the pass. The b8 row store
+// writes 1 for a nonzero K5, else 0.
+class TruthRecipe<bit all>
+    : VectorRecipe<[], "rows", "cols", [Stream<"IB0", "src", 1, 0, "b8">],
+                   [Pass<["IB0"], [],
+                         !if(all, [Run<"mask_not", "IB0", "", "T0">, Scan<"bit_or", "K5", "T0", "T0">],
+                                  [Scan<"bit_or", "K5", "IB0", "T0">]),
+                         "none", "", !if(all, [Run<"mask_not", "K5", "", "K5">], [])>]> {
+  let RowStores = [RowStore<"dst", "K5", 1, "b8">];
+}
+
+class TruthOp<string mnemonic, int opcode, bit all, string what, string expr>
+    : Instruction<mnemonic, opcode, "reduction",
+        [AddrOp<"dst", S_Dst, "rows b8 results">, AddrOp<"src", S_Src0, "rows x cols b8 input">,
+         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">],
+        "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
+  let Semantics = "dst[i] = 1 if " # expr # " else 0, a b8 (a b8 element is any byte; "
+                  "nonzero is true).";
+  let Memory = [MemOperand<"dst", "w", Product<["rows"], 1>>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1>>];
+  let Disjoints = [Disjoint<"dst", "src">];
+  let Recipes = [TruthRecipe<all>];
+}
+
+def ANY : TruthOp<"any", 0x59, 0, "Whether some byte of each b8 row is nonzero (torch.any(x, -1)).",
+                  "some src[i][j] != 0">;
+def ALL : TruthOp<"all", 0x5a, 1, "Whether every byte of each b8 row is nonzero (torch.all(x, -1)).",
+                  "every src[i][j] != 0">;

@@ -1054,6 +1054,22 @@ void run(Mem &m, const Count &op) {
   }
 }
 
+// ANY and ALL: whether some or every byte of each row is not zero.
+void truthOfRows(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, bool all) {
+  for (uint64_t i = 0; i < rows; ++i) {
+    bool some = false, every = true;
+    for (uint64_t j = 0; j < cols; ++j) {
+      const bool nonzero = m.element(src + i * cols + j, 1) != 0;
+      some = some || nonzero;
+      every = every && nonzero;
+    }
+    m.element(dst + i, 1, all ? every : some);
+  }
+}
+
+void run(Mem &m, const Any &op) { truthOfRows(m, op.dst, op.src, op.rows, op.cols, false); }
+void run(Mem &m, const All &op) { truthOfRows(m, op.dst, op.src, op.rows, op.cols, true); }
+
 void run(Mem &m, const ColSum &op) {
   for (uint64_t j = 0; j < op.cols; ++j) {
     uint32_t s = kPlusZero;

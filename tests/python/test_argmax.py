@@ -1,8 +1,8 @@
-"""ARGMAX, ARGMIN and COUNT against PyTorch's CPU on the ISS and, under
+"""ARGMAX, ARGMIN, COUNT, ANY and ALL against PyTorch's CPU on the ISS and, under
 co-simulation, on the RTL: the first index of each row's extreme, -0 equal
 to +0, subnormals by value, and the first NaN of a row for argmax and for
 argmin alike (what PyTorch's CPU returns; docs/types.md §5); the number of
-nonzero bytes of each b8 row."""
+nonzero bytes of each b8 row, whether some or every one is nonzero."""
 import numpy as np
 import pytest
 
@@ -14,8 +14,9 @@ COLS = 301  # rows across two chunk ends of the vector engine
 BACKENDS = ["iss", "cosim"]
 
 
-def arg_on_device(tmp_path, backend, mnemonic, x, dtype=None):
-    """x (rows x COLS, any array) through one packet; its i64 results."""
+def arg_on_device(tmp_path, backend, mnemonic, x, dtype=None, result_type=np.int64):
+    """x (rows x COLS, any array) through one packet; its results, one of
+    result_type per row."""
     rows = x.shape[0]
     (tmp_path / "x.bin").write_bytes(x.tobytes())
     program = tmp_path / "k.npuasm"
@@ -25,9 +26,9 @@ def arg_on_device(tmp_path, backend, mnemonic, x, dtype=None):
     out = tmp_path / "y.bin"
     result = run([tool("npu-sim"), program, "--backend", backend,
                   "--load", f"{tmp_path / 'x.bin'}@{SRC:#x}",
-                  "--dump", f"{DST:#x}:{rows * 8}:{out}"])
+                  "--dump", f"{DST:#x}:{rows * np.dtype(result_type).itemsize}:{out}"])
     assert result.returncode == 0, result.stderr
-    return np.frombuffer(out.read_bytes(), dtype=np.int64)
+    return np.frombuffer(out.read_bytes(), dtype=result_type)
 
 
 def rows_of(torch, torch_type, generator):
@@ -86,15 +87,34 @@ def test_i32_argmax_equals_pytorch_cpu(tmp_path, backend, mnemonic):
     np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_count_equals_pytorch_count_nonzero(tmp_path, backend):
-    torch = pytest.importorskip("torch")
+def mask_rows():
+    """b8 rows: random bytes, zero half the time; all zero; all 0x80 (any
+    nonzero byte is true); zero but the last; nonzero but the first."""
     rng = np.random.default_rng(20)
     x = rng.integers(0, 256, size=(6, COLS), dtype=np.uint8)
     x[rng.random((6, COLS)) < 0.5] = 0
     x[1, :] = 0
-    x[2, :] = 0x80  # any nonzero byte is true
+    x[2, :] = 0x80
     x[3, :-1] = 0
+    x[4, :] = 1
+    x[4, 0] = 0
+    return x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_count_equals_pytorch_count_nonzero(tmp_path, backend):
+    torch = pytest.importorskip("torch")
+    x = mask_rows()
     got = arg_on_device(tmp_path, backend, "count", x)
     expected = torch.count_nonzero(torch.from_numpy(x).bool(), dim=-1).numpy()
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mnemonic", ["any", "all"])
+def test_any_and_all_equal_pytorch(tmp_path, backend, mnemonic):
+    torch = pytest.importorskip("torch")
+    x = mask_rows()
+    got = arg_on_device(tmp_path, backend, mnemonic, x, result_type=np.uint8)
+    expected = getattr(torch, mnemonic)(torch.from_numpy(x).bool(), dim=-1).numpy()
+    np.testing.assert_array_equal(got, expected.astype(np.uint8))

@@ -592,17 +592,21 @@ TEST(RtlOps, GatherEveryAcceptedType) {
   EXPECT_EQ(types, 6);
 }
 
-// COUNT on the same b8 rows as IssOps', under wait states every fourth run
-// of several beats.
-TEST(RtlOps, CountOfB8Rows) {
+// COUNT, ANY and ALL on the same b8 rows as IssOps', under wait states
+// every fourth run of several beats.
+template <class Op> void maskReductionsAgree() {
   int t = 0;
   test::forEachCountTest([&](const test::ArgCase &c) {
     Twin twin(980, memoryFor(c.rows * c.cols >= 128 ? t++ : 0));
-    const isa::inst::Count op =
-        test::countOf(c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
-    twin.runAndCompare(validPacketOf(op), test::countName(op, c));
+    const Op op = test::maskReductionOf<Op>(
+        c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::maskReductionName(op, c));
   });
 }
+
+TEST(RtlOps, CountOfB8Rows) { maskReductionsAgree<isa::inst::Count>(); }
+TEST(RtlOps, AnyOfB8Rows) { maskReductionsAgree<isa::inst::Any>(); }
+TEST(RtlOps, AllOfB8Rows) { maskReductionsAgree<isa::inst::All>(); }
 
 // SELECT, SELECTS and the bitwise instructions on the same cases as
 // IssOps' (integer_cases.h), under wait states every fourth run.

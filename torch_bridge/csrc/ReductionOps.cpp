@@ -108,25 +108,32 @@ RowsCols reducedLast(const at::Tensor &self, const std::bitset<64> &dims) {
   return r;
 }
 
-// The number of true elements of a bool tensor over `dims`, as int64 in
-// the reduced shape: one COUNT over the mask with the reduced dims last
-// (gathered into that order first when it is not laid out so). Exact for
-// any count.
-at::Tensor countTrueOver(const at::Tensor &mask, const std::bitset<64> &dims, bool keepdim) {
-  at::Tensor counts = emptyNpu(reducedShape(mask, dims, keepdim), at::kLong);
+// A mask reduction of a bool tensor over `dims` in the reduced shape: one
+// Inst over the mask with the reduced dims last (gathered into that order
+// first when it is not laid out so): COUNT (the number of true elements,
+// int64, exact for any count), ANY or ALL (bool). Reducing nothing gives
+// `empty`.
+template <class Inst>
+at::Tensor maskReduce(const at::Tensor &mask, const std::bitset<64> &dims, bool keepdim,
+                      c10::ScalarType resultType, bool empty) {
+  at::Tensor result = emptyNpu(reducedShape(mask, dims, keepdim), resultType);
   const auto [order, rows, cols] = reducedLast(mask, dims);
   if (rows == 0)
-    return counts;
+    return result;
   if (cols == 0)
-    return counts.fill_(0);
+    return result.fill_(empty);
   const at::Tensor source = streamSource(mask.permute(order));
-  isa::inst::Count inst;
-  inst.dst = addressOf(counts);
+  Inst inst;
+  inst.dst = addressOf(result);
   inst.src = addressOf(source);
   inst.rows = u32(rows, "rows");
   inst.cols = u32(cols, "columns");
   emit(inst);
-  return counts;
+  return result;
+}
+
+at::Tensor countTrueOver(const at::Tensor &mask, const std::bitset<64> &dims, bool keepdim) {
+  return maskReduce<isa::inst::Count>(mask, dims, keepdim, at::kLong, false);
 }
 
 // The truth of self's elements (nonzero, NaN included) as bool: self
@@ -442,39 +449,19 @@ template <bool kMin> struct ArgKernels {
 
 // --- any / all / count_nonzero ----------------------------------------------
 //
-// Over the truth of self's elements (nonzero, NaN included): the COUNT of
-// true ones per reduced row, then any is count > 0 and all is count ==
-// the reduced size (a scalar compare). An empty reduction counts 0: false
-// for any, true for all.
+// Over the truth of self's elements (nonzero, NaN included): one ANY or
+// ALL over the mask (after a CAST to bool for another dtype). An empty
+// reduction is false for any, true for all.
 
 bool logicalLowerable(const at::Tensor &self) {
   return isNpu(self) && self.dim() <= 64 && accepts<isa::inst::Cast>(self.scalar_type(), "stype");
 }
 
-// counts (int64) compared with the int32 s by the scalar compare Inst.
-template <class Inst> at::Tensor compareCounts(const at::Tensor &counts, int32_t s) {
-  at::Tensor result = emptyNpu(counts.sizes(), at::kBool);
-  if (counts.numel() == 0)
-    return result;
-  Inst inst;
-  inst.dst = addressOf(result);
-  inst.a = addressOf(counts);
-  inst.s = std::bit_cast<float>(s);
-  inst.n = u32(counts.numel(), "elements");
-  inst.dtype = isa::DType::i64;
-  emit(inst);
-  return result;
-}
-
 at::Tensor logicalReduce(const at::Tensor &self, const std::bitset<64> &dims, bool keepdim,
                          bool all) {
-  const at::Tensor counts = countTrueOver(truthOf(self), dims, keepdim);
-  if (!all)
-    return compareCounts<isa::inst::Gts>(counts, 0);
-  const int64_t reduced = reducedLast(self, dims).cols;
-  if (reduced > std::numeric_limits<int32_t>::max())
-    return at::eq(counts, reduced);
-  return compareCounts<isa::inst::Eqs>(counts, static_cast<int32_t>(reduced));
+  const at::Tensor mask = truthOf(self);
+  return all ? maskReduce<isa::inst::All>(mask, dims, keepdim, at::kBool, true)
+             : maskReduce<isa::inst::Any>(mask, dims, keepdim, at::kBool, false);
 }
 
 // The kernels of any and all: functional forms over all dims, one dim or a

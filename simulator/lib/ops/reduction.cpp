@@ -1,5 +1,5 @@
 // ROW_SUM ROW_MAX ROW_MEAN COL_SUM in the spec's lane order; ARGMAX and
-// ARGMIN by the order keys their recipes compute; COUNT.
+// ARGMIN by the order keys their recipes compute; COUNT, ANY, ALL.
 #include "../arith_util.h"
 #include "../context.h"
 #include "../typed_streams.h"
@@ -124,6 +124,27 @@ void execute(ExecContext &ctx, const isa::inst::Count &op) {
     dst[i] = static_cast<uint64_t>(std::count(lanes.words.begin() + i * op.cols,
                                               lanes.words.begin() + (i + 1) * op.cols,
                                               0xffffffffu));
+}
+
+// Whether some (ANY) or every (ALL) byte of each row is nonzero, as 0/1.
+static void truthOfRows(ExecContext &ctx, uint64_t dstAddr, uint64_t srcAddr, uint32_t rows,
+                        uint32_t cols, bool all) {
+  const LaneColumns lanes = loadLanes(ctx, srcAddr, uint64_t(rows) * cols, isa::DType::b8);
+  uint8_t *dst = ctx.write<uint8_t>(dstAddr, rows).data();
+  for (uint64_t i = 0; i < rows; ++i) {
+    const auto first = lanes.words.begin() + i * cols, last = first + cols;
+    dst[i] = all ? std::find(first, last, 0u) == last : std::find(first, last, 0xffffffffu) != last;
+  }
+}
+
+Work work(const isa::inst::Any &op) { return reduceWork(op); }
+void execute(ExecContext &ctx, const isa::inst::Any &op) {
+  truthOfRows(ctx, op.dst, op.src, op.rows, op.cols, false);
+}
+
+Work work(const isa::inst::All &op) { return reduceWork(op); }
+void execute(ExecContext &ctx, const isa::inst::All &op) {
+  truthOfRows(ctx, op.dst, op.src, op.rows, op.cols, true);
 }
 
 } // namespace npu::sim

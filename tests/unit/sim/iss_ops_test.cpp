@@ -605,15 +605,19 @@ TEST(IssOps, GatherEveryAcceptedType) {
   EXPECT_EQ(types, 6);
 }
 
-// COUNT on ARGMAX's shapes over b8 rows (the same as RtlOps').
-TEST(IssOps, CountOfB8Rows) {
+// COUNT, ANY and ALL on ARGMAX's shapes over b8 rows (the same as RtlOps').
+template <class Op> void maskReductionsAgree() {
   test::forEachCountTest([&](const test::ArgCase &c) {
     Twin twin(980);
-    const isa::inst::Count op =
-        test::countOf(c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
-    twin.runAndCompare(validPacketOf(op), test::countName(op, c));
+    const Op op = test::maskReductionOf<Op>(
+        c, [&](const std::vector<uint32_t> &w) { return twin.values(w); });
+    twin.runAndCompare(validPacketOf(op), test::maskReductionName(op, c));
   });
 }
+
+TEST(IssOps, CountOfB8Rows) { maskReductionsAgree<isa::inst::Count>(); }
+TEST(IssOps, AnyOfB8Rows) { maskReductionsAgree<isa::inst::Any>(); }
+TEST(IssOps, AllOfB8Rows) { maskReductionsAgree<isa::inst::All>(); }
 
 // SELECT on every pair of edge values of f32 and i32 under each broadcast
 // of b and of the mask; SELECTS on the edge values of all six types under

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace npu::test {
@@ -329,25 +330,28 @@ template <class Op, class Place> Op argOf(isa::DType type, const ArgCase &c, Pla
   return op;
 }
 
-// Calls run(case) for every COUNT test: ARGMAX's shapes and rows of b8
-// elements (bytes 0, 1, 2, 0x80, 0xff and random ones).
+// Calls run(case) for every COUNT, ANY and ALL test: ARGMAX's shapes and
+// rows of b8 elements (bytes 0, 1, 2, 0x80, 0xff and random ones).
 template <class Run> void forEachCountTest(Run run) {
   for (const ArgCase &c : argCases(isa::DType::b8))
     run(c);
 }
 
-// The COUNT of one test, its destination filled with a pattern first.
-template <class Place> isa::inst::Count countOf(const ArgCase &c, Place place) {
-  isa::inst::Count op;
+// The COUNT, ANY or ALL of one test, its destination (an i64 or a b8 per
+// row) filled with a pattern first.
+template <class Op, class Place> Op maskReductionOf(const ArgCase &c, Place place) {
+  constexpr uint64_t kResultBytes = std::is_same_v<Op, isa::inst::Count> ? 8 : 1;
+  Op op;
   op.rows = c.rows;
   op.cols = c.cols;
   op.src = place(packedWords(isa::DType::b8, c.elements, 0x5a));
-  op.dst = place(std::vector<uint32_t>(2 * c.rows, 0xa5a5a5a5u));
+  op.dst = place(std::vector<uint32_t>((c.rows * kResultBytes + 3) / 4, 0xa5a5a5a5u));
   return op;
 }
 
-inline std::string countName(const isa::inst::Count &op, const ArgCase &c) {
-  return "count " + std::to_string(op.rows) + "x" + std::to_string(op.cols) + " " + c.what;
+template <class Op> std::string maskReductionName(const Op &op, const ArgCase &c) {
+  return std::string(isa::info(Op::kOpcode).mnemonic) + " " + std::to_string(op.rows) + "x" +
+         std::to_string(op.cols) + " " + c.what;
 }
 
 template <class Op> std::string argName(const Op &op, const ArgCase &c) {
