@@ -2,6 +2,13 @@
 
 defvar RowsCols = [DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns (normalised dimension)">];
 
+// The row instructions accept bf16 and f16 element streams by their f32
+// recipes (docs/types.md §2): the streams widen exactly and round once on
+// store; the per-row statistics a row store writes or a row load reads
+// (whole words) stay binary32.
+defvar RowHalfFloats = "On bf16 and f16 the elements are widened exactly to binary32, every "
+                       "intermediate stays binary32 and each result is rounded once on store.";
+
 class SoftmaxScaled<bit causal> {
   list<Step> Steps = [Run<"mul", "IB0", "K0", "T0">] # !if(causal, [Mask<"T0", "T0">], []);
 }
@@ -10,7 +17,7 @@ class SoftmaxScaled<bit causal> {
 // exp(z - m) * K3, or (z - m) - K3.
 class SoftmaxRecipe<bit causal, bit log>
     : VectorRecipe<[When<"causal", causal>, When<"log", log>], "rows", "cols",
-                   [Stream<"IB0", "src">, Stream<"OB0", "dst">],
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], [], SoftmaxScaled<causal>.Steps # [Reduce<"T0">], "max", "K1">,
                     Pass<["IB0"], [], SoftmaxScaled<causal>.Steps #
                                       [Run<"sub", "T0", "K1", "T0">, Run<"exp", "T0", "", "T1">,
@@ -31,14 +38,14 @@ def SOFTMAX : Instruction<"softmax", 0x60, "nn",
     [OptF32Op<"scale", S_P2, "logit multiplier", F32One>,
      OptI32Op<"offset", S_P3, "causal diagonal offset", 0>,
      FlagOp<"causal", 4, "mask columns j > i + offset">,
-     FlagOp<"log", 5, "produce log-softmax">, DTypeOp],
+     FlagOp<"log", 5, "produce log-softmax">, DTypeOf<FloatTypes>],
     "$dst, $src, $rows, $cols", Cost<E_Vector, 8, 16>, "Row softmax (or log-softmax) with optional causal mask."> {
   let Semantics = "Per row i: z[j] = scale*src[i][j], or -inf where causal and j > i + offset; "
                   "m = ROW_MAX(z); e[j] = exp(z[j] - m); s = ROW_SUM(e); "
                   "dst[i][j] = e[j] * recip(s), or with log: (z[j] - m) - log(s). "
-                  "A fully masked row yields NaN.";
-  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
-                MemOperand<"src", "r", Product<["rows", "cols"]>>];
+                  "A fully masked row yields NaN. " # RowHalfFloats;
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
   let Recipes = [SoftmaxRecipe<0, 0>, SoftmaxRecipe<0, 1>, SoftmaxRecipe<1, 0>,
                  SoftmaxRecipe<1, 1>];
@@ -48,7 +55,8 @@ def SOFTMAX : Instruction<"softmax", 0x60, "nn",
 // (x * K2) * weight.
 class RmsnormRecipe<bit useWeight, bit writeRstd>
     : VectorRecipe<[When<"use_weight", useWeight>, When<"write_rstd", writeRstd>], "rows", "cols",
-                   [Stream<"IB0", "src">, Stream<"IB1", "weight", 0>, Stream<"OB0", "dst">],
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"IB1", "weight", 0, 0, "dtype">,
+                    Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], [], [Run<"mul", "IB0", "IB0", "T0">, Reduce<"T0">], "sum", "K1",
                          [Run<"mul", "K1", "K3", "K1">, Run<"add", "K1", "K0", "K1">,
                           Run<"rsqrt", "K1", "", "K2">]>,
@@ -64,18 +72,18 @@ class RmsnormRecipe<bit useWeight, bit writeRstd>
 def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
     [AddrOp<"dst", S_Dst, "rows x cols output">, AddrOp<"src", S_Src0, "rows x cols input">,
      AddrOp<"weight", S_Src1, "cols weights (read when use_weight)">,
-     AddrOp<"rstd", S_P45, "rows reciprocal RMS values (written when write_rstd)">]
+     AddrOp<"rstd", S_P45, "rows reciprocal RMS values, binary32 whatever dtype (written when write_rstd)">]
     # RowsCols #
     [F32Op<"eps", S_P2, "added to the mean square">,
      FlagOp<"use_weight", 4, "multiply by weight">,
-     FlagOp<"write_rstd", 5, "store the per-row rstd for the backward pass">, DTypeOp],
+     FlagOp<"write_rstd", 5, "store the per-row rstd for the backward pass">, DTypeOf<FloatTypes>],
     "$dst, $src, $weight, $rstd, $rows, $cols, $eps", Cost<E_Vector, 8, 6>, "Root-mean-square normalisation."> {
   let Semantics = "Per row i: ms = ROW_SUM(x*x) * (1/cols); r = rsqrt(ms + eps); "
                   "dst[i][j] = (x[j] * r) * weight[j] (weight step only with use_weight); "
-                  "rstd[i] = r with write_rstd.";
-  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
-                MemOperand<"src", "r", Product<["rows", "cols"]>>,
-                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+                  "rstd[i] = r with write_rstd (binary32). " # RowHalfFloats;
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"weight", "r", Product<["cols"], 1, "dtype">, "use_weight">,
                 MemOperand<"rstd", "w", Product<["rows"]>, "write_rstd">];
   let Disjoints = [Disjoint<"dst", "src", 1>, Disjoint<"dst", "weight">,
                    Disjoint<"rstd", "src">, Disjoint<"rstd", "dst">, Disjoint<"rstd", "weight">];

@@ -348,9 +348,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
      << ", kSrcCols = " << SrcCols << ", kSrcCol = " << SrcCol << ", kSrcRow = " << SrcRow
      << ", kSrcK0 = " << SrcK0 << ";\n\n";
   os << "// A pass: its input and output stream masks (IB0..IB3, OB0..OB2), whether it\n"
-        "// reduces, and its element steps and the scalar steps after it (ranges of\n"
-        "// kSteps).\n"
-        "struct Pass {\n  uint8_t inputs, outputs;\n  bool reduces;\n"
+        "// reduces (a maximum with reduceMax, else a sum) and into which K register,\n"
+        "// and its element steps and the scalar steps after it (ranges of kSteps).\n"
+        "struct Pass {\n  uint8_t inputs, outputs;\n  bool reduces, reduceMax;\n"
+        "  uint8_t reduceDst;\n"
         "  uint16_t firstStep, numSteps, firstAfter, numAfter;\n};\n\n"
         "// The recipe runs when operand `operand` == value (or != value).\n"
         "struct Condition {\n  uint8_t operand;\n  bool equal;\n  uint64_t value;\n};\n\n"
@@ -381,7 +382,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  int8_t scalars["
      << kRecipePacketScalars
      << "];\n  uint8_t preLoadFirst, rowLoadDst;\n"
-        "  uint8_t numPasses;\n  Pass passes[3];\n};\n\n";
+        "  uint8_t numPasses;\n  Pass passes[3];\n"
+        "  // The operand adding to the row index for Mask steps' causal limit (-1:\n"
+        "  // none); the first K register of the row store.\n"
+        "  int8_t maskOffset;\n  uint8_t rowStoreSrc;\n};\n\n";
   std::vector<std::string> steps;
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
     const size_t first = steps.size();
@@ -445,10 +449,13 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
       for (const RecipePass &p : r.passes) {
         const std::string elementSteps = addSteps(p.steps);
         text += "{" + std::to_string(p.inputs) + ", " + std::to_string(p.outputs) + ", " +
-                (p.reduce == ReduceKind::None ? "false" : "true") + ", " + elementSteps + ", " +
-                addSteps(p.after) + "}, ";
+                (p.reduce == ReduceKind::None ? "false" : "true") + ", " +
+                (p.reduce == ReduceKind::Max ? "true" : "false") + ", " +
+                std::to_string(p.reduce == ReduceKind::None ? 0 : p.reduceDst) + ", " +
+                elementSteps + ", " + addSteps(p.after) + "}, ";
       }
-      text += "}}";
+      text += "}, " + std::to_string(r.maskOffset) + ", " +
+              std::to_string(r.rowStore < 0 ? 0 : r.rowStoreSrc) + "}";
       recipes.push_back(std::move(text));
     }
   const auto table = [&](const char *type, const char *name, const std::vector<std::string> &rows) {

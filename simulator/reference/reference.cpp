@@ -487,12 +487,13 @@ void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F 
 }
 
 void softmax(Mem &m, const isa::inst::Softmax &op) {
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> z(op.cols), e(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
       const bool masked =
           op.causal && static_cast<int64_t>(j) > static_cast<int64_t>(i) + op.offset;
-      z[j] = masked ? kMinusInfinity : soft::fmul(m.f(op.src, i * op.cols + j), bitsOf(op.scale));
+      z[j] = masked ? kMinusInfinity : soft::fmul(src.get(i * op.cols + j), bitsOf(op.scale));
     }
     const uint32_t mx = laneReduce(z, true);
     for (uint64_t j = 0; j < op.cols; ++j) {
@@ -502,17 +503,18 @@ void softmax(Mem &m, const isa::inst::Softmax &op) {
     const uint32_t s = laneReduce(e, false);
     const uint32_t inv = program(Program::Recip, {s}), logS = program(Program::Log, {s});
     for (uint64_t j = 0; j < op.cols; ++j)
-      m.f(op.dst, i * op.cols + j, op.log ? soft::fsub(z[j], logS) : soft::fmul(e[j], inv));
+      dst.set(i * op.cols + j, op.log ? soft::fsub(z[j], logS) : soft::fmul(e[j], inv));
   }
 }
 
 void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   std::vector<uint32_t> rows(op.rows * op.cols), weight(op.cols);
   for (uint64_t i = 0; i < rows.size(); ++i)
-    rows[i] = m.f(op.src, i);
+    rows[i] = src.get(i);
   for (uint64_t j = 0; op.use_weight && j < op.cols; ++j)
-    weight[j] = m.f(op.weight, j);
+    weight[j] = FloatArray(m, op.weight, op.dtype).get(j);
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> sq(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j)
@@ -523,7 +525,7 @@ void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
       uint32_t y = soft::fmul(rows[i * op.cols + j], r);
       if (op.use_weight)
         y = soft::fmul(y, weight[j]);
-      m.f(op.dst, i * op.cols + j, y);
+      dst.set(i * op.cols + j, y);
     }
     if (op.write_rstd)
       m.f(op.rstd, i, r);
@@ -532,13 +534,14 @@ void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
 
 void layernorm(Mem &m, const isa::inst::Layernorm &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   std::vector<uint32_t> rows(op.rows * op.cols), weight(op.cols), bias(op.cols);
   for (uint64_t i = 0; i < rows.size(); ++i)
-    rows[i] = m.f(op.src, i);
+    rows[i] = src.get(i);
   for (uint64_t j = 0; op.use_weight && j < op.cols; ++j)
-    weight[j] = m.f(op.weight, j);
+    weight[j] = FloatArray(m, op.weight, op.dtype).get(j);
   for (uint64_t j = 0; op.use_bias && j < op.cols; ++j)
-    bias[j] = m.f(op.bias, j);
+    bias[j] = FloatArray(m, op.bias, op.dtype).get(j);
   for (uint64_t i = 0; i < op.rows; ++i) {
     const std::vector<uint32_t> x(rows.begin() + i * op.cols, rows.begin() + (i + 1) * op.cols);
     const uint32_t mean = soft::fmul(laneReduce(x, false), inv);
@@ -555,7 +558,7 @@ void layernorm(Mem &m, const isa::inst::Layernorm &op) {
         y = soft::fmul(y, weight[j]);
       if (op.use_bias)
         y = soft::fadd(y, bias[j]);
-      m.f(op.dst, i * op.cols + j, y);
+      dst.set(i * op.cols + j, y);
     }
     if (op.write_stats) {
       m.f(op.stats, 2 * i, mean);
@@ -565,16 +568,17 @@ void layernorm(Mem &m, const isa::inst::Layernorm &op) {
 }
 
 void softmaxBwd(Mem &m, const isa::inst::SoftmaxBwd &op) {
+  FloatArray ys(m, op.y, op.dtype), dys(m, op.dy, op.dtype), dx(m, op.dx, op.dtype);
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> y(op.cols), dy(op.cols), t(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      y[j] = m.f(op.y, i * op.cols + j);
-      dy[j] = m.f(op.dy, i * op.cols + j);
+      y[j] = ys.get(i * op.cols + j);
+      dy[j] = dys.get(i * op.cols + j);
       t[j] = soft::fmul(dy[j], y[j]);
     }
     const uint32_t s = laneReduce(op.log ? dy : t, false);
     for (uint64_t j = 0; j < op.cols; ++j)
-      m.f(op.dx, i * op.cols + j,
+      dx.set(i * op.cols + j,
           op.log ? soft::fsub(dy[j], soft::fmul(program(Program::Exp, {y[j]}), s))
                  : soft::fmul(y[j], soft::fsub(dy[j], s)));
   }

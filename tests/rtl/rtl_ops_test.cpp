@@ -467,6 +467,18 @@ TEST(RtlOps, PowOnEdgePairs) {
   EXPECT_EQ(tests, 4);
 }
 
+// The row instructions on bf16 and f16 on the same cases as IssOps'
+// (half_float_cases.h), under wait states every fourth run.
+TEST(RtlOps, HalfFloatRowInstructions) {
+  int t = 0;
+  const int tests = test::forEachHalfFloatRowTest([&](const auto &make, const std::string &name) {
+    Twin twin(991, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, test::kHalfFloatRowTests);
+}
+
 // The integer forms of the binary instructions and their scalar forms on
 // the same cases as IssOps' (integer_cases.h), under wait states every
 // fourth run.

@@ -99,4 +99,94 @@ template <class Run> int forEachHalfFloatTest(Run run) {
   return count;
 }
 
+// The row shapes of the row instructions' tests: one element; rows of odd
+// length (so that rows after the first start inside a word, and chunks
+// inside a beat: placeElements' skew); rows of one to four chunks.
+struct RowShape {
+  uint32_t rows, cols;
+};
+inline constexpr RowShape kRowShapes[] = {{1, 1}, {3, 7}, {4, 33}, {2, 130}, {2, 421}};
+
+// rows x cols elements of a 16-bit float type: every third row (from the
+// first) the edge values from an offset `salt` on, so that each row tests
+// another mix, the other rows ordinary values of either sign between 1/8
+// and 8, whose sums, maxima and exponentials stay finite.
+inline std::vector<uint64_t> halfFloatRows(isa::DType type, RowShape shape, unsigned salt) {
+  const std::vector<uint64_t> edges = edgeElements(type);
+  std::vector<uint64_t> e;
+  for (uint32_t i = 0; i < shape.rows; ++i)
+    for (uint32_t j = 0; j < shape.cols; ++j) {
+      const uint64_t k = uint64_t(i) * shape.cols + j + salt;
+      if (i % 3 == 0 && shape.cols > 1) {
+        e.push_back(edges[k % edges.size()]);
+        continue;
+      }
+      const uint64_t sign = (k * 7 % 5 < 2) ? 0x8000 : 0;
+      e.push_back(sign | (type == isa::DType::bf16 ? 0x3e00 + k * 13 % 0x300 : 0x3000 + k * 37 % 0xc00));
+    }
+  return e;
+}
+
+// How many tests forEachHalfFloatRowTest makes: per type and shape, the
+// variants of SOFTMAX (4) and RMSNORM (4).
+inline constexpr int kHalfFloatRowTests = 2 * static_cast<int>(std::size(kRowShapes)) * (4 + 4);
+
+// Calls run(make, name) for every test of the row instructions on bf16 and
+// f16 (SOFTMAX with and without its causal mask and scale, log-softmax,
+// RMSNORM with weight and rstd on and off) whose record accepts the type,
+// over kRowShapes; make(place) builds the packet as forEachHalfFloatTest's.
+// Returns their count.
+template <class Run> int forEachHalfFloatRowTest(Run run) {
+  int count = 0;
+  // set(op, variant, rowsOf(salt), colsOf(salt), words(w)) fills in the
+  // operands of variant `variant` (of `variants`).
+  const auto each = [&]<class Op>(std::type_identity<Op>, int variants, auto set) {
+    for (isa::DType type : kHalfFloatTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      for (const RowShape &shape : kRowShapes)
+        for (int v = 0; v < variants; ++v) {
+          const auto make = [&](auto &place) {
+            Op op;
+            op.dtype = type;
+            op.rows = shape.rows;
+            op.cols = shape.cols;
+            const auto rowsOf = [&](unsigned salt) {
+              return placeElements(place, type, halfFloatRows(type, shape, salt));
+            };
+            const auto colsOf = [&](unsigned salt) {
+              return placeElements(place, type, halfFloatRows(type, {1, shape.cols}, salt + 1));
+            };
+            const auto words = [&](const std::vector<uint32_t> &w) { return place(w); };
+            set(op, v, rowsOf, colsOf, words);
+            return isa::packetOf(op);
+          };
+          run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " " +
+                        std::to_string(shape.rows) + "x" + std::to_string(shape.cols) +
+                        " variant " + std::to_string(v));
+          ++count;
+        }
+    }
+  };
+  const auto garbage = [](uint64_t words) { return std::vector<uint32_t>(words, 0x77777777u); };
+  each(std::type_identity<isa::inst::Softmax>{}, 4, [&](auto &op, int v, auto rowsOf, auto, auto words) {
+    op.causal = v >= 2;
+    op.log = v % 2 == 1;
+    op.scale = v == 0 ? 1.0f : v == 1 ? 0.3f : v == 2 ? 1.0f : 2.5f;
+    op.offset = v == 3 ? -1 : 0;
+    op.src = rowsOf(0);
+    op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+  });
+  each(std::type_identity<isa::inst::Rmsnorm>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+    op.use_weight = v % 2 == 1;
+    op.write_rstd = v >= 2;
+    op.eps = 1e-6f;
+    op.src = rowsOf(0);
+    op.weight = colsOf(3);
+    op.rstd = words(garbage(op.rows));
+    op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+  });
+  return count;
+}
+
 } // namespace npu::test

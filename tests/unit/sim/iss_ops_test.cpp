@@ -379,6 +379,17 @@ TEST(IssOps, PowOnEdgePairs) {
   EXPECT_EQ(tests, 4);
 }
 
+// The row instructions on bf16 and f16 (half_float_cases.h: rows of 1 to
+// 421 elements, edge and ordinary values, each flag variant).
+TEST(IssOps, HalfFloatRowInstructions) {
+  const int tests = test::forEachHalfFloatRowTest([&](const auto &make, const std::string &name) {
+    Twin twin(991);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, test::kHalfFloatRowTests);
+}
+
 // The integer forms of the binary instructions and their scalar forms
 // (integer_cases.h: every pair of edge values, each broadcast, alpha 1 and
 // others, the scalar forms over three chunks from inside a beat).
