@@ -96,8 +96,8 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
 class LayernormRecipe<bit useWeight, bit useBias, bit writeStats>
     : VectorRecipe<[When<"use_weight", useWeight>, When<"use_bias", useBias>,
                     When<"write_stats", writeStats>], "rows", "cols",
-                   [Stream<"IB0", "src">, Stream<"IB1", "weight", 0>, Stream<"IB2", "bias", 0>,
-                    Stream<"OB0", "dst">],
+                   [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"IB1", "weight", 0, 0, "dtype">,
+                    Stream<"IB2", "bias", 0, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "dtype">],
                    [Pass<["IB0"], [], [Reduce<"IB0">], "sum", "K1", [Run<"mul", "K1", "K3", "K1">]>,
                     Pass<["IB0"], [], [Run<"sub", "IB0", "K1", "T0">, Run<"mul", "T0", "T0", "T1">,
                                        Reduce<"T1">], "sum", "K2",
@@ -117,21 +117,22 @@ def LAYERNORM : Instruction<"layernorm", 0x62, "nn",
     [AddrOp<"dst", S_Dst, "rows x cols output">, AddrOp<"src", S_Src0, "rows x cols input">,
      AddrOp<"weight", S_Src1, "cols weights (read when use_weight)">,
      AddrOp<"bias", S_P01, "cols biases (read when use_bias)">,
-     AddrOp<"stats", S_P23, "rows (mean, rstd) pairs (written when write_stats)">,
+     AddrOp<"stats", S_P23, "rows (mean, rstd) pairs, binary32 whatever dtype (written when write_stats)">,
      DimOp<"rows", S_P4, "rows">, DimOp<"cols", S_P5, "columns (normalised dimension)">,
      F32Op<"eps", S_P6, "added to the variance">,
      FlagOp<"use_weight", 4, "multiply by weight">, FlagOp<"use_bias", 5, "add bias">,
-     FlagOp<"write_stats", 6, "store the per-row mean and rstd for the backward pass">, DTypeOp],
+     FlagOp<"write_stats", 6, "store the per-row mean and rstd for the backward pass">,
+     DTypeOf<FloatTypes>],
     "$dst, $src, $weight, $bias, $stats, $rows, $cols, $eps", Cost<E_Vector, 8, 8>,
     "Layer normalisation."> {
   let Semantics = "Per row i: m = ROW_SUM(x) * (1/cols); v = ROW_SUM((x - m)*(x - m)) * (1/cols); "
                   "r = rsqrt(v + eps); dst[i][j] = ((x[j] - m) * r) * weight[j] + bias[j] (the "
                   "weight step only with use_weight, the bias step only with use_bias); "
-                  "stats[i] = (m, r) with write_stats.";
-  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"]>>,
-                MemOperand<"src", "r", Product<["rows", "cols"]>>,
-                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
-                MemOperand<"bias", "r", Product<["cols"]>, "use_bias">,
+                  "stats[i] = (m, r) with write_stats (binary32). " # RowHalfFloats;
+  let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"weight", "r", Product<["cols"], 1, "dtype">, "use_weight">,
+                MemOperand<"bias", "r", Product<["cols"], 1, "dtype">, "use_bias">,
                 MemOperand<"stats", "w", Product<["rows"], 8>, "write_stats">];
   let Disjoints = [Disjoint<"dst", "src", 1>, Disjoint<"dst", "weight">, Disjoint<"dst", "bias">,
                    Disjoint<"stats", "src">, Disjoint<"stats", "dst">, Disjoint<"stats", "weight">,
@@ -144,7 +145,8 @@ def LAYERNORM : Instruction<"layernorm", 0x62, "nn",
 // dy - exp(y) * K1.
 class SoftmaxBwdRecipe<bit log>
     : VectorRecipe<[When<"log", log>], "rows", "cols",
-                   [Stream<"IB0", "y">, Stream<"IB1", "dy">, Stream<"OB0", "dx">],
+                   [Stream<"IB0", "y", 1, 0, "dtype">, Stream<"IB1", "dy", 1, 0, "dtype">,
+                    Stream<"OB0", "dx", 1, 0, "dtype">],
                    [Pass<!if(log, ["IB1"], ["IB0", "IB1"]), [],
                          !if(log, [Reduce<"IB1">], [Run<"mul", "IB1", "IB0", "T0">, Reduce<"T0">]),
                          "sum", "K1">,
@@ -156,13 +158,13 @@ class SoftmaxBwdRecipe<bit log>
 def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
     [AddrOp<"dx", S_Dst, "gradient of the logits">, AddrOp<"y", S_Src0, "forward output">,
      AddrOp<"dy", S_Src1, "gradient of the output">] # RowsCols #
-    [FlagOp<"log", 5, "y is a log-softmax output">, DTypeOp],
+    [FlagOp<"log", 5, "y is a log-softmax output">, DTypeOf<FloatTypes>],
     "$dx, $y, $dy, $rows, $cols", Cost<E_Vector, 8, 6>, "Backward of SOFTMAX."> {
   let Semantics = "Per row: s = ROW_SUM(dy*y); dx[j] = y[j] * (dy[j] - s). "
-                  "With log: s = ROW_SUM(dy); dx[j] = dy[j] - exp(y[j]) * s.";
-  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"]>>,
-                MemOperand<"y", "r", Product<["rows", "cols"]>>,
-                MemOperand<"dy", "r", Product<["rows", "cols"]>>];
+                  "With log: s = ROW_SUM(dy); dx[j] = dy[j] - exp(y[j]) * s. " # RowHalfFloats;
+  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"y", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"dy", "r", Product<["rows", "cols"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dx", "y", 1>, Disjoint<"dx", "dy", 1>];
   let Recipes = [SoftmaxBwdRecipe<0>, SoftmaxBwdRecipe<1>];
 }
@@ -284,23 +286,27 @@ def LAYERNORM_BWD : Instruction<"layernorm_bwd", 0x75, "backward",
 }
 
 // dx = dy * f'(x) by a micro-program of microcode.td taking (x, dy), then
-// the f32 operands `extra` in order.
+// the f32 operands `extra` in order; x, dy and dx of type dtype.
+defvar PointwiseStreams = [Stream<"IB0", "x", 1, 0, "dtype">, Stream<"IB1", "dy", 1, 0, "dtype">,
+                           Stream<"OB0", "dx", 1, 0, "dtype">];
+defvar PointwiseHalfFloats = " on binary32 lanes (bf16 and f16 elements widened exactly, the "
+                             "result rounded once to dtype).";
 class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn,
                    list<Operand> extra = [], string saved = "forward input">
     : Instruction<mnemonic, opcode, "backward",
         [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, saved>,
          AddrOp<"dy", S_Src1, "gradient of the output">, DimOp<"n", S_P0, "number of elements">,
-         DTypeOp] # extra,
+         DTypeOf<FloatTypes>] # extra,
         !foldl("$dx, $x, $dy, $n", extra, syntax, o, syntax # ", $" # o.Name),
         Cost<E_Vector, 4, !size(prog.Steps)>, "Backward of " # fn # "."> {
   MicroProgram Program = prog;
   let Semantics = "dx[i] = dy[i] * " # fn # "'(x[i]), evaluated by the micro-program '" #
-                  prog.Name # "' of docs/arith.md.";
-  let Memory = [MemOperand<"dx", "w", Product<["n"]>>, MemOperand<"x", "r", Product<["n"]>>,
-                MemOperand<"dy", "r", Product<["n"]>>];
+                  prog.Name # "' of docs/arith.md" # PointwiseHalfFloats;
+  let Memory = [MemOperand<"dx", "w", Product<["n"], 1, "dtype">>,
+                MemOperand<"x", "r", Product<["n"], 1, "dtype">>,
+                MemOperand<"dy", "r", Product<["n"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>];
-  let Recipes = [ElementwiseRecipe<prog.Name, "IB0", "IB1",
-                                   [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"OB0", "dx">]>];
+  let Recipes = [ElementwiseRecipe<prog.Name, "IB0", "IB1", PointwiseStreams>];
 }
 def SILU_BWD : PointwiseBwd<"silu_bwd", 0x72, MP_silu_bwd, "SILU">;
 def GELU_BWD : PointwiseBwd<"gelu_bwd", 0x73, MP_gelu_bwd, "GELU">;
@@ -318,7 +324,7 @@ def MP_tanh_bwd : MicroProgram<"tanh_bwd", ["y", "dy"],
 def TANH_BWD : PointwiseBwd<"tanh_bwd", 0x77, MP_tanh_bwd, "TANH", [],
                             "forward output y = tanh(u)"> {
   let Semantics = "dx[i] = dy[i] * (1 - x[i]^2), x being TANH's output (tanh' = 1 - tanh^2), "
-                  "evaluated by the micro-program 'tanh_bwd' of docs/arith.md.";
+                  "evaluated by the micro-program 'tanh_bwd' of docs/arith.md" # PointwiseHalfFloats;
 }
 
 // A program of four inputs: the engine's steps take two, and each step
@@ -326,7 +332,7 @@ def TANH_BWD : PointwiseBwd<"tanh_bwd", 0x77, MP_tanh_bwd, "TANH", [],
 // canonical NaN), so the recipe computes MP_clamp_bwd's result in its own
 // steps: dy where lo <= x (K0), then that where x <= hi (K1).
 class ClampBwdRecipe
-    : VectorRecipe<[], "", "n", [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"OB0", "dx">],
+    : VectorRecipe<[], "", "n", PointwiseStreams,
                    [Pass<["IB0", "IB1"], ["OB0"], [Run<"le", "K0", "IB0", "T0">,
                                                    Run<"le", "IB0", "K1", "T1">,
                                                    Run<"mask_pass", "T0", "IB1", "T2">,
@@ -336,6 +342,7 @@ class ClampBwdRecipe
 def CLAMP_BWD : PointwiseBwd<"clamp_bwd", 0x76, MP_clamp_bwd, "CLAMP",
                              [F32Op<"lo", S_P1, "lower bound">, F32Op<"hi", S_P2, "upper bound">]> {
   let Semantics = "dx[i] = dy[i] where lo <= x[i] <= hi (ordered: +0 for a NaN x, lo or hi), "
-                  "else +0, evaluated by the micro-program 'clamp_bwd' of docs/arith.md.";
+                  "else +0, evaluated by the micro-program 'clamp_bwd' of docs/arith.md" #
+                  PointwiseHalfFloats;
   let Recipes = [ClampBwdRecipe<>];
 }

@@ -468,10 +468,11 @@ template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
   std::vector<uint32_t> inputs{0, 0};
   for (float s : op.f32Operands())
     inputs.push_back(bitsOf(s));
+  FloatArray x(m, op.x, op.dtype), dy(m, op.dy, op.dtype), dx(m, op.dx, op.dtype);
   for (uint64_t i = 0; i < op.n; ++i) {
-    inputs[0] = m.f(op.x, i);
-    inputs[1] = m.f(op.dy, i);
-    m.f(op.dx, i, arith::evaluate(p, inputs, arith::Implementation::Reference));
+    inputs[0] = x.get(i);
+    inputs[1] = dy.get(i);
+    dx.set(i, arith::evaluate(p, inputs, arith::Implementation::Reference));
   }
 }
 

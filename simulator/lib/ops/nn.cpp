@@ -85,6 +85,8 @@ Work work(const isa::inst::Layernorm &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::Layernorm &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;

@@ -1,7 +1,7 @@
 // The bf16 and f16 forms of the vector instructions that compute in binary32
 // lanes (docs/types.md §2: elements widened exactly, results rounded once on
-// store): every instruction of NPU_FOR_EACH_SCALAR_OP and
-// NPU_FOR_EACH_UNARY_OP whose record accepts the type, on its edge values
+// store): every instruction of NPU_FOR_EACH_SCALAR_OP, NPU_FOR_EACH_UNARY_OP
+// and NPU_FOR_EACH_POINTWISE_BWD whose record accepts the type, on its edge values
 // (type_pairs.h's: zeros, subnormals, infinities, NaNs, the largest finite
 // values, which overflow on store) and ordinary ones over three chunks from
 // inside a beat, against scalars that overflow, vanish or are NaN-making.
@@ -90,12 +90,42 @@ template <class Run> int forEachHalfFloatTest(Run run) {
       ++count;
     }
   };
+  // x the spread, dy the spread from another element on: every pair of
+  // edge values in turn.
+  const auto backward = [&]<class Op>(std::type_identity<Op>) {
+    for (isa::DType type : kHalfFloatTypes) {
+      if (!accepts(Op::kOpcode, type))
+        continue;
+      const std::vector<uint64_t> x = halfFloatSpread(type);
+      std::vector<uint64_t> dy(x.begin() + 7, x.end());
+      dy.insert(dy.end(), x.begin(), x.begin() + 7);
+      const auto make = [&](auto &place) {
+        Op op;
+        op.dtype = type;
+        op.n = static_cast<uint32_t>(x.size());
+        // CLAMP_BWD's bounds.
+        if constexpr (requires { op.lo; })
+          op.lo = -1.5f;
+        if constexpr (requires { op.hi; })
+          op.hi = 2.0f;
+        op.x = placeElements(place, type, x);
+        op.dy = placeElements(place, type, dy);
+        op.dx = placeElements(place, type, std::vector<uint64_t>(x.size(), 0x7777));
+        return isa::packetOf(op);
+      };
+      run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type));
+      ++count;
+    }
+  };
 #define NPU_HALF_SCALAR(NAME, Type, family) scalar(std::type_identity<isa::inst::Type>{});
 #define NPU_HALF_UNARY(NAME, Type, family) unary(std::type_identity<isa::inst::Type>{});
+#define NPU_HALF_BACKWARD(NAME, Type, family) backward(std::type_identity<isa::inst::Type>{});
   NPU_FOR_EACH_SCALAR_OP(NPU_HALF_SCALAR)
   NPU_FOR_EACH_UNARY_OP(NPU_HALF_UNARY)
+  NPU_FOR_EACH_POINTWISE_BWD(NPU_HALF_BACKWARD)
 #undef NPU_HALF_SCALAR
 #undef NPU_HALF_UNARY
+#undef NPU_HALF_BACKWARD
   return count;
 }
 
@@ -128,13 +158,15 @@ inline std::vector<uint64_t> halfFloatRows(isa::DType type, RowShape shape, unsi
 }
 
 // How many tests forEachHalfFloatRowTest makes: per type and shape, the
-// variants of SOFTMAX (4) and RMSNORM (4).
-inline constexpr int kHalfFloatRowTests = 2 * static_cast<int>(std::size(kRowShapes)) * (4 + 4);
+// variants of SOFTMAX (4), RMSNORM (4), LAYERNORM (4), SOFTMAX_BWD (2).
+inline constexpr int kHalfFloatRowTests =
+    2 * static_cast<int>(std::size(kRowShapes)) * (4 + 4 + 4 + 2);
 
 // Calls run(make, name) for every test of the row instructions on bf16 and
 // f16 (SOFTMAX with and without its causal mask and scale, log-softmax,
-// RMSNORM with weight and rstd on and off) whose record accepts the type,
-// over kRowShapes; make(place) builds the packet as forEachHalfFloatTest's.
+// RMSNORM and LAYERNORM with weight, bias and statistics on and off,
+// SOFTMAX_BWD with and without log) whose record accepts the type, over
+// kRowShapes; make(place) builds the packet as forEachHalfFloatTest's.
 // Returns their count.
 template <class Run> int forEachHalfFloatRowTest(Run run) {
   int count = 0;
@@ -185,6 +217,23 @@ template <class Run> int forEachHalfFloatRowTest(Run run) {
     op.weight = colsOf(3);
     op.rstd = words(garbage(op.rows));
     op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+  });
+  each(std::type_identity<isa::inst::Layernorm>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+    op.use_weight = v % 2 == 1;
+    op.use_bias = v >= 2;
+    op.write_stats = v == 1 || v == 3;
+    op.eps = 1e-5f;
+    op.src = rowsOf(0);
+    op.weight = colsOf(3);
+    op.bias = colsOf(5);
+    op.stats = words(garbage(2 * uint64_t(op.rows)));
+    op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+  });
+  each(std::type_identity<isa::inst::SoftmaxBwd>{}, 2, [&](auto &op, int v, auto rowsOf, auto, auto words) {
+    op.log = v == 1;
+    op.y = rowsOf(0);
+    op.dy = rowsOf(11);
+    op.dx = words(garbage(uint64_t(op.rows) * op.cols));
   });
   return count;
 }
