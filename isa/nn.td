@@ -169,14 +169,23 @@ def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
   let Recipes = [SoftmaxBwdRecipe<0>, SoftmaxBwdRecipe<1>];
 }
 
+// The streams of RMSNORM_BWD and LAYERNORM_BWD: x, dy, weight and dx of
+// dtype; the dweight accumulator, kept in memory across rows, binary32
+// whatever dtype (a 16-bit one would be rounded once per row).
+defvar NormBwdStreams = [Stream<"IB0", "x", 1, 0, "dtype">, Stream<"IB1", "dy", 1, 0, "dtype">,
+                         Stream<"IB2", "weight", 0, 0, "dtype">, Stream<"IB3", "dweight", 0, 1>,
+                         Stream<"OB0", "dx", 1, 0, "dtype">, Stream<"OB1", "dweight", 0>];
+defvar NormBwdHalfFloats = " On bf16 and f16, x, dy, weight and dx are of dtype (widened exactly, "
+                           "every intermediate binary32, dx rounded once on store); the statistics "
+                           "and dweight are binary32.";
+
 // K2 = r (the row's rstd), K3 = 1/cols. Pass 0: dweight += (dy * x) * r in
 // memory, g = dy * weight (or dy), K1 = sum g * x, then c = K1 * K3 * r * r;
 // pass 1: dx = r * (g - x * c).
 class RmsnormBwdRecipe<bit useWeight, bit writeDweight>
     : VectorRecipe<[When<"use_weight", useWeight>, When<"write_dweight", writeDweight>],
                    "rows", "cols",
-                   [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"IB2", "weight", 0>,
-                    Stream<"IB3", "dweight", 0, 1>, Stream<"OB0", "dx">, Stream<"OB1", "dweight", 0>],
+                   NormBwdStreams,
                    [Pass<["IB0", "IB1"] # !if(useWeight, ["IB2"], []) #
                          !if(writeDweight, ["IB3"], []), !if(writeDweight, ["OB1"], []),
                          !if(writeDweight, [Run<"mul", "IB1", "IB0", "T0">, Run<"mul", "T0", "K2", "T0">,
@@ -199,21 +208,22 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
     [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, "forward input">,
      AddrOp<"dy", S_Src1, "gradient of the output">,
      AddrOp<"weight", S_P01, "cols weights (read when use_weight)">,
-     AddrOp<"rstd", S_P23, "rows rstd from the forward pass">,
-     AddrOp<"dweight", S_P45, "cols weight gradient (written when write_dweight)">,
+     AddrOp<"rstd", S_P23, "rows rstd from the forward pass, binary32 whatever dtype">,
+     AddrOp<"dweight", S_P45, "cols weight gradient, binary32 whatever dtype (written when write_dweight)">,
      DimOp<"rows", S_P6, "rows">, DimOp<"cols", S_P7, "columns">,
      FlagOp<"use_weight", 4, "the forward pass multiplied by weight">,
-     FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOp],
+     FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOf<FloatTypes>],
     "$dx, $x, $dy, $weight, $rstd, $dweight, $rows, $cols", Cost<E_Vector, 8, 10>,
     "Backward of RMSNORM: input and weight gradients."> {
   let Semantics = "Per row with r = rstd[i], g[j] = dy[j]*weight[j] (or dy[j]): "
                   "c = ROW_SUM(g*x) * (1/cols) * r*r; dx[j] = r * (g[j] - x[j]*c). "
-                  "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i.";
+                  "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i." #
+                  NormBwdHalfFloats;
   // The RTL accumulates dweight in memory (it reads it back): "rw".
-  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"]>>,
-                MemOperand<"x", "r", Product<["rows", "cols"]>>,
-                MemOperand<"dy", "r", Product<["rows", "cols"]>>,
-                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"x", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"dy", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"weight", "r", Product<["cols"], 1, "dtype">, "use_weight">,
                 MemOperand<"rstd", "r", Product<["rows"]>>,
                 MemOperand<"dweight", "rw", Product<["cols"]>, "write_dweight">];
   let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>, Disjoint<"dx", "rstd">,
@@ -230,8 +240,7 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
 class LayernormBwdRecipe<bit useWeight, bit writeDweight>
     : VectorRecipe<[When<"use_weight", useWeight>, When<"write_dweight", writeDweight>],
                    "rows", "cols",
-                   [Stream<"IB0", "x">, Stream<"IB1", "dy">, Stream<"IB2", "weight", 0>,
-                    Stream<"IB3", "dweight", 0, 1>, Stream<"OB0", "dx">, Stream<"OB1", "dweight", 0>],
+                   NormBwdStreams,
                    [Pass<["IB1"] # !if(useWeight, ["IB2"], []), [],
                          !if(useWeight, [Run<"mul", "IB1", "IB2", "T0">, Reduce<"T0">],
                                         [Reduce<"IB1">]), "sum", "K4",
@@ -259,22 +268,23 @@ def LAYERNORM_BWD : Instruction<"layernorm_bwd", 0x75, "backward",
     [AddrOp<"dx", S_Dst, "gradient of the input">, AddrOp<"x", S_Src0, "forward input">,
      AddrOp<"dy", S_Src1, "gradient of the output">,
      AddrOp<"weight", S_P01, "cols weights (read when use_weight)">,
-     AddrOp<"stats", S_P23, "rows (mean, rstd) pairs from LAYERNORM's write_stats">,
-     AddrOp<"dweight", S_P45, "cols weight gradient (written when write_dweight)">,
+     AddrOp<"stats", S_P23, "rows (mean, rstd) pairs from LAYERNORM's write_stats, binary32 whatever dtype">,
+     AddrOp<"dweight", S_P45, "cols weight gradient, binary32 whatever dtype (written when write_dweight)">,
      DimOp<"rows", S_P6, "rows">, DimOp<"cols", S_P7, "columns (normalised dimension)">,
      FlagOp<"use_weight", 4, "the forward pass multiplied by weight">,
-     FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOp],
+     FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOf<FloatTypes>],
     "$dx, $x, $dy, $weight, $stats, $dweight, $rows, $cols", Cost<E_Vector, 8, 14>,
     "Backward of LAYERNORM: input and weight gradients (the bias gradient is COL_SUM of dy)."> {
   let Semantics = "Per row i with (m, r) = stats[i], xhat[j] = (x[j] - m) * r, "
                   "g[j] = dy[j]*weight[j] (or dy[j]): a = ROW_SUM(g) * (1/cols); "
                   "b = ROW_SUM(g*xhat) * (1/cols); dx[j] = r * ((g[j] - a) - xhat[j]*b). "
-                  "dweight[j] = sum over rows in increasing i of dy[i][j]*xhat[i][j].";
+                  "dweight[j] = sum over rows in increasing i of dy[i][j]*xhat[i][j]." #
+                  NormBwdHalfFloats;
   // The RTL accumulates dweight in memory (it reads it back): "rw".
-  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"]>>,
-                MemOperand<"x", "r", Product<["rows", "cols"]>>,
-                MemOperand<"dy", "r", Product<["rows", "cols"]>>,
-                MemOperand<"weight", "r", Product<["cols"]>, "use_weight">,
+  let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"x", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"dy", "r", Product<["rows", "cols"], 1, "dtype">>,
+                MemOperand<"weight", "r", Product<["cols"], 1, "dtype">, "use_weight">,
                 MemOperand<"stats", "r", Product<["rows"], 8>>,
                 MemOperand<"dweight", "rw", Product<["cols"]>, "write_dweight">];
   let Disjoints = [Disjoint<"dx", "x", 1>, Disjoint<"dx", "dy", 1>, Disjoint<"dx", "stats">,

@@ -2,23 +2,28 @@
 
 // A row reduction writes one value per row; a column reduction one per
 // column, accumulated in dst (which the RTL keeps in memory: it reads it back).
+// src is of dtype (bf16 and f16 widened exactly by their stream); dst is
+// binary32 whatever dtype: a row store writes whole words, and a 16-bit
+// column accumulator would be rounded once per row.
 class ReduceOp<string mnemonic, int opcode, string what, string semantics,
                VectorRecipe recipe, bit perColumn = 0>
     : Instruction<mnemonic, opcode, "reduction",
-        [AddrOp<"dst", S_Dst, "result vector">, AddrOp<"src", S_Src0, "rows x cols input">,
-         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOp],
+        [AddrOp<"dst", S_Dst, "result vector, binary32 whatever dtype">,
+         AddrOp<"src", S_Src0, "rows x cols input">,
+         DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOf<FloatTypes>],
         "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
-  let Semantics = semantics;
+  let Semantics = semantics # " On bf16 and f16 the elements are widened exactly; the "
+                  "sums and dst stay binary32.";
   let Memory = [!if(perColumn, MemOperand<"dst", "rw", Product<["cols"]>>,
                                MemOperand<"dst", "w", Product<["rows"]>>),
-                MemOperand<"src", "r", Product<["rows", "cols"]>>];
+                MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "src">];
   let Recipes = [recipe];
 }
 
 // A row reduction into K2, stored as the row's result.
 class RowReduceRecipe<string reduce, list<Step> pre = [], list<Step> after = []>
-    : VectorRecipe<[], "rows", "cols", [Stream<"IB0", "src">],
+    : VectorRecipe<[], "rows", "cols", [Stream<"IB0", "src", 1, 0, "dtype">],
                    [Pass<["IB0"], [], [Reduce<"IB0">], reduce, "K2", after>], pre> {
   let RowStores = [RowStore<"dst", "K2">];
 }
@@ -40,7 +45,7 @@ def COL_SUM : ReduceOp<"col_sum", 0x53, "Sum of each column.",
                        "dst[j] = sum over i of src[i][j], accumulated in increasing i "
                        "from +0 (each column is one lane).",
                        VectorRecipe<[], "rows", "cols",
-                                    [Stream<"IB0", "src">, Stream<"IB1", "dst", 0, 1>,
+                                    [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"IB1", "dst", 0, 1>,
                                      Stream<"OB0", "dst", 0>],
                                     [Pass<["IB0", "IB1"], ["OB0"], [Run<"add", "IB1", "IB0", "OB0">]>]>,
                        1>;

@@ -476,14 +476,15 @@ template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
   }
 }
 
-// ROW_SUM, ROW_MAX, ROW_MEAN: f of each row.
-template <class F>
-void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F f) {
-  for (uint64_t i = 0; i < rows; ++i) {
-    std::vector<uint32_t> row(cols);
-    for (uint64_t j = 0; j < cols; ++j)
-      row[j] = m.f(src, i * cols + j);
-    m.f(dst, i, f(row));
+// ROW_SUM, ROW_MAX, ROW_MEAN: f of each row of op.src (of op.dtype), a
+// binary32 word per row into op.dst.
+template <class Op, class F> void perRow(Mem &m, const Op &op, F f) {
+  FloatArray src(m, op.src, op.dtype);
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    std::vector<uint32_t> row(op.cols);
+    for (uint64_t j = 0; j < op.cols; ++j)
+      row[j] = src.get(i * op.cols + j);
+    m.f(op.dst, i, f(row));
   }
 }
 
@@ -587,39 +588,43 @@ void softmaxBwd(Mem &m, const isa::inst::SoftmaxBwd &op) {
 
 void rmsnormBwd(Mem &m, const isa::inst::RmsnormBwd &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray xs(m, op.x, op.dtype), dys(m, op.dy, op.dtype), weight(m, op.weight, op.dtype),
+      dxs(m, op.dx, op.dtype);
   std::vector<uint32_t> dw(op.cols, kPlusZero), dx(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i) {
     const uint32_t r = m.f(op.rstd, i);
     std::vector<uint32_t> g(op.cols), gx(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint32_t x = m.f(op.x, i * op.cols + j), dy = m.f(op.dy, i * op.cols + j);
+      const uint32_t x = xs.get(i * op.cols + j), dy = dys.get(i * op.cols + j);
       dw[j] = soft::fadd(dw[j], soft::fmul(soft::fmul(dy, x), r));
-      g[j] = op.use_weight ? soft::fmul(dy, m.f(op.weight, j)) : dy;
+      g[j] = op.use_weight ? soft::fmul(dy, weight.get(j)) : dy;
       gx[j] = soft::fmul(g[j], x);
     }
     const uint32_t c = soft::fmul(soft::fmul(soft::fmul(laneReduce(gx, false), inv), r), r);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint32_t x = m.f(op.x, i * op.cols + j);
+      const uint32_t x = xs.get(i * op.cols + j);
       dx[i * op.cols + j] = soft::fmul(r, soft::fsub(g[j], soft::fmul(x, c)));
     }
   }
   for (uint64_t i = 0; i < dx.size(); ++i)
-    m.f(op.dx, i, dx[i]);
+    dxs.set(i, dx[i]);
   for (uint64_t j = 0; op.write_dweight && j < op.cols; ++j)
     m.f(op.dweight, j, dw[j]);
 }
 
 void layernormBwd(Mem &m, const isa::inst::LayernormBwd &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray xs(m, op.x, op.dtype), dys(m, op.dy, op.dtype), weight(m, op.weight, op.dtype),
+      dxs(m, op.dx, op.dtype);
   std::vector<uint32_t> dw(op.cols, kPlusZero), dx(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i) {
     const uint32_t mean = m.f(op.stats, 2 * i), r = m.f(op.stats, 2 * i + 1);
     std::vector<uint32_t> xhat(op.cols), g(op.cols), gxhat(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint32_t x = m.f(op.x, i * op.cols + j), dy = m.f(op.dy, i * op.cols + j);
+      const uint32_t x = xs.get(i * op.cols + j), dy = dys.get(i * op.cols + j);
       xhat[j] = soft::fmul(soft::fsub(x, mean), r);
       dw[j] = soft::fadd(dw[j], soft::fmul(dy, xhat[j]));
-      g[j] = op.use_weight ? soft::fmul(dy, m.f(op.weight, j)) : dy;
+      g[j] = op.use_weight ? soft::fmul(dy, weight.get(j)) : dy;
       gxhat[j] = soft::fmul(g[j], xhat[j]);
     }
     const uint32_t a = soft::fmul(laneReduce(g, false), inv);
@@ -628,7 +633,7 @@ void layernormBwd(Mem &m, const isa::inst::LayernormBwd &op) {
       dx[i * op.cols + j] = soft::fmul(r, soft::fsub(soft::fsub(g[j], a), soft::fmul(xhat[j], b)));
   }
   for (uint64_t i = 0; i < dx.size(); ++i)
-    m.f(op.dx, i, dx[i]);
+    dxs.set(i, dx[i]);
   for (uint64_t j = 0; op.write_dweight && j < op.cols; ++j)
     m.f(op.dweight, j, dw[j]);
 }
@@ -969,19 +974,16 @@ NPU_FOR_EACH_BITWISE_NOT_OP(NPU_BITWISE_NOT_OP)
 #undef NPU_REFERENCE_SHAPE
 
 void run(Mem &m, const RowSum &op) {
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [](const auto &row) { return laneReduce(row, false); });
+  perRow(m, op, [](const auto &row) { return laneReduce(row, false); });
 }
 
 void run(Mem &m, const RowMax &op) {
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [](const auto &row) { return laneReduce(row, true); });
+  perRow(m, op, [](const auto &row) { return laneReduce(row, true); });
 }
 
 void run(Mem &m, const RowMean &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
-  perRow(m, op.dst, op.src, op.rows, op.cols,
-         [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); });
+  perRow(m, op, [&](const auto &row) { return soft::fmul(laneReduce(row, false), inv); });
 }
 
 // The value of a binary floating-point pattern with `e` exponent and `f`
@@ -1043,10 +1045,11 @@ void run(Mem &m, const Argmin &op) {
 }
 
 void run(Mem &m, const ColSum &op) {
+  FloatArray src(m, op.src, op.dtype);
   for (uint64_t j = 0; j < op.cols; ++j) {
     uint32_t s = kPlusZero;
     for (uint64_t i = 0; i < op.rows; ++i)
-      s = soft::fadd(s, m.f(op.src, i * op.cols + j));
+      s = soft::fadd(s, src.get(i * op.cols + j));
     m.f(op.dst, j, s);
   }
 }

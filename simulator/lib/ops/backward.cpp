@@ -48,6 +48,8 @@ Work work(const isa::inst::RmsnormBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *x = ctx.read<float>(op.x, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();
@@ -87,6 +89,8 @@ Work work(const isa::inst::LayernormBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::LayernormBwd &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *x = ctx.read<float>(op.x, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();

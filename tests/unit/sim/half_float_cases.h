@@ -14,6 +14,7 @@
 
 #include "npu/isa/isa.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -157,15 +158,30 @@ inline std::vector<uint64_t> halfFloatRows(isa::DType type, RowShape shape, unsi
   return e;
 }
 
+// Per-row binary32 statistics (RMSNORM_BWD's rstd, LAYERNORM_BWD's (mean,
+// rstd) pairs): ordinary values, with a zero, an infinity and a NaN among
+// them.
+inline std::vector<uint32_t> rowStatistics(uint64_t count) {
+  static const uint32_t values[] = {0x3f800000, 0x3fa00000, 0x3e800000, 0xbf400000,
+                                    0x40400000, 0x00000000, 0x7f800000, 0x7fc00000};
+  std::vector<uint32_t> w(count);
+  for (uint64_t i = 0; i < count; ++i)
+    w[i] = values[i % std::size(values)];
+  return w;
+}
+
 // How many tests forEachHalfFloatRowTest makes: per type and shape, the
-// variants of SOFTMAX (4), RMSNORM (4), LAYERNORM (4), SOFTMAX_BWD (2).
+// variants of SOFTMAX (4), RMSNORM (4), LAYERNORM (4), SOFTMAX_BWD (2),
+// RMSNORM_BWD (4), LAYERNORM_BWD (4), and one of each reduction (4).
 inline constexpr int kHalfFloatRowTests =
-    2 * static_cast<int>(std::size(kRowShapes)) * (4 + 4 + 4 + 2);
+    2 * static_cast<int>(std::size(kRowShapes)) * (4 + 4 + 4 + 2 + 4 + 4 + 4);
 
 // Calls run(make, name) for every test of the row instructions on bf16 and
 // f16 (SOFTMAX with and without its causal mask and scale, log-softmax,
 // RMSNORM and LAYERNORM with weight, bias and statistics on and off,
-// SOFTMAX_BWD with and without log) whose record accepts the type, over
+// SOFTMAX_BWD with and without log, RMSNORM_BWD and LAYERNORM_BWD with and
+// without weight and dweight, ROW_SUM ROW_MAX ROW_MEAN COL_SUM) whose
+// record accepts the type, over
 // kRowShapes; make(place) builds the packet as forEachHalfFloatTest's.
 // Returns their count.
 template <class Run> int forEachHalfFloatRowTest(Run run) {
@@ -235,6 +251,36 @@ template <class Run> int forEachHalfFloatRowTest(Run run) {
     op.dy = rowsOf(11);
     op.dx = words(garbage(uint64_t(op.rows) * op.cols));
   });
+  // dweight (binary32) starts as garbage: the accumulator reads +0 on the
+  // first row.
+  const auto normBackward = [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+    op.use_weight = v % 2 == 1;
+    op.write_dweight = v >= 2;
+    op.x = rowsOf(0);
+    op.dy = rowsOf(11);
+    op.weight = colsOf(3);
+    op.dweight = words(garbage(op.cols));
+    op.dx = words(garbage(uint64_t(op.rows) * op.cols));
+  };
+  each(std::type_identity<isa::inst::RmsnormBwd>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+    op.rstd = words(rowStatistics(op.rows));
+    normBackward(op, v, rowsOf, colsOf, words);
+  });
+  each(std::type_identity<isa::inst::LayernormBwd>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+    op.stats = words(rowStatistics(2 * uint64_t(op.rows)));
+    normBackward(op, v, rowsOf, colsOf, words);
+  });
+  // dst (binary32) starts as garbage: COL_SUM's accumulator reads +0 on
+  // the first row.
+  const auto reduction = [&]<class Op>(std::type_identity<Op> op) {
+    each(op, 1, [&](auto &o, int, auto rowsOf, auto, auto words) {
+      o.src = rowsOf(0);
+      o.dst = words(garbage(std::max(o.rows, o.cols)));
+    });
+  };
+#define NPU_HALF_REDUCTION(NAME, Type, family) reduction(std::type_identity<isa::inst::Type>{});
+  NPU_FOR_EACH_REDUCE_OP(NPU_HALF_REDUCTION)
+#undef NPU_HALF_REDUCTION
   return count;
 }
 
