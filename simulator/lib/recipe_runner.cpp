@@ -6,8 +6,8 @@
 #include "npu/arith/functions.h"
 #include "vector_ops.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <limits>
 #include <map>
@@ -340,7 +340,8 @@ private:
     std::vector<uint32_t> values(segRows_);
     for (uint64_t i = 0; i < segRows_; ++i) {
       const float *row = in.data + i * cols_;
-      values[i] = std::bit_cast<uint32_t>(pass.reduceMax ? laneMax(row, cols_) : laneSum(row, cols_));
+      values[i] =
+          std::bit_cast<uint32_t>(pass.reduceMax ? laneMax(row, cols_) : laneSum(row, cols_));
     }
     setRows(pass.reduceDst, std::move(values));
   }

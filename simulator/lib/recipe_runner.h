@@ -3,10 +3,10 @@
 // scalars, pre-load and row loads into K registers, each pass's Run and
 // Mask steps applying to lane columns, its reduction (in the lanes' order)
 // and the scalar steps after it into per-row K registers, the output
-// streams written back from lane form, the row store. Every non-f32 variant of an instruction runs here, so
-// the ISS and the RTL vector engine compute it with the same programs by
-// construction; the f32 variants keep their fast paths. Internal to
-// libnpu_iss.
+// streams written back from lane form, the row store. Every non-f32
+// variant of an instruction runs here, so the ISS and the RTL vector engine
+// compute it with the same programs by construction; the f32 variants keep
+// their fast paths. Internal to libnpu_iss.
 #pragma once
 
 #include "context.h"

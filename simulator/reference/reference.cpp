@@ -580,9 +580,9 @@ void softmaxBwd(Mem &m, const isa::inst::SoftmaxBwd &op) {
     }
     const uint32_t s = laneReduce(op.log ? dy : t, false);
     for (uint64_t j = 0; j < op.cols; ++j)
-      dx.set(i * op.cols + j,
-          op.log ? soft::fsub(dy[j], soft::fmul(program(Program::Exp, {y[j]}), s))
-                 : soft::fmul(y[j], soft::fsub(dy[j], s)));
+      dx.set(i * op.cols + j, op.log
+                                  ? soft::fsub(dy[j], soft::fmul(program(Program::Exp, {y[j]}), s))
+                                  : soft::fmul(y[j], soft::fsub(dy[j], s)));
   }
 }
 

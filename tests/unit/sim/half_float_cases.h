@@ -153,7 +153,8 @@ inline std::vector<uint64_t> halfFloatRows(isa::DType type, RowShape shape, unsi
         continue;
       }
       const uint64_t sign = (k * 7 % 5 < 2) ? 0x8000 : 0;
-      e.push_back(sign | (type == isa::DType::bf16 ? 0x3e00 + k * 13 % 0x300 : 0x3000 + k * 37 % 0xc00));
+      e.push_back(sign |
+                  (type == isa::DType::bf16 ? 0x3e00 + k * 13 % 0x300 : 0x3000 + k * 37 % 0xc00));
     }
   return e;
 }
@@ -217,40 +218,44 @@ template <class Run> int forEachHalfFloatRowTest(Run run) {
     }
   };
   const auto garbage = [](uint64_t words) { return std::vector<uint32_t>(words, 0x77777777u); };
-  each(std::type_identity<isa::inst::Softmax>{}, 4, [&](auto &op, int v, auto rowsOf, auto, auto words) {
-    op.causal = v >= 2;
-    op.log = v % 2 == 1;
-    op.scale = v == 0 ? 1.0f : v == 1 ? 0.3f : v == 2 ? 1.0f : 2.5f;
-    op.offset = v == 3 ? -1 : 0;
-    op.src = rowsOf(0);
-    op.dst = words(garbage(uint64_t(op.rows) * op.cols));
-  });
-  each(std::type_identity<isa::inst::Rmsnorm>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
-    op.use_weight = v % 2 == 1;
-    op.write_rstd = v >= 2;
-    op.eps = 1e-6f;
-    op.src = rowsOf(0);
-    op.weight = colsOf(3);
-    op.rstd = words(garbage(op.rows));
-    op.dst = words(garbage(uint64_t(op.rows) * op.cols));
-  });
-  each(std::type_identity<isa::inst::Layernorm>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
-    op.use_weight = v % 2 == 1;
-    op.use_bias = v >= 2;
-    op.write_stats = v == 1 || v == 3;
-    op.eps = 1e-5f;
-    op.src = rowsOf(0);
-    op.weight = colsOf(3);
-    op.bias = colsOf(5);
-    op.stats = words(garbage(2 * uint64_t(op.rows)));
-    op.dst = words(garbage(uint64_t(op.rows) * op.cols));
-  });
-  each(std::type_identity<isa::inst::SoftmaxBwd>{}, 2, [&](auto &op, int v, auto rowsOf, auto, auto words) {
-    op.log = v == 1;
-    op.y = rowsOf(0);
-    op.dy = rowsOf(11);
-    op.dx = words(garbage(uint64_t(op.rows) * op.cols));
-  });
+  each(std::type_identity<isa::inst::Softmax>{}, 4,
+       [&](auto &op, int v, auto rowsOf, auto, auto words) {
+         op.causal = v >= 2;
+         op.log = v % 2 == 1;
+         op.scale = v == 0 ? 1.0f : v == 1 ? 0.3f : v == 2 ? 1.0f : 2.5f;
+         op.offset = v == 3 ? -1 : 0;
+         op.src = rowsOf(0);
+         op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+       });
+  each(std::type_identity<isa::inst::Rmsnorm>{}, 4,
+       [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+         op.use_weight = v % 2 == 1;
+         op.write_rstd = v >= 2;
+         op.eps = 1e-6f;
+         op.src = rowsOf(0);
+         op.weight = colsOf(3);
+         op.rstd = words(garbage(op.rows));
+         op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+       });
+  each(std::type_identity<isa::inst::Layernorm>{}, 4,
+       [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+         op.use_weight = v % 2 == 1;
+         op.use_bias = v >= 2;
+         op.write_stats = v == 1 || v == 3;
+         op.eps = 1e-5f;
+         op.src = rowsOf(0);
+         op.weight = colsOf(3);
+         op.bias = colsOf(5);
+         op.stats = words(garbage(2 * uint64_t(op.rows)));
+         op.dst = words(garbage(uint64_t(op.rows) * op.cols));
+       });
+  each(std::type_identity<isa::inst::SoftmaxBwd>{}, 2,
+       [&](auto &op, int v, auto rowsOf, auto, auto words) {
+         op.log = v == 1;
+         op.y = rowsOf(0);
+         op.dy = rowsOf(11);
+         op.dx = words(garbage(uint64_t(op.rows) * op.cols));
+       });
   // dweight (binary32) starts as garbage: the accumulator reads +0 on the
   // first row.
   const auto normBackward = [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
@@ -262,14 +267,16 @@ template <class Run> int forEachHalfFloatRowTest(Run run) {
     op.dweight = words(garbage(op.cols));
     op.dx = words(garbage(uint64_t(op.rows) * op.cols));
   };
-  each(std::type_identity<isa::inst::RmsnormBwd>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
-    op.rstd = words(rowStatistics(op.rows));
-    normBackward(op, v, rowsOf, colsOf, words);
-  });
-  each(std::type_identity<isa::inst::LayernormBwd>{}, 4, [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
-    op.stats = words(rowStatistics(2 * uint64_t(op.rows)));
-    normBackward(op, v, rowsOf, colsOf, words);
-  });
+  each(std::type_identity<isa::inst::RmsnormBwd>{}, 4,
+       [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+         op.rstd = words(rowStatistics(op.rows));
+         normBackward(op, v, rowsOf, colsOf, words);
+       });
+  each(std::type_identity<isa::inst::LayernormBwd>{}, 4,
+       [&](auto &op, int v, auto rowsOf, auto colsOf, auto words) {
+         op.stats = words(rowStatistics(2 * uint64_t(op.rows)));
+         normBackward(op, v, rowsOf, colsOf, words);
+       });
   // dst (binary32) starts as garbage: COL_SUM's accumulator reads +0 on
   // the first row.
   const auto reduction = [&]<class Op>(std::type_identity<Op> op) {
