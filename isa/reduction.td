@@ -2,18 +2,21 @@
 
 // A row reduction writes one value per row; a column reduction one per
 // column, accumulated in dst (which the RTL keeps in memory: it reads it back).
-// types: the DType values of src and dst (one type for both; a column
-// reduction's f32 only).
+// types: the DType values of src (and of a row reduction's dst, which
+// rounds once on store); a column reduction's dst is a binary32
+// accumulator whatever its src (a 16-bit one would round once per row).
 class ReduceOp<string mnemonic, int opcode, string what, string semantics,
                VectorRecipe recipe, bit perColumn = 0, list<string> types = ["f32"]>
     : Instruction<mnemonic, opcode, "reduction",
-        [AddrOp<"dst", S_Dst, "result vector">, AddrOp<"src", S_Src0, "rows x cols input">,
+        [AddrOp<"dst", S_Dst, !if(perColumn, "result vector, binary32 whatever dtype",
+                                           "result vector")>,
+         AddrOp<"src", S_Src0, "rows x cols input">,
          DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">, DTypeOf<types>],
         "$dst, $src, $rows, $cols", Cost<E_Vector, 6, 1>, what> {
   let Semantics = semantics;
   let Memory = !if(perColumn,
                    [MemOperand<"dst", "rw", Product<["cols"]>>,
-                    MemOperand<"src", "r", Product<["rows", "cols"]>>],
+                    MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>],
                    [MemOperand<"dst", "w", Product<["rows"], 1, "dtype">>,
                     MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>]);
   let Disjoints = [Disjoint<"dst", "src">];
@@ -49,12 +52,13 @@ def ROW_MEAN : ReduceOp<"row_mean", 0x52, "Mean of each row.",
 // dst is an accumulator in memory: dst += src row by row.
 def COL_SUM : ReduceOp<"col_sum", 0x53, "Sum of each column.",
                        "dst[j] = sum over i of src[i][j], accumulated in increasing i "
-                       "from +0 (each column is one lane).",
+                       "from +0 (each column is one lane); bf16 and f16 src widened exactly, dst "
+                       "binary32.",
                        VectorRecipe<[], "rows", "cols",
-                                    [Stream<"IB0", "src">, Stream<"IB1", "dst", 0, 1>,
+                                    [Stream<"IB0", "src", 1, 0, "dtype">, Stream<"IB1", "dst", 0, 1>,
                                      Stream<"OB0", "dst", 0>],
                                     [Pass<["IB0", "IB1"], ["OB0"], [Run<"add", "IB1", "IB0", "OB0">]>]>,
-                       1>;
+                       1, FloatTypes>;
 
 //===----------------------------------------------------------------------===//
 // argmax, argmin: the first index of each row's extreme (docs/types.md §5)

@@ -361,9 +361,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
      << ", kSrcCols = " << SrcCols << ", kSrcCol = " << SrcCol << ", kSrcRow = " << SrcRow
      << ", kSrcK0 = " << SrcK0 << ";\n\n";
   os << "// A pass: its input and output stream masks (IB0..IB3, OB0..OB2), whether it\n"
-        "// reduces, and its element steps and the scalar steps after it (ranges of\n"
-        "// kSteps).\n"
-        "struct Pass {\n  uint8_t inputs, outputs;\n  bool reduces;\n"
+        "// reduces (a maximum with reduceMax, else a sum) and into which K register,\n"
+        "// and its element steps and the scalar steps after it (ranges of kSteps).\n"
+        "struct Pass {\n  uint8_t inputs, outputs;\n  bool reduces, reduceMax;\n"
+        "  uint8_t reduceDst;\n"
         "  uint16_t firstStep, numSteps, firstAfter, numAfter;\n};\n\n"
         "// The recipe runs when operand `operand` == value (or != value).\n"
         "struct Condition {\n  uint8_t operand;\n  bool equal;\n  uint64_t value;\n};\n\n"
@@ -402,7 +403,10 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
         "  // The element type of the pre-load, the row load and the row store:\n"
         "  // typed ones move one element a row (an i64 in two registers), untyped\n"
         "  // ones their words.\n"
-        "  AccessType preLoadType, rowLoadType, rowStoreType;\n};\n\n";
+        "  AccessType preLoadType, rowLoadType, rowStoreType;\n"
+        "  // The operand adding to the row index for Mask steps' causal limit (-1:\n"
+        "  // none); the first K register of the row store.\n"
+        "  int8_t maskOffset;\n  uint8_t rowStoreSrc;\n};\n\n";
   std::vector<std::string> steps;
   const auto addSteps = [&](const std::vector<RecipeStep> &list) {
     const size_t first = steps.size();
@@ -466,15 +470,18 @@ void emitRecipeTable(const IsaModel &model, llvm::raw_ostream &os) {
       for (const RecipePass &p : r.passes) {
         const std::string elementSteps = addSteps(p.steps);
         text += "{" + std::to_string(p.inputs) + ", " + std::to_string(p.outputs) + ", " +
-                (p.reduce == ReduceKind::None ? "false" : "true") + ", " + elementSteps + ", " +
-                addSteps(p.after) + "}, ";
+                (p.reduce == ReduceKind::None ? "false" : "true") + ", " +
+                (p.reduce == ReduceKind::Max ? "true" : "false") + ", " +
+                std::to_string(p.reduce == ReduceKind::None ? 0 : p.reduceDst) + ", " +
+                elementSteps + ", " + addSteps(p.after) + "}, ";
       }
       const auto accessType = [](const ElementType &element) {
         return "{" + std::to_string(element.typeOperand) + ", " +
                std::to_string(element.fixedType) + "}";
       };
       text += "}, " + accessType(r.preLoadType) + ", " + accessType(r.rowLoadType) + ", " +
-              accessType(r.rowStoreType) + "}";
+              accessType(r.rowStoreType) + ", " + std::to_string(r.maskOffset) + ", " +
+              std::to_string(r.rowStore < 0 ? 0 : r.rowStoreSrc) + "}";
       recipes.push_back(std::move(text));
     }
   const auto table = [&](const char *type, const char *name, const std::vector<std::string> &rows) {

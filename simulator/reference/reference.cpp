@@ -470,10 +470,11 @@ template <class Op> void pointwiseBwd(Mem &m, const Op &op) {
   std::vector<uint32_t> inputs{0, 0};
   for (float s : op.f32Operands())
     inputs.push_back(bitsOf(s));
+  FloatArray x(m, op.x, op.dtype), dy(m, op.dy, op.dtype), dx(m, op.dx, op.dtype);
   for (uint64_t i = 0; i < op.n; ++i) {
-    inputs[0] = m.f(op.x, i);
-    inputs[1] = m.f(op.dy, i);
-    m.f(op.dx, i, arith::evaluate(p, inputs, arith::Implementation::Reference));
+    inputs[0] = x.get(i);
+    inputs[1] = dy.get(i);
+    dx.set(i, arith::evaluate(p, inputs, arith::Implementation::Reference));
   }
 }
 
@@ -491,12 +492,13 @@ void perRow(Mem &m, uint64_t dst, uint64_t src, uint64_t rows, uint64_t cols, F 
 }
 
 void softmax(Mem &m, const isa::inst::Softmax &op) {
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> z(op.cols), e(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
       const bool masked =
           op.causal && static_cast<int64_t>(j) > static_cast<int64_t>(i) + op.offset;
-      z[j] = masked ? kMinusInfinity : soft::fmul(m.f(op.src, i * op.cols + j), bitsOf(op.scale));
+      z[j] = masked ? kMinusInfinity : soft::fmul(src.get(i * op.cols + j), bitsOf(op.scale));
     }
     const uint32_t mx = laneReduce(z, true);
     for (uint64_t j = 0; j < op.cols; ++j) {
@@ -506,17 +508,18 @@ void softmax(Mem &m, const isa::inst::Softmax &op) {
     const uint32_t s = laneReduce(e, false);
     const uint32_t inv = program(Program::Recip, {s}), logS = program(Program::Log, {s});
     for (uint64_t j = 0; j < op.cols; ++j)
-      m.f(op.dst, i * op.cols + j, op.log ? soft::fsub(z[j], logS) : soft::fmul(e[j], inv));
+      dst.set(i * op.cols + j, op.log ? soft::fsub(z[j], logS) : soft::fmul(e[j], inv));
   }
 }
 
 void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   std::vector<uint32_t> rows(op.rows * op.cols), weight(op.cols);
   for (uint64_t i = 0; i < rows.size(); ++i)
-    rows[i] = m.f(op.src, i);
+    rows[i] = src.get(i);
   for (uint64_t j = 0; op.use_weight && j < op.cols; ++j)
-    weight[j] = m.f(op.weight, j);
+    weight[j] = FloatArray(m, op.weight, op.dtype).get(j);
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> sq(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j)
@@ -527,7 +530,7 @@ void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
       uint32_t y = soft::fmul(rows[i * op.cols + j], r);
       if (op.use_weight)
         y = soft::fmul(y, weight[j]);
-      m.f(op.dst, i * op.cols + j, y);
+      dst.set(i * op.cols + j, y);
     }
     if (op.write_rstd)
       m.f(op.rstd, i, r);
@@ -536,13 +539,14 @@ void rmsnorm(Mem &m, const isa::inst::Rmsnorm &op) {
 
 void layernorm(Mem &m, const isa::inst::Layernorm &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray src(m, op.src, op.dtype), dst(m, op.dst, op.dtype);
   std::vector<uint32_t> rows(op.rows * op.cols), weight(op.cols), bias(op.cols);
   for (uint64_t i = 0; i < rows.size(); ++i)
-    rows[i] = m.f(op.src, i);
+    rows[i] = src.get(i);
   for (uint64_t j = 0; op.use_weight && j < op.cols; ++j)
-    weight[j] = m.f(op.weight, j);
+    weight[j] = FloatArray(m, op.weight, op.dtype).get(j);
   for (uint64_t j = 0; op.use_bias && j < op.cols; ++j)
-    bias[j] = m.f(op.bias, j);
+    bias[j] = FloatArray(m, op.bias, op.dtype).get(j);
   for (uint64_t i = 0; i < op.rows; ++i) {
     const std::vector<uint32_t> x(rows.begin() + i * op.cols, rows.begin() + (i + 1) * op.cols);
     const uint32_t mean = soft::fmul(laneReduce(x, false), inv);
@@ -559,7 +563,7 @@ void layernorm(Mem &m, const isa::inst::Layernorm &op) {
         y = soft::fmul(y, weight[j]);
       if (op.use_bias)
         y = soft::fadd(y, bias[j]);
-      m.f(op.dst, i * op.cols + j, y);
+      dst.set(i * op.cols + j, y);
     }
     if (op.write_stats) {
       m.f(op.stats, 2 * i, mean);
@@ -569,56 +573,61 @@ void layernorm(Mem &m, const isa::inst::Layernorm &op) {
 }
 
 void softmaxBwd(Mem &m, const isa::inst::SoftmaxBwd &op) {
+  FloatArray ys(m, op.y, op.dtype), dys(m, op.dy, op.dtype), dx(m, op.dx, op.dtype);
   for (uint64_t i = 0; i < op.rows; ++i) {
     std::vector<uint32_t> y(op.cols), dy(op.cols), t(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      y[j] = m.f(op.y, i * op.cols + j);
-      dy[j] = m.f(op.dy, i * op.cols + j);
+      y[j] = ys.get(i * op.cols + j);
+      dy[j] = dys.get(i * op.cols + j);
       t[j] = soft::fmul(dy[j], y[j]);
     }
     const uint32_t s = laneReduce(op.log ? dy : t, false);
     for (uint64_t j = 0; j < op.cols; ++j)
-      m.f(op.dx, i * op.cols + j,
-          op.log ? soft::fsub(dy[j], soft::fmul(program(Program::Exp, {y[j]}), s))
-                 : soft::fmul(y[j], soft::fsub(dy[j], s)));
+      dx.set(i * op.cols + j, op.log
+                                  ? soft::fsub(dy[j], soft::fmul(program(Program::Exp, {y[j]}), s))
+                                  : soft::fmul(y[j], soft::fsub(dy[j], s)));
   }
 }
 
 void rmsnormBwd(Mem &m, const isa::inst::RmsnormBwd &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray xs(m, op.x, op.dtype), dys(m, op.dy, op.dtype), weight(m, op.weight, op.dtype),
+      dxs(m, op.dx, op.dtype);
   std::vector<uint32_t> dw(op.cols, kPlusZero), dx(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i) {
     const uint32_t r = m.f(op.rstd, i);
     std::vector<uint32_t> g(op.cols), gx(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint32_t x = m.f(op.x, i * op.cols + j), dy = m.f(op.dy, i * op.cols + j);
+      const uint32_t x = xs.get(i * op.cols + j), dy = dys.get(i * op.cols + j);
       dw[j] = soft::fadd(dw[j], soft::fmul(soft::fmul(dy, x), r));
-      g[j] = op.use_weight ? soft::fmul(dy, m.f(op.weight, j)) : dy;
+      g[j] = op.use_weight ? soft::fmul(dy, weight.get(j)) : dy;
       gx[j] = soft::fmul(g[j], x);
     }
     const uint32_t c = soft::fmul(soft::fmul(soft::fmul(laneReduce(gx, false), inv), r), r);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint32_t x = m.f(op.x, i * op.cols + j);
+      const uint32_t x = xs.get(i * op.cols + j);
       dx[i * op.cols + j] = soft::fmul(r, soft::fsub(g[j], soft::fmul(x, c)));
     }
   }
   for (uint64_t i = 0; i < dx.size(); ++i)
-    m.f(op.dx, i, dx[i]);
+    dxs.set(i, dx[i]);
   for (uint64_t j = 0; op.write_dweight && j < op.cols; ++j)
     m.f(op.dweight, j, dw[j]);
 }
 
 void layernormBwd(Mem &m, const isa::inst::LayernormBwd &op) {
   const uint32_t inv = program(Program::Recip, {fromCount(op.cols)});
+  FloatArray xs(m, op.x, op.dtype), dys(m, op.dy, op.dtype), weight(m, op.weight, op.dtype),
+      dxs(m, op.dx, op.dtype);
   std::vector<uint32_t> dw(op.cols, kPlusZero), dx(op.rows * op.cols);
   for (uint64_t i = 0; i < op.rows; ++i) {
     const uint32_t mean = m.f(op.stats, 2 * i), r = m.f(op.stats, 2 * i + 1);
     std::vector<uint32_t> xhat(op.cols), g(op.cols), gxhat(op.cols);
     for (uint64_t j = 0; j < op.cols; ++j) {
-      const uint32_t x = m.f(op.x, i * op.cols + j), dy = m.f(op.dy, i * op.cols + j);
+      const uint32_t x = xs.get(i * op.cols + j), dy = dys.get(i * op.cols + j);
       xhat[j] = soft::fmul(soft::fsub(x, mean), r);
       dw[j] = soft::fadd(dw[j], soft::fmul(dy, xhat[j]));
-      g[j] = op.use_weight ? soft::fmul(dy, m.f(op.weight, j)) : dy;
+      g[j] = op.use_weight ? soft::fmul(dy, weight.get(j)) : dy;
       gxhat[j] = soft::fmul(g[j], xhat[j]);
     }
     const uint32_t a = soft::fmul(laneReduce(g, false), inv);
@@ -627,7 +636,7 @@ void layernormBwd(Mem &m, const isa::inst::LayernormBwd &op) {
       dx[i * op.cols + j] = soft::fmul(r, soft::fsub(soft::fsub(g[j], a), soft::fmul(xhat[j], b)));
   }
   for (uint64_t i = 0; i < dx.size(); ++i)
-    m.f(op.dx, i, dx[i]);
+    dxs.set(i, dx[i]);
   for (uint64_t j = 0; op.write_dweight && j < op.cols; ++j)
     m.f(op.dweight, j, dw[j]);
 }
@@ -1071,10 +1080,11 @@ void run(Mem &m, const Any &op) { truthOfRows(m, op.dst, op.src, op.rows, op.col
 void run(Mem &m, const All &op) { truthOfRows(m, op.dst, op.src, op.rows, op.cols, true); }
 
 void run(Mem &m, const ColSum &op) {
+  FloatArray src(m, op.src, op.dtype);
   for (uint64_t j = 0; j < op.cols; ++j) {
     uint32_t s = kPlusZero;
     for (uint64_t i = 0; i < op.rows; ++i)
-      s = soft::fadd(s, m.f(op.src, i * op.cols + j));
+      s = soft::fadd(s, src.get(i * op.cols + j));
     m.f(op.dst, j, s);
   }
 }

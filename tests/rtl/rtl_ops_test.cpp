@@ -452,7 +452,7 @@ TEST(RtlOps, HalfFloatVectorFormsOnEdgeValues) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 3 * 2 * 6));
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 3 * 2 * 6 + 5));
 }
 
 // POW on every pair of edge base and exponent under each broadcast
@@ -465,6 +465,18 @@ TEST(RtlOps, PowOnEdgePairs) {
     twin.runAndCompare(make(place), name);
   });
   EXPECT_EQ(tests, 4);
+}
+
+// The row instructions on bf16 and f16 on the same cases as IssOps'
+// (half_float_cases.h), under wait states every fourth run.
+TEST(RtlOps, HalfFloatRowInstructions) {
+  int t = 0;
+  const int tests = test::forEachHalfFloatRowTest([&](const auto &make, const std::string &name) {
+    Twin twin(991, memoryFor(t++));
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, test::kHalfFloatRowTests);
 }
 
 // The integer forms of the binary instructions and their scalar forms on

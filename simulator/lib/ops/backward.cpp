@@ -1,7 +1,10 @@
 // SOFTMAX_BWD, RMSNORM_BWD, LAYERNORM_BWD and every instruction of the .td
-// class PointwiseBwd.
+// class PointwiseBwd. The f32 forms have fast paths here; bf16 and f16 run
+// the record's recipe on the typed streams (recipe_runner.h), as the RTL
+// vector engine does.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../recipe_runner.h"
 #include "../vector_ops.h"
 
 #include <array>
@@ -14,6 +17,8 @@ Work work(const isa::inst::SoftmaxBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::SoftmaxBwd &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *y = ctx.read<float>(op.y, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();
@@ -43,6 +48,8 @@ Work work(const isa::inst::RmsnormBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::RmsnormBwd &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *x = ctx.read<float>(op.x, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();
@@ -82,6 +89,8 @@ Work work(const isa::inst::LayernormBwd &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::LayernormBwd &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *x = ctx.read<float>(op.x, n).data();
   const float *dy = ctx.read<float>(op.dy, n).data();
@@ -127,6 +136,8 @@ template <class Op> Work pointwiseWork(const Op &op) {
 // dx = program(x, dy, f32 operands...), the program being the one the
 // record names.
 template <class Op> void pointwise(ExecContext &ctx, const Op &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   constexpr Program program = programOf<Op>();
   const auto scalars = op.f32Operands();
   constexpr size_t numInputs = 2 + std::tuple_size_v<decltype(scalars)>;

@@ -1,6 +1,9 @@
 // SOFTMAX, RMSNORM and LAYERNORM, row by row, in the step order of docs/arith.md.
+// The f32 forms have fast paths here; bf16 and f16 run the record's recipe
+// on the typed streams (recipe_runner.h), as the RTL vector engine does.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../recipe_runner.h"
 #include "../vector_ops.h"
 
 #include <limits>
@@ -17,6 +20,8 @@ template <class Op> Work rowsWork(const Op &op) { return {.elements = satMul(op.
 Work work(const isa::inst::Softmax &op) { return rowsWork(op); }
 
 void execute(ExecContext &ctx, const isa::inst::Softmax &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   float *dst = ctx.write<float>(op.dst, n).data();
@@ -51,6 +56,8 @@ Work work(const isa::inst::Rmsnorm &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;
@@ -78,6 +85,8 @@ Work work(const isa::inst::Layernorm &op) {
 }
 
 void execute(ExecContext &ctx, const isa::inst::Layernorm &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   const float *weight = op.use_weight ? ctx.read<float>(op.weight, op.cols).data() : nullptr;

@@ -1,7 +1,10 @@
-// ROW_SUM ROW_MAX ROW_MEAN COL_SUM in the spec's lane order; ARGMAX and
-// ARGMIN by the order keys their recipes compute; COUNT, ANY, ALL.
+// ROW_SUM ROW_MAX ROW_MEAN COL_SUM in the spec's lane order (a bf16 or f16
+// COL_SUM by the record's recipe on the typed streams, recipe_runner.h);
+// ARGMAX and ARGMIN by the order keys their recipes compute; COUNT, ANY,
+// ALL.
 #include "../arith_util.h"
 #include "../context.h"
+#include "../recipe_runner.h"
 #include "../typed_streams.h"
 #include "../vector_ops.h"
 
@@ -58,6 +61,8 @@ void execute(ExecContext &ctx, const isa::inst::RowMean &op) {
 
 Work work(const isa::inst::ColSum &op) { return reduceWork(op); }
 void execute(ExecContext &ctx, const isa::inst::ColSum &op) {
+  if (op.dtype != isa::DType::f32)
+    return runRecipe(ctx, op.toInstruction());
   const uint64_t n = uint64_t(op.rows) * op.cols;
   const float *src = ctx.read<float>(op.src, n).data();
   float *dst = ctx.write<float>(op.dst, op.cols).data();

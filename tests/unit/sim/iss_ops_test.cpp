@@ -367,8 +367,9 @@ TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
   });
   // Per type: ADD and SUB under 4 broadcasts x 2 alphas, MUL DIV MAX MIN
   // under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
-  // ROW_MAX ROW_MEAN with and without specials over 6 shapes.
-  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 3 * 2 * 6));
+  // ROW_MAX ROW_MEAN with and without specials over 6 shapes; 5 pointwise
+  // backwards.
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 3 * 2 * 6 + 5));
 }
 
 // POW on every pair of edge base and exponent under each broadcast
@@ -380,6 +381,17 @@ TEST(IssOps, PowOnEdgePairs) {
     twin.runAndCompare(make(place), name);
   });
   EXPECT_EQ(tests, 4);
+}
+
+// The row instructions on bf16 and f16 (half_float_cases.h: rows of 1 to
+// 421 elements, edge and ordinary values, each flag variant).
+TEST(IssOps, HalfFloatRowInstructions) {
+  const int tests = test::forEachHalfFloatRowTest([&](const auto &make, const std::string &name) {
+    Twin twin(991);
+    auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
+    twin.runAndCompare(make(place), name);
+  });
+  EXPECT_EQ(tests, test::kHalfFloatRowTests);
 }
 
 // The integer forms of the binary instructions and their scalar forms

@@ -1,12 +1,14 @@
 // The ISS's recipe runner (simulator/lib/recipe_runner.h) against the ISS's
 // own f32 fast paths, which are written apart from the records: every
-// binary, scalar, unary and pointwise-backward instruction's f32 recipes run
-// by the runner give the bits the fast path gives, on random shapes and
-// special values. These recipes use every feature the runner has (rows x
-// cols with per-row streams, the row broadcast's stream that stays on its
-// row, the scalar broadcast's pre-load and the column broadcast's row load
-// into K1, packet scalars such as alpha or an immediate in K0, a temporary),
-// so the typed variants that run only through it rest on tested ground.
+// binary, scalar, unary, pointwise-backward and row instruction's f32
+// recipes run by the runner give the bits the fast path gives, on random
+// shapes and special values. These recipes use every feature the runner has
+// (rows x cols with per-row streams, the row broadcast's stream that stays
+// on its row, the scalar broadcast's pre-load and the column broadcast's row
+// load into K1, packet scalars such as alpha or an immediate in K0, a
+// temporary, reductions, Mask steps, scalar steps after a pass, row stores,
+// accumulators in memory), so the typed variants that run only through it
+// rest on tested ground.
 #include "recipe_runner.h"
 
 #include "npu/arith/float_env.h"
@@ -158,6 +160,105 @@ TEST(RecipeRunner, UnaryAndPointwiseBackwardOpsMatchTheFastPath) {
   }
 }
 
+// The row instructions' f32 recipes: reductions (sum and max in the lanes'
+// order) into per-row K registers, scalar steps after a pass, Mask steps
+// (causal with offsets on both sides of the diagonal), row loads and row
+// stores of one and two words, weight and bias streams that stay on their
+// row, and the dweight and COL_SUM accumulators kept in memory across rows.
+TEST(RecipeRunner, RowInstructionsMatchTheFastPath) {
+  int cases = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    Twin twin(7700 + t);
+    auto &rng = twin.rng;
+    const uint32_t rows = dim(rng, 12), cols = dim(rng, 40);
+    const uint64_t n = uint64_t(rows) * cols;
+    const auto run = [&](auto op) {
+      twin.runAndCompare(withRandomF32Operands(op, rng),
+                         std::string(isa::info(op.kOpcode).mnemonic) + " trial " +
+                             std::to_string(t));
+      ++cases;
+    };
+    {
+      isa::inst::Softmax op;
+      op.rows = rows;
+      op.cols = cols;
+      op.causal = rng() % 2;
+      op.log = rng() % 2;
+      op.offset = static_cast<int32_t>(rng() % 9) - 4;
+      op.src = twin.floats(n);
+      op.dst = twin.floats(n);
+      run(op);
+    }
+    {
+      isa::inst::Rmsnorm op;
+      op.rows = rows;
+      op.cols = cols;
+      op.use_weight = rng() % 2;
+      op.write_rstd = rng() % 2;
+      op.src = twin.floats(n);
+      op.weight = twin.floats(cols);
+      op.rstd = twin.floats(rows);
+      op.dst = twin.floats(n);
+      run(op);
+    }
+    {
+      isa::inst::Layernorm op;
+      op.rows = rows;
+      op.cols = cols;
+      op.use_weight = rng() % 2;
+      op.use_bias = rng() % 2;
+      op.write_stats = rng() % 2;
+      op.src = twin.floats(n);
+      op.weight = twin.floats(cols);
+      op.bias = twin.floats(cols);
+      op.stats = twin.floats(2 * uint64_t(rows));
+      op.dst = twin.floats(n);
+      run(op);
+    }
+    {
+      isa::inst::SoftmaxBwd op;
+      op.rows = rows;
+      op.cols = cols;
+      op.log = rng() % 2;
+      op.y = twin.floats(n);
+      op.dy = twin.floats(n);
+      op.dx = twin.floats(n);
+      run(op);
+    }
+    const auto normBackward = [&](auto op, uint64_t statsWords) {
+      op.rows = rows;
+      op.cols = cols;
+      op.use_weight = rng() % 2;
+      op.write_dweight = rng() % 2;
+      op.x = twin.floats(n);
+      op.dy = twin.floats(n);
+      op.weight = twin.floats(cols);
+      op.dweight = twin.floats(cols);
+      op.dx = twin.floats(n);
+      if constexpr (requires { op.rstd; })
+        op.rstd = twin.floats(statsWords);
+      else
+        op.stats = twin.floats(statsWords);
+      run(op);
+    };
+    normBackward(isa::inst::RmsnormBwd{}, rows);
+    normBackward(isa::inst::LayernormBwd{}, 2 * uint64_t(rows));
+    const auto reduce = [&]<class Op>(std::type_identity<Op>, int) {
+      Op op;
+      op.rows = rows;
+      op.cols = cols;
+      op.src = twin.floats(n);
+      op.dst = twin.floats(std::max(rows, cols));
+      run(op);
+    };
+    {
+      const auto &runCase = reduce;
+      NPU_FOR_EACH_REDUCE_OP(NPU_RUN_CASE)
+    }
+  }
+  EXPECT_EQ(cases, kTrials * 10);
+}
+
 // The index sources COL and ROW: IOTA's and TRI's recipes, which compute
 // from them, give through the runner the bits of the ISS's own IOTA and
 // TRI, which compute from the indices in C++ (sequence_cases.h's cases).
@@ -178,15 +279,17 @@ TEST(RecipeRunner, IndexSourcesMatchTheIssSequences) {
   EXPECT_EQ(triTypes, 6);
 }
 
-// What the runner does not take is a logic error, not a wrong result: a
-// row reduction's recipe.
-TEST(RecipeRunner, RefusesARecipeWithAReduction) {
+// What the runner does not take is a logic error, not a wrong result: an
+// index row load's recipe.
+TEST(RecipeRunner, RefusesARecipeWithAnIndexRowLoad) {
   mem::PhysicalMemory memory;
-  isa::inst::RowSum op;
+  isa::inst::EmbeddingBwd op;
+  op.count = 1;
+  op.dim = 4;
   op.rows = 1;
-  op.cols = 4;
-  op.src = kArenaBase;
-  op.dst = kArenaBase + 64;
+  op.dtable = kArenaBase;
+  op.dy = kArenaBase + 64;
+  op.indices = kArenaBase + 128;
   const isa::Packet packet = isa::packetOf(op);
   sim::OperandRanges ranges;
   ASSERT_EQ(sim::checkPacket(packet, memory.map(), ranges).code, mem::FaultCode::None);
