@@ -76,30 +76,44 @@ class Compare<string op, string type, string xlo, string xhi, string ylo, string
                    !if(Swap, xhi, yhi)>.Steps;
 }
 
+// The variant condition of a compare recipe of `type`: the f32 recipe
+// serves bf16 and f16 too (the streams and the typed loads widen them
+// exactly), so it runs for every dtype but the integer ones.
+class CompareWhen<string type> {
+  list<When> When = !if(!eq(type, "f32"),
+                        [When<"dtype", DTypeValue<"i32">.Value, 0>,
+                         When<"dtype", DTypeValue<"i64">.Value, 0>],
+                        [When<"dtype", DTypeValue<type>.Value>]);
+}
+
 // The recipe of a tensor compare on `type` for one value of bcast: a in IB0
 // (IB1), b in IB2 (IB3) or in K1 (K2) per row or once, the mask to OB0.
 class CompareRecipe<string op, string type, int bcast>
-    : VectorRecipe<[When<"bcast", bcast>, When<"dtype", DTypeValue<type>.Value>], "rows", "cols",
+    : VectorRecipe<[When<"bcast", bcast>] # CompareWhen<type>.When, "rows", "cols",
                    [Stream<"IB0", "a", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "b8">] #
                    !if(!lt(bcast, 2), [Stream<"IB2", "b", !eq(bcast, 0), 0, "dtype">], []),
                    [Pass<!if(!lt(bcast, 2), ["IB0", "IB2"], ["IB0"]), ["OB0"],
                          Compare<op, type, "IB0", "IB1", !if(!lt(bcast, 2), "IB2", "K1"),
                                  !if(!lt(bcast, 2), "IB3", "K2")>.Steps>]> {
-  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", !if(!eq(type, "i64"), 2, 1), "K1">], []);
-  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", !if(!eq(type, "i64"), 2, 1)>], []);
+  // b[0] once (scalar), or b[i] per row (col): one element of dtype (an
+  // i64 in K1, K2).
+  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1", "dtype">], []);
+  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", 1, "dtype">], []);
 }
 
 // The recipe of a compare with the immediate s (K0; its sign fill in K1
 // for i64), s the second operand.
 class CompareScalarRecipe<string op, string type>
-    : VectorRecipe<[When<"dtype", DTypeValue<type>.Value>], "", "n",
+    : VectorRecipe<CompareWhen<type>.When, "", "n",
                    [Stream<"IB0", "a", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "b8">],
                    [Pass<["IB0"], ["OB0"], Compare<op, type, "IB0", "IB1", "K0", "K1">.Steps>],
                    !if(!eq(type, "i64"), [Run<"sign_fill", "K0", "", "K1">], []<Step>)> {
   let Scalars = ["s"];
 }
 
-defvar CompareTypes = ["f32", "i32", "i64"];
+defvar CompareTypes = ["f32", "bf16", "f16", "i32", "i64"];
+// One recipe per lane form: f32's serves bf16 and f16 (CompareWhen).
+defvar CompareRecipeTypes = ["f32", "i32", "i64"];
 
 // rows x cols compares of a with b broadcast per Broadcast, into a b8 mask.
 class CompareOp<string mnemonic, int opcode, string expr>
@@ -112,7 +126,8 @@ class CompareOp<string mnemonic, int opcode, string expr>
         "Elementwise compare into a b8 mask: dst = " # expr # "."> {
   let Semantics = "dst[i][j] = 1 if " # expr # " else 0 (b8), with b = b[i][j], b[j], b[i] or "
                   "b[0] for bcast none, row, col, scalar; a and b of dtype. On f32: IEEE "
-                  "(a NaN is unordered: only ne is true; -0 == +0; subnormals by value).";
+                  "(a NaN is unordered: only ne is true; -0 == +0; subnormals by value); "
+                  "bf16 and f16 compare their values widened exactly to binary32.";
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1>>,
                 MemOperand<"a", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"b", "r", ProductBy<"bcast", [Product<["rows", "cols"], 1, "dtype">,
@@ -121,7 +136,8 @@ class CompareOp<string mnemonic, int opcode, string expr>
                                                          Product<[], 1, "dtype">]>>];
   let Disjoints = [Disjoint<"dst", "a", 0>, Disjoint<"dst", "b", 0>];
   let Recipes = !foldl([]<VectorRecipe>, [0, 1, 2, 3], acc, bcast,
-                       acc # !foreach(type, CompareTypes, CompareRecipe<mnemonic, type, bcast>));
+                       acc # !foreach(type, CompareRecipeTypes,
+                                      CompareRecipe<mnemonic, type, bcast>));
 }
 
 // n compares of a with the immediate s into a b8 mask; s's 32 bits are a
@@ -134,11 +150,12 @@ class CompareScalarOp<string mnemonic, int opcode, string op, string expr>
         "$dst, $a, $s, $n", Cost<E_Vector, 4, 1>,
         "Compare with a scalar into a b8 mask: dst = " # expr # "."> {
   let Semantics = "dst[i] = 1 if " # expr # " else 0 (b8) for i < n, with a = a[i]; on i32 and "
-                  "i64, s's 32 bits are an int32 (sign-extended for i64).";
+                  "i64, s's 32 bits are an int32 (sign-extended for i64); on bf16 and f16, a "
+                  "widened exactly to binary32 against s as binary32.";
   let Memory = [MemOperand<"dst", "w", Product<["n"], 1>>,
                 MemOperand<"a", "r", Product<["n"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "a", 0>];
-  let Recipes = !foreach(type, CompareTypes, CompareScalarRecipe<op, type>);
+  let Recipes = !foreach(type, CompareRecipeTypes, CompareScalarRecipe<op, type>);
 }
 
 def EQ : CompareOp<"eq", 0xc0, "a == b">;

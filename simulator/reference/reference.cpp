@@ -362,11 +362,12 @@ Order intOrder(uint64_t a, uint64_t b) {
   return int64_t(a) < int64_t(b) ? Order::Less : a == b ? Order::Equal : Order::Greater;
 }
 // Element i of a compare operand of `type`, and the order of two of them.
+// A float element widened to binary32 (bf16, f16 exactly), or an integer.
 uint64_t compareOperand(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
-  return type == isa::DType::f32 ? m.f(base, i) : intAt(m, base, i, type);
+  return isInteger(type) ? intAt(m, base, i, type) : FloatArray(m, base, type).get(i);
 }
 Order order(isa::DType type, uint64_t a, uint64_t b) {
-  return type == isa::DType::f32 ? floatOrder(uint32_t(a), uint32_t(b)) : intOrder(a, b);
+  return isInteger(type) ? intOrder(a, b) : floatOrder(uint32_t(a), uint32_t(b));
 }
 bool holds(const Eq &, Order o) {
   return o == Order::Equal;
@@ -421,7 +422,7 @@ template <class Op> void compareOp(Mem &m, const Op &op) {
 // The instructions of the .td class CompareScalarOp: s a binary32 on f32,
 // an int32 (sign-extended) on the integer types.
 template <class Op> void compareScalarOp(Mem &m, const Op &op) {
-  const uint64_t s = op.dtype == isa::DType::f32 ? bitsOf(op.s) : integerScalar(op.s);
+  const uint64_t s = isInteger(op.dtype) ? integerScalar(op.s) : bitsOf(op.s);
   std::vector<uint8_t> out(op.n);
   for (uint64_t i = 0; i < op.n; ++i)
     out[i] = holds(op, order(op.dtype, compareOperand(m, op.a, i, op.dtype), s));

@@ -502,7 +502,7 @@ TEST(RtlOps, ComparesOnEdgeValues) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
+  EXPECT_EQ(tests, 6 * 5 * 4 + 6 * 5 * 5);
 }
 
 // IOTA of every type it accepts over sequence_cases.h's starts, steps and

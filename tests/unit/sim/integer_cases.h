@@ -201,11 +201,12 @@ template <class Run> int forEachIntegerElementwiseTest(Run run) {
   return count;
 }
 
-inline constexpr isa::DType kCompareTypes[] = {isa::DType::f32, isa::DType::i32, isa::DType::i64};
+inline constexpr isa::DType kCompareTypes[] = {isa::DType::f32, isa::DType::bf16, isa::DType::f16,
+                                               isa::DType::i32, isa::DType::i64};
 
 // Calls run(make, name) for every compare test: each instruction of
 // NPU_FOR_EACH_COMPARE_OP on every pair of edge values of each type it
-// accepts (f32: zeros, subnormals, infinities, NaNs) under each broadcast,
+// accepts (floats: zeros, subnormals, infinities, NaNs) under each broadcast,
 // and each of NPU_FOR_EACH_COMPARE_SCALAR_OP on the edge values over three
 // chunks from inside a beat against a few immediates; returns their count.
 template <class Run> int forEachCompareTest(Run run) {

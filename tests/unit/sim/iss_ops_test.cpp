@@ -419,7 +419,7 @@ TEST(IssOps, ComparesOnEdgeValues) {
   });
   // Six compares x three types x four broadcasts; six scalar forms x three
   // types x five immediates.
-  EXPECT_EQ(tests, 6 * 3 * 4 + 6 * 3 * 5);
+  EXPECT_EQ(tests, 6 * 5 * 4 + 6 * 5 * 5);
 }
 
 // IOTA of every type it accepts over sequence_cases.h's starts, steps and
