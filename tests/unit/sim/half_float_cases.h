@@ -138,8 +138,13 @@ template <class Run> int forEachHalfFloatTest(Run run) {
             op.rows = rows;
             op.cols = cols;
             op.src = placeElements(place, type, src);
-            op.dst =
-                placeElements(place, type, std::vector<uint64_t>(std::max(rows, cols), 0x3c00));
+            // COL_SUM's dst is a binary32 accumulator of a column each (it
+            // adds to 1.0); a row reduction's one element of dtype a row.
+            if constexpr (std::is_same_v<Op, isa::inst::ColSum>)
+              op.dst = placeElements(place, isa::DType::f32,
+                                     std::vector<uint64_t>(cols, 0x3f800000));
+            else
+              op.dst = placeElements(place, type, std::vector<uint64_t>(rows, 0x3c00));
             return isa::packetOf(op);
           };
           run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " " +

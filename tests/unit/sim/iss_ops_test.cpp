@@ -367,9 +367,9 @@ TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
   });
   // Per type: ADD and SUB under 4 broadcasts x 2 alphas, MUL DIV MAX MIN
   // under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
-  // ROW_MAX ROW_MEAN with and without specials over 6 shapes; 5 pointwise
-  // backwards.
-  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 3 * 2 * 6 + 5));
+  // ROW_MAX ROW_MEAN COL_SUM with and without specials over 6 shapes; 5
+  // pointwise backwards.
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
 }
 
 // POW on every pair of edge base and exponent under each broadcast
