@@ -85,31 +85,8 @@ template <class Run> int forEachHalfFloatTest(Run run) {
         continue;
       std::vector<uint64_t> e = halfFloatValues(type);
       e.push_back(type == isa::DType::bf16 ? 0x4040 : 0x4200);
-      const uint32_t k = static_cast<uint32_t>(e.size());
-      std::vector<float> alphas = {1.0f};
-      if constexpr (requires(Op op) { op.alpha; })
-        alphas = {1.0f, -2.5f};
-      for (unsigned bcast = 0; bcast < 4; ++bcast)
-        for (float alpha : alphas) {
-          const bool inPlace = bcast == 0 && alpha == 1.0f;
-          const auto make = [&](auto &place) {
-            Op op;
-            op.dtype = type;
-            op.bcast = static_cast<isa::Broadcast>(bcast);
-            op.rows = k;
-            op.cols = k;
-            if constexpr (requires { op.alpha; })
-              op.alpha = alpha;
-            const std::vector<uint64_t> a = placeEdgePairs(op, place, type, e, k - 2);
-            op.dst = inPlace ? op.a
-                             : placeElements(place, type, std::vector<uint64_t>(a.size(), 0x7777));
-            return isa::packetOf(op);
-          };
-          run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) +
-                        " bcast " + std::to_string(bcast) + " alpha " + std::to_string(alpha) +
-                        (inPlace ? " in place" : ""));
-          ++count;
-        }
+      count += binaryPairTests<Op>(run, type, e, {1.0f, -2.5f}, static_cast<uint32_t>(e.size()) - 2,
+                                   0x7777);
     }
   };
   // The reductions: rows of 1 to 421 elements, odd row counts (a 2-byte
@@ -141,8 +118,8 @@ template <class Run> int forEachHalfFloatTest(Run run) {
             // COL_SUM's dst is a binary32 accumulator of a column each (it
             // adds to 1.0); a row reduction's one element of dtype a row.
             if constexpr (std::is_same_v<Op, isa::inst::ColSum>)
-              op.dst = placeElements(place, isa::DType::f32,
-                                     std::vector<uint64_t>(cols, 0x3f800000));
+              op.dst =
+                  placeElements(place, isa::DType::f32, std::vector<uint64_t>(cols, 0x3f800000));
             else
               op.dst = placeElements(place, type, std::vector<uint64_t>(rows, 0x3c00));
             return isa::packetOf(op);

@@ -87,41 +87,48 @@ template <class Op> void setImmediate(Op &op, uint32_t s) {
 }
 
 // Calls run(make, name) for each test of the rows x cols instruction Op
-// (a, b, bcast; alpha if it has one) on every type of kBitTypes it accepts:
-// every pair of edge values under each broadcast; returns their count.
+// (a, b, bcast; alpha if it has one) on `type`: every pair of the values e
+// meeting once (b's rows `shift` columns on from a's) under each broadcast
+// and each of `alphas` (1 alone without an alpha), dst filled with `fill`,
+// and in place for bcast none with alpha 1; returns their count.
+template <class Op, class Run>
+int binaryPairTests(Run &run, isa::DType type, const std::vector<uint64_t> &e,
+                    std::vector<float> alphas, uint32_t shift, uint64_t fill) {
+  if constexpr (!requires(Op op) { op.alpha; })
+    alphas = {1.0f};
+  const uint32_t k = static_cast<uint32_t>(e.size());
+  int count = 0;
+  for (unsigned bcast = 0; bcast < 4; ++bcast)
+    for (float alpha : alphas) {
+      const bool inPlace = bcast == 0 && alpha == 1.0f;
+      const auto make = [&](auto &place) {
+        Op op;
+        op.dtype = type;
+        op.bcast = static_cast<isa::Broadcast>(bcast);
+        op.rows = k;
+        op.cols = k;
+        if constexpr (requires { op.alpha; })
+          op.alpha = alpha;
+        const std::vector<uint64_t> a = placeEdgePairs(op, place, type, e, shift);
+        op.dst = inPlace ? op.a : placeElements(place, type, std::vector<uint64_t>(a.size(), fill));
+        return isa::packetOf(op);
+      };
+      run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " bcast " +
+                    std::to_string(bcast) + " alpha " + std::to_string(alpha) +
+                    (inPlace ? " in place" : ""));
+      ++count;
+    }
+  return count;
+}
+
+// binaryPairTests of Op on every type of kBitTypes it accepts, over the
+// type's integer edge values.
 template <class Op, class Run> int integerBinaryTests(Run &run) {
   int count = 0;
-  for (isa::DType type : kBitTypes) {
-    if (!accepts(Op::kOpcode, type))
-      continue;
-    const std::vector<uint64_t> e = integerEdges(type);
-    const uint32_t k = static_cast<uint32_t>(e.size());
-    std::vector<float> alphas = {1.0f};
-    if constexpr (requires(Op op) { op.alpha; })
-      alphas = {1.0f, -3.0f, 2.5f, 3.0e9f};
-    for (unsigned bcast = 0; bcast < 4; ++bcast)
-      for (float alpha : alphas) {
-        const auto make = [&](auto &place) {
-          Op op;
-          op.dtype = type;
-          op.bcast = static_cast<isa::Broadcast>(bcast);
-          op.rows = k;
-          op.cols = k;
-          if constexpr (requires { op.alpha; })
-            op.alpha = alpha;
-          // Every pair (a, b) of edge values meets once.
-          const std::vector<uint64_t> a = placeEdgePairs(op, place, type, e, 2);
-          op.dst = bcast == 0 && alpha == 1.0f
-                       ? op.a
-                       : placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
-          return isa::packetOf(op);
-        };
-        run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " bcast " +
-                      std::to_string(bcast) + " alpha " + std::to_string(alpha) +
-                      (bcast == 0 && alpha == 1.0f ? " in place" : ""));
-        ++count;
-      }
-  }
+  for (isa::DType type : kBitTypes)
+    if (accepts(Op::kOpcode, type))
+      count +=
+          binaryPairTests<Op>(run, type, integerEdges(type), {1.0f, -3.0f, 2.5f, 3.0e9f}, 2, 0);
   return count;
 }
 
