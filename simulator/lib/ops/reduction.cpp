@@ -124,11 +124,14 @@ Work work(const isa::inst::Count &op) { return reduceWork(op); }
 // The b8 stream's masks (nonzero bytes all ones) counted row by row.
 void execute(ExecContext &ctx, const isa::inst::Count &op) {
   const LaneColumns lanes = loadLanes(ctx, op.src, uint64_t(op.rows) * op.cols, isa::DType::b8);
-  uint64_t *dst = ctx.write<uint64_t>(op.dst, op.rows).data();
-  for (uint64_t i = 0; i < op.rows; ++i)
-    dst[i] = static_cast<uint64_t>(std::count(lanes.words.begin() + i * op.cols,
-                                              lanes.words.begin() + (i + 1) * op.cols,
-                                              0xffffffffu));
+  // An i64 needs only word alignment: two words, low first.
+  uint32_t *dst = ctx.write<uint32_t>(op.dst, 2 * uint64_t(op.rows)).data();
+  for (uint64_t i = 0; i < op.rows; ++i) {
+    const uint64_t count = static_cast<uint64_t>(std::count(
+        lanes.words.begin() + i * op.cols, lanes.words.begin() + (i + 1) * op.cols, 0xffffffffu));
+    dst[2 * i] = static_cast<uint32_t>(count);
+    dst[2 * i + 1] = static_cast<uint32_t>(count >> 32);
+  }
 }
 
 // Whether some (ANY) or every (ALL) byte of each row is nonzero, as 0/1.
