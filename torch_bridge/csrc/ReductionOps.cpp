@@ -240,12 +240,7 @@ bool countLowerable(const at::Tensor &self, at::OptionalIntArrayRef dim,
     return false;
   if (!at::isFloatingType(type))
     return true;
-  const std::bitset<64> dims = reductionDims(self, dim);
-  int64_t reduced = 1;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (dims[d])
-      reduced *= self.size(d);
-  return reduced < kExactFloatCount;
+  return reducedLast(self, reductionDims(self, dim)).cols < kExactFloatCount;
 }
 
 at::Tensor countTrue(OpCounter &counter, const at::Tensor &self, at::OptionalIntArrayRef dim,
