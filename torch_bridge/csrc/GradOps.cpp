@@ -6,6 +6,7 @@
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
+#include "Types.h"
 
 #include <ATen/ExpandUtils.h>
 #include <ATen/core/grad_mode.h>
@@ -20,6 +21,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <type_traits>
 
 namespace npu::bridge {
 
@@ -40,7 +42,7 @@ void gradStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &dy, 
 template <class Emit>
 at::Tensor gradFunctional(OpCounter &counter, const at::Tensor &dy, const at::Tensor &x,
                           Emit emitInto) {
-  at::Tensor out = emptyNpu(at::infer_size(dy.sizes(), x.sizes()), at::kFloat);
+  at::Tensor out = emptyNpu(at::infer_size(dy.sizes(), x.sizes()), dy.scalar_type());
   gradStore(counter, out, dy, x, emitInto);
   return out;
 }
@@ -58,9 +60,20 @@ at::Tensor &gradOut(OpCounter &counter, const at::Tensor &dy, const at::Tensor &
   return out;
 }
 
-bool lowerable(const at::Tensor &dy, const at::Tensor &x) {
-  return isFloatNpu(dy) && isFloatNpu(x);
+// float32 npu operands; bf16 or f16 ones of one type too where the gradient
+// is the one instruction Inst that takes the type (computing in binary32,
+// rounded once on store as the CPU's kernels round), not a composition,
+// which would round at every step.
+template <class Inst = void> bool lowerable(const at::Tensor &dy, const at::Tensor &x) {
+  if (isFloatNpu(dy) && isFloatNpu(x))
+    return true;
+  if constexpr (std::is_void_v<Inst>) {
+    return false;
+  } else {
+    return ofAcceptedFloatType<Inst>(dy) && isNpu(x) && x.scalar_type() == dy.scalar_type();
+  }
 }
+
 
 // dst = dy * f'(x) by the backward instruction Inst (SILU_BWD, GELU_BWD).
 template <class Inst>
@@ -72,6 +85,7 @@ void emitPointwiseGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Te
   inst.x = addressOf(xs);
   inst.dy = addressOf(dys);
   inst.n = u32(dst.numel(), "element count");
+  inst.dtype = *isaType(dst.scalar_type());
   emit(inst);
 }
 
@@ -103,19 +117,21 @@ void emitThresholdGrad(const at::Tensor &dst, const at::Tensor &dy, const at::Te
 }
 
 // The kernels of a gradient op `name`(dy, x) (name, name.grad_input) that
-// emitInto(dst, dy, x) computes: float32 npu tensors; anything else falls
-// back.
+// emitInto(dst, dy, x) computes: npu tensors of the types lowerable<Inst>
+// takes (Inst: the one instruction emitInto emits, if it is one); anything
+// else falls back.
 using GradEmitter = void (*)(const at::Tensor &dst, const at::Tensor &dy, const at::Tensor &x);
-template <GradEmitter emitInto, class FunctionalOp, class OutOp> struct GradKernels {
+template <GradEmitter emitInto, class FunctionalOp, class OutOp, class Inst = void>
+struct GradKernels {
   static at::Tensor functional(const at::Tensor &dy, const at::Tensor &x) {
     static OpCounter counter(baseName<FunctionalOp>());
-    if (!lowerable(dy, x))
+    if (!lowerable<Inst>(dy, x))
       return fallbackTo<FunctionalOp>(dy, x);
     return gradFunctional(counter, dy, x, emitInto);
   }
   static at::Tensor &outForm(const at::Tensor &dy, const at::Tensor &x, at::Tensor &out) {
     static OpCounter counter(operatorName<OutOp>());
-    if (!lowerable(dy, x) || !isFloatNpu(out))
+    if (!lowerable<Inst>(dy, x) || !sameTypeNpu(out, dy))
       return fallbackTo<OutOp>(dy, x, out);
     return gradOut(counter, dy, x, out, emitInto);
   }
@@ -127,9 +143,9 @@ template <GradEmitter emitInto, class FunctionalOp, class OutOp> struct GradKern
 
 // The gradient op computed by the one pointwise backward instruction Inst.
 template <class Inst, class FunctionalOp, class OutOp>
-struct PointwiseGradKernels : GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp> {
+struct PointwiseGradKernels : GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp, Inst> {
   static void registerIn(torch::Library &m) {
-    GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp>::registerIn(m);
+    GradKernels<&emitPointwiseGrad<Inst>, FunctionalOp, OutOp, Inst>::registerIn(m);
     recordInstructionOps<Inst, FunctionalOp, OutOp>();
   }
 };
@@ -145,10 +161,15 @@ GradEmitter geluGradEmitter(c10::string_view approximate) {
   return nullptr;
 }
 
+bool geluLowerable(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate) {
+  return approximate == "none" ? lowerable<isa::inst::GeluErfBwd>(dy, x)
+                               : lowerable<isa::inst::GeluBwd>(dy, x);
+}
+
 at::Tensor geluBackward(const at::Tensor &dy, const at::Tensor &x, c10::string_view approximate) {
   static OpCounter counter("gelu_backward");
   const GradEmitter emitter = geluGradEmitter(approximate);
-  if (!lowerable(dy, x) || !emitter)
+  if (!geluLowerable(dy, x, approximate) || !emitter)
     return fallbackTo<NPU_ATEN_OP(gelu_backward)>(dy, x, approximate);
   return gradFunctional(counter, dy, x, emitter);
 }
@@ -157,7 +178,7 @@ at::Tensor &geluBackwardOut(const at::Tensor &dy, const at::Tensor &x, c10::stri
                             at::Tensor &out) {
   static OpCounter counter("gelu_backward.grad_input");
   const GradEmitter emitter = geluGradEmitter(approximate);
-  if (!lowerable(dy, x) || !isFloatNpu(out) || !emitter)
+  if (!geluLowerable(dy, x, approximate) || !sameTypeNpu(out, dy) || !emitter)
     return fallbackTo<NPU_ATEN_OP2(gelu_backward, grad_input)>(dy, x, approximate, out);
   return gradOut(counter, dy, x, out, emitter);
 }
@@ -214,7 +235,7 @@ public:
     const at::Tensor self = ctx->get_saved_variables()[0];
     const at::Tensor &dy = grads[0];
     const c10::IValue min = ctx->saved_data["min"], max = ctx->saved_data["max"];
-    if (!lowerable(dy, self) || dy.sizes() != self.sizes() ||
+    if (!lowerable<isa::inst::ClampBwd>(dy, self) || dy.sizes() != self.sizes() ||
         (!min.isNone() && min.toScalar().isComplex()) ||
         (!max.isNone() && max.toScalar().isComplex())) {
       at::Tensor mask = at::ones_like(self, at::kBool);
@@ -238,6 +259,7 @@ public:
                          inst.n = u32(dst.numel(), "element count");
                          inst.lo = lo;
                          inst.hi = hi;
+                         inst.dtype = *isaType(dst.scalar_type());
                          emit(inst);
                        });
     return {dx, at::Tensor(), at::Tensor()};

@@ -292,20 +292,12 @@ void storeInto(const at::Tensor &dst, uint64_t src) {
 }
 
 at::Tensor contiguousOnDevice(const at::Tensor &t) {
-  if (t.is_contiguous())
+  if (t.is_contiguous() && wordAligned(t))
     return t;
   at::Tensor out = emptyNpuLike(t);
   emitGather(addressOf(out), t);
   if (debugLevel() >= 3)
     logLine("VIEW", "gather " + shapeString(t) + " into a contiguous buffer");
-  return out;
-}
-
-at::Tensor streamSource(const at::Tensor &t) {
-  if (t.is_contiguous() && wordAligned(t))
-    return t;
-  at::Tensor out = emptyNpu(t.sizes(), t.scalar_type());
-  emitGather(addressOf(out), t);
   return out;
 }
 

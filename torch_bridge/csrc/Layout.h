@@ -85,11 +85,10 @@ template <class Emit> void emitAligned(const at::Tensor &dst, Emit &&emitInto) {
   emitGather(addressOf(dst), aligned);
 }
 
-// t when it is contiguous, otherwise a contiguous copy gathered on the device.
+// t when it is contiguous and word-aligned (what an instruction's operand
+// must be: a bf16, f16 or bool view may start mid-word), otherwise a
+// contiguous copy gathered on the device.
 at::Tensor contiguousOnDevice(const at::Tensor &t);
-// t itself when it is contiguous and word-aligned (what a stream reads
-// from), else a dense copy.
-at::Tensor streamSource(const at::Tensor &t);
 
 // Whether the memory of a and b may intersect.
 bool mayOverlap(const at::Tensor &a, const at::Tensor &b);

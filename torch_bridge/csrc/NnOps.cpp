@@ -98,12 +98,13 @@ void alongDim(const at::Tensor &out, int64_t dim, RowKernel rowKernel, const Inp
   if (out.numel() == 0)
     return;
   const int64_t rows = out.numel() / cols;
-  if (out.dim() == 0 || (dim == out.dim() - 1 && (inputs.is_contiguous() && ...))) {
+  if (out.dim() == 0 ||
+      (dim == out.dim() - 1 && ((inputs.is_contiguous() && wordAligned(inputs)) && ...))) {
     rowKernel(addressOf(out), addressOf(inputs)..., rows, cols);
     return;
   }
   auto innermost = [dim](const at::Tensor &t) {
-    at::Tensor moved = emptyNpu(t.movedim(dim, -1).sizes(), at::kFloat);
+    at::Tensor moved = emptyNpu(t.movedim(dim, -1).sizes(), t.scalar_type());
     emitGather(addressOf(moved), t.movedim(dim, -1));
     return moved;
   };
@@ -114,13 +115,15 @@ void alongDim(const at::Tensor &out, int64_t dim, RowKernel rowKernel, const Inp
   emitGather(addressOf(out), result.movedim(-1, dim));
 }
 
-void emitSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols, bool log) {
+void emitSoftmaxRows(uint64_t dst, uint64_t src, int64_t rows, int64_t cols, bool log,
+                     c10::ScalarType type) {
   isa::inst::Softmax softmax;
   softmax.dst = dst;
   softmax.src = src;
   softmax.rows = u32(rows, "rows");
   softmax.cols = u32(cols, "columns");
   softmax.log = log;
+  softmax.dtype = *isaType(type);
   emit(softmax);
 }
 
@@ -132,29 +135,35 @@ at::Tensor softmaxImpl(OpCounter &counter, const at::Tensor &self, int64_t dim, 
   at::Tensor out = emptyNpuLike(self);
   alongDim(
       out, d,
-      [log](uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
-        emitSoftmaxRows(dst, src, rows, cols, log);
+      [log, type = self.scalar_type()](uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+        emitSoftmaxRows(dst, src, rows, cols, log, type);
       },
       self);
   return out;
 }
 
+// A bf16 softmax with a float32 result (half_to_float) runs on binary32
+// copies (Widening.cpp).
+bool softmaxLowerable(const at::Tensor &self, bool halfToFloat) {
+  return ofAcceptedFloatType<isa::inst::Softmax>(self) && !halfToFloat;
+}
+
 at::Tensor softmax(const at::Tensor &self, int64_t dim, bool halfToFloat) {
   static OpCounter counter("_softmax");
-  if (!isFloatNpu(self) || halfToFloat)
+  if (!softmaxLowerable(self, halfToFloat))
     return fallbackTo<NPU_ATEN_OP(_softmax)>(self, dim, halfToFloat);
   return softmaxImpl(counter, self, dim, false);
 }
 
 at::Tensor logSoftmax(const at::Tensor &self, int64_t dim, bool halfToFloat) {
   static OpCounter counter("_log_softmax");
-  if (!isFloatNpu(self) || halfToFloat)
+  if (!softmaxLowerable(self, halfToFloat))
     return fallbackTo<NPU_ATEN_OP(_log_softmax)>(self, dim, halfToFloat);
   return softmaxImpl(counter, self, dim, true);
 }
 
 at::Tensor &softmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at::Tensor &out) {
-  if (!isFloatNpu(self) || !isFloatNpu(out) || halfToFloat)
+  if (!softmaxLowerable(self, halfToFloat) || !sameTypeNpu(out, self))
     return fallbackTo<NPU_ATEN_OP2(_softmax, out)>(self, dim, halfToFloat, out);
   static OpCounter counter("_softmax.out");
   at::native::resize_output(out, self.sizes());
@@ -163,7 +172,7 @@ at::Tensor &softmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at
 }
 
 at::Tensor &logSoftmaxOut(const at::Tensor &self, int64_t dim, bool halfToFloat, at::Tensor &out) {
-  if (!isFloatNpu(self) || !isFloatNpu(out) || halfToFloat)
+  if (!softmaxLowerable(self, halfToFloat) || !sameTypeNpu(out, self))
     return fallbackTo<NPU_ATEN_OP2(_log_softmax, out)>(self, dim, halfToFloat, out);
   static OpCounter counter("_log_softmax.out");
   at::native::resize_output(out, self.sizes());
@@ -184,7 +193,8 @@ at::Tensor softmaxBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
   at::Tensor gradInput = emptyNpuLike(output);
   alongDim(
       gradInput, d,
-      [log](uint64_t dx, uint64_t y, uint64_t dy, int64_t rows, int64_t cols) {
+      [log, type = output.scalar_type()](uint64_t dx, uint64_t y, uint64_t dy, int64_t rows,
+                                         int64_t cols) {
         isa::inst::SoftmaxBwd backward;
         backward.dx = dx;
         backward.y = y;
@@ -192,6 +202,7 @@ at::Tensor softmaxBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
         backward.rows = u32(rows, "rows");
         backward.cols = u32(cols, "columns");
         backward.log = log;
+        backward.dtype = *isaType(type);
         emit(backward);
       },
       output, gradOutput);
@@ -200,7 +211,8 @@ at::Tensor softmaxBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
 
 bool softmaxBackwardLowerable(const at::Tensor &gradOutput, const at::Tensor &output,
                               c10::ScalarType inputDtype) {
-  return isFloatNpu(gradOutput) && isFloatNpu(output) && inputDtype == at::kFloat;
+  return ofAcceptedFloatType<isa::inst::SoftmaxBwd>(output) && sameTypeNpu(gradOutput, output) &&
+         inputDtype == output.scalar_type();
 }
 
 at::Tensor softmaxBackward(const at::Tensor &gradOutput, const at::Tensor &output, int64_t dim,
@@ -214,7 +226,7 @@ at::Tensor softmaxBackward(const at::Tensor &gradOutput, const at::Tensor &outpu
 at::Tensor &softmaxBackwardOut(const at::Tensor &gradOutput, const at::Tensor &output, int64_t dim,
                                c10::ScalarType inputDtype, at::Tensor &gradInput) {
   static OpCounter counter("_softmax_backward_data.out");
-  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype) || !isFloatNpu(gradInput))
+  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype) || !sameTypeNpu(gradInput, output))
     return fallbackTo<NPU_ATEN_OP2(_softmax_backward_data, out)>(gradOutput, output, dim,
                                                                  inputDtype, gradInput);
   at::native::resize_output(gradInput, output.sizes());
@@ -233,7 +245,7 @@ at::Tensor logSoftmaxBackward(const at::Tensor &gradOutput, const at::Tensor &ou
 at::Tensor &logSoftmaxBackwardOut(const at::Tensor &gradOutput, const at::Tensor &output,
                                   int64_t dim, c10::ScalarType inputDtype, at::Tensor &out) {
   static OpCounter counter("_log_softmax_backward_data.out");
-  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype) || !isFloatNpu(out))
+  if (!softmaxBackwardLowerable(gradOutput, output, inputDtype) || !sameTypeNpu(out, output))
     return fallbackTo<NPU_ATEN_OP2(_log_softmax_backward_data, out)>(gradOutput, output, dim,
                                                                      inputDtype, out);
   at::native::resize_output(out, output.sizes());
@@ -388,8 +400,9 @@ fusedRmsNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
 at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::SymInt paddingIdx,
                      bool scaleGradByFreq, bool sparse) {
   static OpCounter counter("embedding");
-  const bool lowerable = isFloatNpu(weight) && weight.dim() == 2 && isNpu(indices) &&
-                         (indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong);
+  const bool lowerable = isNpu(weight) && weight.dim() == 2 && isNpu(indices) &&
+                         (indices.scalar_type() == at::kInt || indices.scalar_type() == at::kLong) &&
+                         (weight.scalar_type() == at::kFloat || isaType(weight.scalar_type()));
   if (!lowerable)
     return fallbackTo<NPU_ATEN_OP(embedding)>(weight, indices, paddingIdx.expect_int(),
                                               scaleGradByFreq, sparse);
@@ -398,12 +411,18 @@ at::Tensor embedding(const at::Tensor &weight, const at::Tensor &indices, c10::S
     scope.describe(shapeString(weight) + "[" + shapeString(indices) + "]");
   std::vector<int64_t> shape(indices.sizes().begin(), indices.sizes().end());
   shape.push_back(weight.size(1));
-  at::Tensor out = emptyNpu(shape, at::kFloat);
+  at::Tensor out = emptyNpu(shape, weight.scalar_type());
   if (out.numel() == 0)
     return out;
   const at::Tensor table = contiguousOnDevice(weight);
   const at::Tensor index = contiguousOnDevice(indices);
-  emitEmbedding(addressOf(out), addressOf(table), index, weight.size(1), weight.size(0));
+  // EMBEDDING moves binary32 rows; a table of another type is a GATHER of
+  // its rows (the rows of dim 0 of the table, each of width elements).
+  if (weight.scalar_type() == at::kFloat)
+    emitEmbedding(addressOf(out), addressOf(table), index, weight.size(1), weight.size(0));
+  else
+    emitIndexGather(out, table, index, 1, weight.size(0), index.numel(), weight.size(1),
+                    isa::GatherMode::shared, false);
   return out;
 }
 
@@ -481,10 +500,33 @@ at::Tensor &embeddingDenseBackwardOut(const at::Tensor &gradOutput, const at::Te
   return out;
 }
 
+// Whether input, and weight and bias where given, are npu tensors of one
+// float type that Inst takes.
+// Mixed types (a bf16 input with float32 parameters) are left to the
+// binary32 copies of Widening.cpp.
+template <class Inst>
+bool normLowerable(const at::Tensor &input, const std::optional<at::Tensor> &weight,
+                   const std::optional<at::Tensor> &bias) {
+  auto sameType = [&](const std::optional<at::Tensor> &t) {
+    return !t || !t->defined() || sameTypeNpu(*t, input);
+  };
+  return ofAcceptedFloatType<Inst>(input) && sameType(weight) && sameType(bias);
+}
+
+// A binary32 result of an instruction (statistics, a gradient summed over
+// rows) as a tensor of `type` and `shape`: itself for float32, else
+// rounded once (CAST), as the CPU's kernels round their float accumulators.
+at::Tensor inType(const at::Tensor &binary32, c10::ScalarType type, at::IntArrayRef shape) {
+  at::Tensor result = emptyNpu(shape, type);
+  copyInto(result.view(binary32.sizes()), binary32);
+  return result;
+}
+
 // native_layer_norm (F.layer_norm) by LAYERNORM. Its mean and rstd are the
-// two columns of the instruction's (rows, 2) stats, gathered into contiguous
-// tensors (the backward kernels read them as dense arrays) in torch's shape:
-// the input's leading dims, then a 1 per normalised dim.
+// two columns of the instruction's (rows, 2) binary32 stats, gathered into
+// contiguous tensors of the input's type (the backward kernels read them as
+// dense arrays) in torch's shape: the input's leading dims, then a 1 per
+// normalised dim.
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
 nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
                 const std::optional<at::Tensor> &weight, const std::optional<at::Tensor> &bias,
@@ -492,7 +534,7 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
   static OpCounter counter("native_layer_norm");
   const bool hasWeight = weight && weight->defined(), hasBias = bias && bias->defined();
   const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
-  if (!isFloatNpu(input) || (hasWeight && !isFloatNpu(*weight)) || (hasBias && !isFloatNpu(*bias)))
+  if (!normLowerable<isa::inst::Layernorm>(input, weight, bias))
     return fallbackTo<NPU_ATEN_OP(native_layer_norm)>(input, normalizedShape, weight, bias, eps);
   const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
   TORCH_CHECK(normDims >= 1 && normDims <= input.dim() &&
@@ -508,9 +550,10 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
   std::vector<int64_t> statShape(input.sizes().begin(), input.sizes().end());
   for (int64_t d = input.dim() - normDims; d < input.dim(); ++d)
     statShape[d] = 1;
+  const c10::ScalarType type = input.scalar_type();
   at::Tensor out = emptyNpuLike(input);
   if (rows == 0 || cols == 0)
-    return {out, emptyNpu(statShape, at::kFloat), emptyNpu(statShape, at::kFloat)};
+    return {out, emptyNpu(statShape, type), emptyNpu(statShape, type)};
   const at::Tensor src = contiguousOnDevice(input);
   const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
   const at::Tensor b = hasBias ? contiguousOnDevice(*bias) : at::Tensor();
@@ -527,9 +570,10 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
   norm.use_weight = hasWeight;
   norm.use_bias = hasBias;
   norm.write_stats = true;
+  norm.dtype = *isaType(type);
   emit(norm);
-  return {out, stats.select(1, 0).contiguous().view(statShape),
-          stats.select(1, 1).contiguous().view(statShape)};
+  return {out, inType(stats.select(1, 0), type, statShape),
+          inType(stats.select(1, 1), type, statShape)};
 }
 
 // The gradient of native_layer_norm: LAYERNORM_BWD gives the input and
@@ -537,18 +581,21 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
 // LAYERNORM wrote them (mean and rstd arrive as separate tensors: they are
 // stored back into the pairs); the bias gradient, sum of dy over the rows,
 // is COL_SUM (the engine has no fifth input stream for a second accumulator).
+// Both sums are binary32, rounded once into bf16 or f16 gradients.
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
 nativeLayerNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
                         c10::SymIntArrayRef symNormalizedShape, const at::Tensor &mean,
                         const at::Tensor &rstd, const std::optional<at::Tensor> &weight,
                         const std::optional<at::Tensor> &bias, std::array<bool, 3> outputMask) {
   static OpCounter counter("native_layer_norm_backward");
-  const bool hasWeight = weight && weight->defined(), hasBias = bias && bias->defined();
+  const bool hasWeight = weight && weight->defined();
   const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
   // The bias is not read, but a bias on another device is the fallback's
   // device error, as for every other operand.
-  if (!isFloatNpu(gradOut) || !isFloatNpu(input) || !isFloatNpu(mean) || !isFloatNpu(rstd) ||
-      (hasWeight && !isFloatNpu(*weight)) || (hasBias && !isFloatNpu(*bias)))
+  const c10::ScalarType type = input.scalar_type();
+  auto floatNpu = [](const at::Tensor &t) { return isNpu(t) && at::isFloatingType(t.scalar_type()); };
+  if (!normLowerable<isa::inst::LayernormBwd>(input, weight, bias) || !isNpu(gradOut) ||
+      gradOut.scalar_type() != type || !floatNpu(mean) || !floatNpu(rstd))
     return fallbackTo<NPU_ATEN_OP(native_layer_norm_backward)>(
         gradOut, input, normalizedShape, mean, rstd, weight, bias, outputMask);
   const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
@@ -569,20 +616,25 @@ nativeLayerNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
   at::Tensor dx = outputMask[0] ? emptyNpuLike(input) : at::Tensor();
   at::Tensor dweight = outputMask[1] ? emptyNpu(normalizedShape, at::kFloat) : at::Tensor();
   at::Tensor dbias = outputMask[2] ? emptyNpu(normalizedShape, at::kFloat) : at::Tensor();
+  auto sums = [&] {
+    auto typed = [&](const at::Tensor &sum) {
+      return sum.defined() && type != at::kFloat ? inType(sum, type, normalizedShape) : sum;
+    };
+    return std::tuple{dx, typed(dweight), typed(dbias)};
+  };
   if (rows == 0 || cols == 0) {
     for (const at::Tensor &sum : {dweight, dbias})
       if (sum.defined())
         emitFillWords(addressOf(sum), 0, sum.numel());
-    return {dx, dweight, dbias};
+    return sums();
   }
   const at::Tensor dy = contiguousOnDevice(gradOut);
   if (outputMask[0] || outputMask[1]) {
     const at::Tensor x = contiguousOnDevice(input);
     const at::Tensor w = hasWeight ? contiguousOnDevice(*weight) : at::Tensor();
     const at::Tensor stats = emptyNpu({rows, 2}, at::kFloat);
-    const at::Tensor denseMean = contiguousOnDevice(mean), denseRstd = contiguousOnDevice(rstd);
-    storeInto(stats.select(1, 0), addressOf(denseMean));
-    storeInto(stats.select(1, 1), addressOf(denseRstd));
+    copyInto(stats.select(1, 0), mean.reshape({rows}));
+    copyInto(stats.select(1, 1), rstd.reshape({rows}));
     // dx is needed as the instruction's output even when only dweight is.
     const at::Tensor dxOut = dx.defined() ? dx : emptyNpuLike(input);
     isa::inst::LayernormBwd backward;
@@ -596,6 +648,7 @@ nativeLayerNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
     backward.cols = u32(cols, "columns");
     backward.use_weight = hasWeight;
     backward.write_dweight = dweight.defined();
+    backward.dtype = *isaType(type);
     emit(backward);
   }
   if (dbias.defined()) {
@@ -604,9 +657,10 @@ nativeLayerNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
     sum.src = addressOf(dy);
     sum.rows = u32(rows, "rows");
     sum.cols = u32(cols, "columns");
+    sum.dtype = *isaType(type);
     emit(sum);
   }
-  return {dx, dweight, dbias};
+  return sums();
 }
 
 // scaled_dot_product_attention on the NPU: its math decomposition, whose

@@ -149,6 +149,18 @@ void emitNot(const at::Tensor &dst, const at::Tensor &self);
 inline bool isFloatNpu(const at::Tensor &t) {
   return t.device().type() == c10::DeviceType::PrivateUse1 && t.scalar_type() == at::kFloat;
 }
+// A float npu tensor of a type Inst takes: f32, and bf16 and f16 where the
+// instruction computes them in binary32 and rounds once on store, as the
+// CPU's kernels of these types do.
+template <class Inst> bool ofAcceptedFloatType(const at::Tensor &t) {
+  return t.device().type() == c10::DeviceType::PrivateUse1 &&
+         at::isFloatingType(t.scalar_type()) && accepts<Inst>(t.scalar_type());
+}
+// An npu tensor of like's type (an out= tensor a result of like's type is
+// stored into directly).
+inline bool sameTypeNpu(const at::Tensor &t, const at::Tensor &like) {
+  return t.device().type() == c10::DeviceType::PrivateUse1 && t.scalar_type() == like.scalar_type();
+}
 inline bool isCpuScalar(const at::Tensor &t) {
   return t.device().is_cpu() && t.dim() == 0;
 }

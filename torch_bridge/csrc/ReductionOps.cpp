@@ -27,7 +27,6 @@
 #include <ATen/ops/sum_ops.h>
 #include <torch/library.h>
 
-#include <bit>
 #include <bitset>
 #include <limits>
 #include <optional>
@@ -62,12 +61,14 @@ std::bitset<64> reductionDims(const at::Tensor &self, at::OptionalIntArrayRef di
 namespace {
 
 template <class Inst>
-void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols) {
+void emitRowReduction(uint64_t dst, uint64_t src, int64_t rows, int64_t cols,
+                      c10::ScalarType type) {
   Inst inst;
   inst.dst = dst;
   inst.src = src;
   inst.rows = u32(rows, "rows");
   inst.cols = u32(cols, "columns");
+  inst.dtype = *isaType(type);
   emit(inst);
 }
 
@@ -122,7 +123,7 @@ at::Tensor maskReduce(const at::Tensor &mask, const std::bitset<64> &dims, bool 
     return result;
   if (cols == 0)
     return result.fill_(empty);
-  const at::Tensor source = streamSource(mask.permute(order));
+  const at::Tensor source = contiguousOnDevice(mask.permute(order));
   Inst inst;
   inst.dst = addressOf(result);
   inst.src = addressOf(source);
@@ -153,33 +154,36 @@ template <class RowInst>
 inline constexpr bool kIsMean = std::is_same_v<RowInst, isa::inst::RowMean>;
 template <class RowInst> inline constexpr bool kIsMax = std::is_same_v<RowInst, isa::inst::RowMax>;
 
-// out (contiguous, the kept elements in order) = the reduction of self by
-// the row reduction RowInst (ROW_SUM, ROW_MEAN, ROW_MAX).
+// out (contiguous, the kept elements in order, of self's type) = the
+// reduction of self by the row reduction RowInst (ROW_SUM, ROW_MEAN,
+// ROW_MAX). A bf16 or f16 self is reduced on its typed streams in binary32
+// and rounded once on store, as the CPU's kernels do, by the row form
+// (COL_SUM's sums are binary32 whatever the type).
 template <class RowInst>
 void emitReduction(const at::Tensor &out, const at::Tensor &self, const std::bitset<64> &dims) {
   const auto [order, rows, cols] = reducedLast(self, dims);
   if (rows == 0)
     return;
   const uint64_t dst = addressOf(out);
+  const c10::ScalarType type = self.scalar_type();
   if (cols == 0) {
     TORCH_CHECK(!kIsMax<RowInst>, "amax(): Expected reduction dim to be specified for "
                                   "input.numel() == 0. Specify the reduction dim with the "
                                   "'dim' argument.");
-    const float empty = kIsMean<RowInst> ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
-    emitFillWords(dst, std::bit_cast<uint32_t>(empty), rows);
+    out.fill_(kIsMean<RowInst> ? std::numeric_limits<double>::quiet_NaN() : 0.0);
     return;
   }
   const at::Tensor arranged = self.permute(order);
-  if (!arranged.is_contiguous() && !kIsMax<RowInst> && self.is_contiguous() &&
+  if (!arranged.is_contiguous() && !kIsMax<RowInst> && type == at::kFloat && self.is_contiguous() &&
       reducedDimsLead(self, dims)) {
     // One column sum per kept element, straight from self.
-    emitRowReduction<isa::inst::ColSum>(dst, addressOf(self), cols, rows);
+    emitRowReduction<isa::inst::ColSum>(dst, addressOf(self), cols, rows, type);
     if (kIsMean<RowInst>)
       emitScalar<isa::inst::Divs>(dst, dst, static_cast<float>(cols), rows);
     return;
   }
   const at::Tensor source = contiguousOnDevice(arranged);
-  emitRowReduction<RowInst>(dst, addressOf(source), rows, cols);
+  emitRowReduction<RowInst>(dst, addressOf(source), rows, cols, type);
 }
 
 template <class RowInst>
@@ -199,15 +203,20 @@ void reduceStore(OpCounter &counter, const at::Tensor &out, const at::Tensor &se
   }
 }
 
+// A float npu tensor of a type RowInst takes, reduced in its own type (no
+// dtype argument choosing another).
+template <class RowInst>
 bool lowerable(const at::Tensor &self, std::optional<c10::ScalarType> dtype) {
-  return isFloatNpu(self) && self.dim() <= 64 && (!dtype || *dtype == at::kFloat);
+  return ofAcceptedFloatType<RowInst>(self) && self.dim() <= 64 &&
+         (!dtype || *dtype == self.scalar_type());
 }
+
 
 template <class RowInst>
 at::Tensor reduce(OpCounter &counter, const at::Tensor &self, at::OptionalIntArrayRef dim,
                   bool keepdim) {
   const std::bitset<64> dims = reductionDims(self, dim);
-  at::Tensor out = emptyNpu(reducedShape(self, dims, keepdim), at::kFloat);
+  at::Tensor out = emptyNpu(reducedShape(self, dims, keepdim), self.scalar_type());
   reduceStore<RowInst>(counter, out, self, dims);
   return out;
 }
@@ -263,7 +272,7 @@ at::Tensor sumDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keep
     return countTrue(counter, self, dim, keepdim, dtype);
   if (std::optional<at::Tensor> sum = integerSum(self, dim, keepdim, dtype))
     return *sum;
-  if (!lowerable(self, dtype))
+  if (!lowerable<isa::inst::RowSum>(self, dtype))
     return fallbackTo<NPU_ATEN_OP2(sum, dim_IntList)>(self, dim, keepdim, dtype);
   return reduce<isa::inst::RowSum>(counter, self, dim, keepdim);
 }
@@ -274,7 +283,7 @@ at::Tensor sumAll(const at::Tensor &self, std::optional<c10::ScalarType> dtype) 
     return countTrue(counter, self, std::nullopt, false, dtype);
   if (std::optional<at::Tensor> sum = integerSum(self, std::nullopt, false, dtype))
     return *sum;
-  if (!lowerable(self, dtype))
+  if (!lowerable<isa::inst::RowSum>(self, dtype))
     return fallbackTo<NPU_ATEN_OP(sum)>(self, dtype);
   return reduce<isa::inst::RowSum>(counter, self, std::nullopt, false);
 }
@@ -282,7 +291,7 @@ at::Tensor sumAll(const at::Tensor &self, std::optional<c10::ScalarType> dtype) 
 at::Tensor &sumOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype, at::Tensor &out) {
   static OpCounter counter("sum.out");
-  if (!lowerable(self, dtype) || !isFloatNpu(out))
+  if (!lowerable<isa::inst::RowSum>(self, dtype) || !sameTypeNpu(out, self))
     return fallbackTo<NPU_ATEN_OP2(sum, IntList_out)>(self, dim, keepdim, dtype, out);
   return reduceOut<isa::inst::RowSum>(counter, self, dim, keepdim, out);
 }
@@ -290,7 +299,7 @@ at::Tensor &sumOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool kee
 at::Tensor meanDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<c10::ScalarType> dtype) {
   static OpCounter counter("mean");
-  if (!lowerable(self, dtype))
+  if (!lowerable<isa::inst::RowMean>(self, dtype))
     return fallbackTo<NPU_ATEN_OP2(mean, dim)>(self, dim, keepdim, dtype);
   return reduce<isa::inst::RowMean>(counter, self, dim, keepdim);
 }
@@ -298,21 +307,21 @@ at::Tensor meanDim(const at::Tensor &self, at::OptionalIntArrayRef dim, bool kee
 at::Tensor &meanOut(const at::Tensor &self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor &out) {
   static OpCounter counter("mean.out");
-  if (!lowerable(self, dtype) || !isFloatNpu(out))
+  if (!lowerable<isa::inst::RowMean>(self, dtype) || !sameTypeNpu(out, self))
     return fallbackTo<NPU_ATEN_OP2(mean, out)>(self, dim, keepdim, dtype, out);
   return reduceOut<isa::inst::RowMean>(counter, self, dim, keepdim, out, /*checked=*/true);
 }
 
 at::Tensor amax(const at::Tensor &self, at::IntArrayRef dim, bool keepdim) {
   static OpCounter counter("amax");
-  if (!lowerable(self, std::nullopt))
+  if (!lowerable<isa::inst::RowMax>(self, std::nullopt))
     return fallbackTo<NPU_ATEN_OP(amax)>(self, dim, keepdim);
   return reduce<isa::inst::RowMax>(counter, self, dim, keepdim);
 }
 
 at::Tensor &amaxOut(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, at::Tensor &out) {
   static OpCounter counter("amax.out");
-  if (!lowerable(self, std::nullopt) || !isFloatNpu(out))
+  if (!lowerable<isa::inst::RowMax>(self, std::nullopt) || !sameTypeNpu(out, self))
     return fallbackTo<NPU_ATEN_OP2(amax, out)>(self, dim, keepdim, out);
   return reduceOut<isa::inst::RowMax>(counter, self, dim, keepdim, out);
 }
@@ -326,7 +335,9 @@ at::Tensor &amaxOut(const at::Tensor &self, at::IntArrayRef dim, bool keepdim, a
 std::optional<at::Tensor> vectorNorm(const at::Tensor &self, const at::Scalar &ord,
                                      at::OptionalIntArrayRef dim, bool keepdim,
                                      std::optional<c10::ScalarType> dtype) {
-  if (!lowerable(self, dtype) || self.numel() == 0 || ord.isComplex())
+  // float32 only: a composition in bf16 or f16 would round at every step.
+  if (!isFloatNpu(self) || !lowerable<isa::inst::RowSum>(self, dtype) || self.numel() == 0 ||
+      ord.isComplex())
     return std::nullopt;
   const double p = ord.toDouble();
   if (p == 2)
@@ -382,7 +393,7 @@ at::Tensor argExtremum(OpCounter &counter, const at::Tensor &self, std::optional
   const int64_t d = dim && self.dim() > 0 ? at::maybe_wrap_dim(*dim, self.dim()) : -1;
   const at::Tensor moved = d >= 0 ? self.movedim(d, -1) : self.reshape({-1});
   const int64_t cols = moved.dim() == 0 ? 1 : moved.size(-1), rows = moved.numel() / cols;
-  const at::Tensor rowsOf = streamSource(moved);
+  const at::Tensor rowsOf = contiguousOnDevice(moved);
   const std::bitset<64> dims =
       d >= 0 ? std::bitset<64>().set(d) : reductionDims(self, std::nullopt);
   at::Tensor indices = emptyNpu(reducedShape(self, dims, keepdim), at::kLong);

@@ -332,6 +332,12 @@ at::Tensor &uniform(at::Tensor &self, double from, double to,
                     [&](at::Tensor &host, at::Generator &gen) { host.uniform_(from, to, gen); });
 }
 
+// A float npu tensor that MUL and MULS take (bf16 and f16: the product with
+// the 0/1 mask is exact, the scaling rounds once, as on the CPU).
+bool dropoutLowerable(const at::Tensor &t) {
+  return ofAcceptedFloatType<isa::inst::Mul>(t) && ofAcceptedFloatType<isa::inst::Muls>(t);
+}
+
 // native_dropout (what F.dropout runs in training on a device): the keep
 // mask u >= p of RAND's uniforms u (probability 1 - p, u a multiple of
 // 2^-24), or with NPU_RNG=host drawn on the host with the npu generator as
@@ -340,7 +346,7 @@ at::Tensor &uniform(at::Tensor &self, double from, double to,
 // (1 / (1 - p)) on the device (MUL, MULS) as the CPU computes it.
 std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor &input, double p,
                                                  std::optional<bool> train) {
-  if (!isFloatNpu(input) || input.numel() == 0 || !(p >= 0 && p <= 1))
+  if (!dropoutLowerable(input) || input.numel() == 0 || !(p >= 0 && p <= 1))
     return fallbackTo<NPU_ATEN_OP(native_dropout)>(input, p, train);
   const bool training = train.value_or(true);
   if (!training) {
@@ -358,19 +364,19 @@ std::tuple<at::Tensor, at::Tensor> nativeDropout(const at::Tensor &input, double
     copyInto(mask, hostMask);
   } else {
     keptMask = at::ge(deviceDraw<isa::inst::Rand>(input.sizes(), std::nullopt), p);
-    mask = keptMask.to(at::kFloat);
+    mask = keptMask.to(input.scalar_type());
   }
   const double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
   return {at::mul(input, mask).mul_(scale), keptMask};
 }
 
 // grad * mask * scale, as the CPU computes it (the bool mask converted to
-// float32 on the device).
+// grad's type on the device).
 at::Tensor nativeDropoutBackward(const at::Tensor &gradOutput, const at::Tensor &mask,
                                  double scale) {
-  if (!isFloatNpu(gradOutput) || !isNpu(mask) || mask.scalar_type() != at::kBool)
+  if (!dropoutLowerable(gradOutput) || !isNpu(mask) || mask.scalar_type() != at::kBool)
     return fallbackTo<NPU_ATEN_OP(native_dropout_backward)>(gradOutput, mask, scale);
-  return at::mul(gradOutput, mask.to(at::kFloat)).mul_(scale);
+  return at::mul(gradOutput, mask.to(gradOutput.scalar_type())).mul_(scale);
 }
 
 // Whether `from`'s TensorImpl may be shallow-copied into `self`'s, which
