@@ -513,6 +513,19 @@ bool normLowerable(const at::Tensor &input, const std::optional<at::Tensor> &wei
   return ofAcceptedFloatType<Inst>(input) && sameType(weight) && sameType(bias);
 }
 
+// A bf16 or f16 input with binary32 parameters: the CPU's mixed-type
+// layer_norm, whose output and input gradient have the input's type and
+// whose statistics and parameter gradients stay binary32.
+bool mixedLayerNorm(const at::Tensor &input, const std::optional<at::Tensor> &weight,
+                    const std::optional<at::Tensor> &bias) {
+  auto binary32 = [](const std::optional<at::Tensor> &t) {
+    return !t || !t->defined() || isFloatNpu(*t);
+  };
+  const bool given = (weight && weight->defined()) || (bias && bias->defined());
+  return isNpu(input) && at::isReducedFloatingType(input.scalar_type()) && given &&
+         binary32(weight) && binary32(bias);
+}
+
 // A binary32 result of an instruction (statistics, a gradient summed over
 // rows) as a tensor of `type` and `shape`: itself for float32, else
 // rounded once (CAST), as the CPU's kernels round their float accumulators.
@@ -534,6 +547,11 @@ nativeLayerNorm(const at::Tensor &input, c10::SymIntArrayRef symNormalizedShape,
   static OpCounter counter("native_layer_norm");
   const bool hasWeight = weight && weight->defined(), hasBias = bias && bias->defined();
   const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
+  if (mixedLayerNorm(input, weight, bias)) {
+    auto [out, mean, rstd] =
+        nativeLayerNorm(input.to(at::kFloat), symNormalizedShape, weight, bias, eps);
+    return {out.to(input.scalar_type()), mean, rstd};
+  }
   if (!normLowerable<isa::inst::Layernorm>(input, weight, bias))
     return fallbackTo<NPU_ATEN_OP(native_layer_norm)>(input, normalizedShape, weight, bias, eps);
   const int64_t normDims = static_cast<int64_t>(normalizedShape.size());
@@ -590,6 +608,12 @@ nativeLayerNormBackward(const at::Tensor &gradOut, const at::Tensor &input,
   static OpCounter counter("native_layer_norm_backward");
   const bool hasWeight = weight && weight->defined();
   const at::IntArrayRef normalizedShape = C10_AS_INTARRAYREF_SLOW(symNormalizedShape);
+  if (mixedLayerNorm(input, weight, bias) && isNpu(gradOut)) {
+    auto [dx, dweight, dbias] =
+        nativeLayerNormBackward(gradOut.to(at::kFloat), input.to(at::kFloat), symNormalizedShape,
+                                mean, rstd, weight, bias, outputMask);
+    return {dx.defined() ? dx.to(input.scalar_type()) : dx, dweight, dbias};
+  }
   // The bias is not read, but a bias on another device is the fallback's
   // device error, as for every other operand.
   const c10::ScalarType type = input.scalar_type();
