@@ -92,6 +92,8 @@ void copyResult(const at::Tensor &dst, const at::Tensor &src);
 // a contiguous buffer: FILL when the buffer is whole 32-bit words of one
 // pattern, else COPY_STRIDED broadcasting the value staged on the device.
 void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits);
+// The bytes of `value` converted to `dtype` (fillContiguous's `bits`).
+uint64_t scalarBits(const at::Scalar &value, c10::ScalarType dtype);
 
 // A 0-dim npu tensor of `dtype` holding `value` (converted as
 // at::scalar_tensor converts it), written by FILL packets: a scalar operand

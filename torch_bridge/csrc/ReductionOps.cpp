@@ -170,7 +170,8 @@ void emitReduction(const at::Tensor &out, const at::Tensor &self, const std::bit
     TORCH_CHECK(!kIsMax<RowInst>, "amax(): Expected reduction dim to be specified for "
                                   "input.numel() == 0. Specify the reduction dim with the "
                                   "'dim' argument.");
-    out.fill_(kIsMean<RowInst> ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+    const double empty = kIsMean<RowInst> ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+    fillContiguous(dst, rows, out.element_size(), scalarBits(empty, type));
     return;
   }
   const at::Tensor arranged = self.permute(order);

@@ -155,15 +155,14 @@ at::Scalar localScalarDense(const at::Tensor &self) {
   return host.item();
 }
 
-// The bytes of `value` converted to `dtype`.
+} // namespace
+
 uint64_t scalarBits(const at::Scalar &value, c10::ScalarType dtype) {
   at::Tensor host = at::scalar_tensor(value, at::TensorOptions().dtype(dtype));
   uint64_t bits = 0;
   std::memcpy(&bits, host.data_ptr(), host.element_size());
   return bits;
 }
-
-} // namespace
 
 void fillContiguous(uint64_t dst, int64_t numel, size_t itemsize, uint64_t bits) {
   const uint64_t bytes = uint64_t(numel) * itemsize;

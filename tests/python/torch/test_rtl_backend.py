@@ -7,6 +7,7 @@ Skipped only when the toolchain was built without the RTL (no Verilator)."""
 
 from __future__ import annotations
 
+import gc
 import re
 import sys
 
@@ -37,6 +38,7 @@ def _restores_the_backend():
 
 def mlp_step(backend: str) -> list[torch.Tensor]:
     """The MLP's output and every parameter's gradient of sum(output), on `backend`."""
+    gc.collect()  # earlier tests' unreachable npu tensors would block the switch
     torch.npu.set_backend(backend)
     assert torch.npu.get_backend() == backend
     model = mlp_forward.build_mlp().to("npu")
