@@ -25,6 +25,7 @@ typedef enum npuError {
 
 typedef uint64_t npuDevicePtr;
 typedef uint64_t npuEvent_t;
+typedef uint32_t npuQueue_t;
 
 typedef struct npuFaultInfo {
   uint32_t code;        /* npu::mem::FaultCode */
@@ -66,6 +67,16 @@ npuError_t npuEventRecord(npuEvent_t *event);
 npuError_t npuEventSynchronize(npuEvent_t event);
 /* Sets *done to 1 if every packet before the event has executed, else 0. */
 npuError_t npuEventQuery(npuEvent_t event, int *done);
+
+/* Command queues (docs/runtime.md): queue 0 always exists. The device runs
+ * every queue's packets in submission order; a queue's event is the point
+ * after its own last packet. An unknown queue is npuErrorInvalidValue. */
+npuError_t npuQueueCreate(npuQueue_t *queue);
+npuError_t npuQueueDestroy(npuQueue_t queue);
+npuError_t npuSubmitOnQueue(npuQueue_t queue, const void *packets, uint64_t count);
+npuError_t npuEventRecordOnQueue(npuEvent_t *event, npuQueue_t queue);
+npuError_t npuQueueWaitEvent(npuQueue_t queue, npuEvent_t event);
+npuError_t npuQueueSynchronize(npuQueue_t queue);
 
 /* Fills *info and returns npuSuccess if the stream faulted since the last
  * npuReset, npuErrorInvalidValue if it did not. */

@@ -122,6 +122,32 @@ npuError_t npuEventRecord(npuEvent_t *event) {
     return fail(npuErrorInvalidValue, "npuEventRecord: event is NULL");
   return call([&](Runtime &rt) { *event = rt.recordEvent(); });
 }
+npuError_t npuQueueCreate(npuQueue_t *queue) {
+  if (!queue)
+    return fail(npuErrorInvalidValue, "npuQueueCreate: queue is NULL");
+  return call([&](Runtime &rt) { *queue = rt.createQueue(); });
+}
+npuError_t npuQueueDestroy(npuQueue_t queue) {
+  return call([&](Runtime &rt) { rt.destroyQueue(queue); });
+}
+npuError_t npuSubmitOnQueue(npuQueue_t queue, const void *packets, uint64_t count) {
+  if (!packets && count)
+    return fail(npuErrorInvalidValue, "npuSubmitOnQueue: packets is NULL");
+  return call([&](Runtime &rt) {
+    rt.submit(queue, {static_cast<const npu::isa::Packet *>(packets), static_cast<size_t>(count)});
+  });
+}
+npuError_t npuEventRecordOnQueue(npuEvent_t *event, npuQueue_t queue) {
+  if (!event)
+    return fail(npuErrorInvalidValue, "npuEventRecordOnQueue: event is NULL");
+  return call([&](Runtime &rt) { *event = rt.recordEvent(queue); });
+}
+npuError_t npuQueueWaitEvent(npuQueue_t queue, npuEvent_t event) {
+  return call([&](Runtime &rt) { rt.queueWaitEvent(queue, event); });
+}
+npuError_t npuQueueSynchronize(npuQueue_t queue) {
+  return call([&](Runtime &rt) { rt.synchronizeQueue(queue); });
+}
 npuError_t npuEventSynchronize(npuEvent_t event) {
   return call([&](Runtime &rt) { rt.waitEvent(event); });
 }

@@ -79,6 +79,10 @@ struct Runtime::Impl {
     uint32_t handles = 0;
   };
   std::map<uint64_t, TimedPoint> timed;
+  // Command queues: each one's packet count (of the whole stream) after its
+  // last packet. Queue 0 is the default.
+  std::map<uint32_t, uint64_t> queueEnds{{0, 0}};
+  uint32_t lastQueue = 0;
   std::deque<uint64_t> timedPending;
   std::optional<FaultInfo> fault;
   // A failure of the backend itself, not of the stream (a simulated device
@@ -232,6 +236,17 @@ struct Runtime::Impl {
   }
 
   // Call with queueMutex held.
+  uint64_t &queueEnd(uint32_t queue) {
+    const auto it = queueEnds.find(queue);
+    if (it == queueEnds.end())
+      throw Error(ErrorCode::InvalidValue,
+                  "command queue " + std::to_string(queue) +
+                      " does not exist (queues are 0 and the ids createQueue returned, until "
+                      "destroyQueue)");
+    return it->second;
+  }
+
+  // Call with queueMutex held.
   bool stopped() const { return fault || backendFailure; }
   void throwIfStopped() const {
     if (backendFailure)
@@ -380,13 +395,19 @@ void Runtime::memset(uint64_t dst, uint8_t value, uint64_t bytes) {
 }
 
 void Runtime::submit(std::span<const isa::Packet> packets) {
-  if (packets.empty())
-    return;
+  submit(0, packets);
+}
+
+void Runtime::submit(uint32_t queue, std::span<const isa::Packet> packets) {
   {
     std::lock_guard<std::mutex> lock(impl_->queueMutex);
+    uint64_t &end = impl_->queueEnd(queue);
+    if (packets.empty())
+      return;
     impl_->throwIfStopped();
     impl_->queue.insert(impl_->queue.end(), packets.begin(), packets.end());
     impl_->submitted += packets.size();
+    end = impl_->submitted;
     // Capture under the queue lock so the trace has the execution order.
     impl_->withCapture([&](TraceRecorder &r) { r.packets(packets); });
   }
@@ -446,6 +467,38 @@ void Runtime::releaseTimedEvent(uint64_t timedEvent) {
 
 void Runtime::synchronize() {
   waitEvent(recordEvent());
+}
+
+uint32_t Runtime::createQueue() {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  if (impl_->lastQueue == UINT32_MAX)
+    throw Error(ErrorCode::InvalidValue, "no command queue ids are left (2^32 - 1 created)");
+  const uint32_t queue = ++impl_->lastQueue;
+  impl_->queueEnds.emplace(queue, 0); // nothing of its own yet: its events are done
+  return queue;
+}
+
+void Runtime::destroyQueue(uint32_t queue) {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  if (queue == 0)
+    throw Error(ErrorCode::InvalidValue, "command queue 0 (the default) cannot be destroyed");
+  impl_->queueEnd(queue);
+  impl_->queueEnds.erase(queue);
+}
+
+uint64_t Runtime::recordEvent(uint32_t queue) {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  return impl_->queueEnd(queue) + 1;
+}
+
+void Runtime::queueWaitEvent(uint32_t queue, uint64_t event) {
+  std::lock_guard<std::mutex> lock(impl_->queueMutex);
+  impl_->queueEnd(queue);
+  impl_->packetsBefore(event);
+}
+
+void Runtime::synchronizeQueue(uint32_t queue) {
+  waitEvent(recordEvent(queue));
 }
 
 std::optional<FaultInfo> Runtime::lastFault() const {

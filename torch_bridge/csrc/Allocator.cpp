@@ -70,7 +70,7 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
 void DeviceAllocator::releaseBlock(void *address) {
   if (!address)
     return;
-  if (!pendingPackets().empty())
+  if (hasPendingPackets())
     t_deferred.push_back(reinterpret_cast<uint64_t>(address));
   else
     allocator().release(reinterpret_cast<uint64_t>(address));

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <unistd.h>
@@ -52,6 +53,8 @@ thread_local std::vector<uint64_t> t_profileCorrelations;
 
 struct ThreadState {
   std::vector<isa::Packet> pending;
+  c10::StreamId stream = 0;        // the current npu stream's id (Guard.cpp)
+  c10::StreamId pendingStream = 0; // the stream `pending` was built on
   uint64_t flushed = 0;           // packets submitted by this thread
   int depth = 0;                  // OpScope nesting
   uint64_t attributedInScope = 0; // packets counted by nested scopes
@@ -139,7 +142,35 @@ void setBackend(const std::string &name) {
 }
 
 std::vector<isa::Packet> &pendingPackets() {
+  // A flush submits to one queue: packets of another stream go after it.
+  if (t_state.pendingStream != t_state.stream) {
+    flush();
+    // A stream no queue has is refused here, in the op that builds the
+    // packets, rather than at a submission after it.
+    const uint32_t queue = queueOf(t_state.stream);
+    deviceCall([&] { runtime().recordEvent(queue); });
+    t_state.pendingStream = t_state.stream;
+  }
   return t_state.pending;
+}
+
+bool hasPendingPackets() noexcept {
+  return !t_state.pending.empty();
+}
+
+c10::StreamId currentStreamId() noexcept {
+  return t_state.stream;
+}
+
+void setCurrentStreamId(c10::StreamId stream) noexcept {
+  t_state.stream = stream;
+}
+
+uint32_t queueOf(c10::StreamId stream) {
+  TORCH_CHECK(stream >= 0 && stream <= std::numeric_limits<uint32_t>::max(), "npu stream id ",
+              stream, " names no command queue (npu streams are 0, the default, and those "
+              "torch.npu.Stream() creates)");
+  return static_cast<uint32_t>(stream);
 }
 
 void raise(const rt::Error &error) {
@@ -156,6 +187,13 @@ void flush() {
   std::vector<isa::Packet> &pending = t_state.pending;
   if (pending.empty())
     return;
+  uint32_t queue = 0;
+  try {
+    queue = queueOf(t_state.pendingStream);
+  } catch (const c10::Error &) {
+    pending.clear(); // never submitted: the error says so
+    throw;
+  }
   g_packetCount.fetch_add(pending.size(), std::memory_order_relaxed);
   t_state.flushed += pending.size();
   try {
@@ -166,9 +204,10 @@ void flush() {
       profiled.lock();
       g_profiledBatches.push_back(
           {c10::getTime(), pending.size(),
-           t_profileCorrelations.empty() ? 0 : t_profileCorrelations.back()});
+           t_profileCorrelations.empty() ? 0 : t_profileCorrelations.back(),
+           t_state.pendingStream});
     }
-    runtime().submit(pending);
+    runtime().submit(queue, pending);
   } catch (const rt::Error &e) {
     pending.clear();
     allocator().releaseDeferred();

@@ -12,6 +12,8 @@
 #include "npu/isa/isa.h"
 #include "npu/rt/runtime.h"
 
+#include <c10/core/Stream.h>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -48,15 +50,27 @@ template <class F> decltype(auto) deviceCall(F &&call) {
   }
 }
 
-// Submits the calling thread's pending packets.
+// Submits the calling thread's pending packets, to the command queue of
+// the stream they were built on.
 void flush();
 // flush() and wait until the device has run everything submitted.
 void synchronize();
 
 // --- Packet building ----------------------------------------------------------
 
-// Packets built since the last flush on this thread.
+// Packets built since the last flush on this thread, all on its current
+// stream (the packets of another stream are flushed first).
 std::vector<isa::Packet> &pendingPackets();
+// Whether this thread has built packets it has not submitted yet.
+bool hasPendingPackets() noexcept;
+
+// The calling thread's current npu stream (Guard.cpp). A stream id is the
+// id of the runtime command queue its packets go to (docs/pytorch.md,
+// "Streams and events").
+c10::StreamId currentStreamId() noexcept;
+void setCurrentStreamId(c10::StreamId stream) noexcept;
+// The command queue of `stream`: an error for an id no queue can have.
+uint32_t queueOf(c10::StreamId stream);
 
 template <class Inst> void emit(const Inst &inst) {
   inst.toPacket(pendingPackets().emplace_back().data());
@@ -119,6 +133,7 @@ struct SubmittedBatch {
   int64_t hostNs = 0;
   uint64_t packets = 0;
   uint64_t correlation = 0; // the profiler's id of the op that submitted it; 0: none
+  c10::StreamId stream = 0;
 };
 struct DeviceProfile {
   std::vector<SubmittedBatch> batches;

@@ -1,14 +1,17 @@
-// DeviceGuardImpl for the NPU: one device whose runtime executes one
-// in-order packet stream. Streams are names for that one stream (a new
-// stream is another id, ordered with every other: a stronger order than
-// CUDA's, never a weaker one); events are points in it, and a timed event
-// also holds the device's cycle counter there.
+// DeviceGuardImpl for the NPU: one device. A stream is a runtime command
+// queue (its id is the queue's; 0 the default): the thread's packets go to
+// its current stream's queue, an event is the point after its stream's
+// last packet, and querying or synchronising a stream waits for that
+// stream only. The device runs all queues in submission order, so work on
+// two streams is ordered as submitted — stronger than CUDA's order, never
+// weaker — and waiting on an event is always met on the device. A timed
+// event holds the device's cycle counter where it stands in the whole
+// submission order.
 #include "Device.h"
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
-#include <atomic>
 #include <utility>
 
 namespace npu::bridge {
@@ -26,10 +29,6 @@ void checkDevice(c10::Device d) {
 c10::Device npu0() {
   return {kType, 0};
 }
-
-// Stream ids handed out so far (0 is the default stream).
-std::atomic<c10::StreamId> g_lastStreamId{0};
-thread_local c10::StreamId t_currentStream = 0;
 
 struct Event {
   uint64_t point = 0; // the runtime's event handle; 0 before the first record
@@ -61,21 +60,22 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void setDevice(c10::Device d) const override { checkDevice(d); }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
   c10::Stream getStream(c10::Device) const noexcept override {
-    return c10::Stream(c10::Stream::UNSAFE, npu0(), t_currentStream);
+    return c10::Stream(c10::Stream::UNSAFE, npu0(), currentStreamId());
   }
   c10::Stream getDefaultStream(c10::Device) const override {
     return c10::Stream(c10::Stream::DEFAULT, npu0());
   }
   c10::Stream getNewStream(c10::Device d, int) const override {
     checkDevice(d);
-    return c10::Stream(c10::Stream::UNSAFE, npu0(), ++g_lastStreamId);
+    const uint32_t queue = deviceCall([] { return runtime().createQueue(); });
+    return c10::Stream(c10::Stream::UNSAFE, npu0(), queue);
   }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
     return getNewStream(d, 0);
   }
   c10::Stream exchangeStream(c10::Stream s) const noexcept override {
     const c10::Stream previous = getStream(s.device());
-    t_currentStream = s.id();
+    setCurrentStreamId(s.id());
     return previous;
   }
   c10::DeviceIndex deviceCount() const noexcept override { return 1; }
@@ -89,8 +89,10 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     Event &e = *static_cast<Event *>(*event);
     releasePoint(e);
     e.timed = flag == c10::EventFlag::BACKEND_DEFAULT;
-    e.point = deviceCall(
-        [&] { return e.timed ? runtime().recordTimedEvent() : runtime().recordEvent(); });
+    const uint32_t queue = queueOf(stream.id());
+    e.point = deviceCall([&] {
+      return e.timed ? runtime().recordTimedEvent() : runtime().recordEvent(queue);
+    });
   }
   void destroyEvent(void *event, const c10::DeviceIndex) const noexcept override {
     if (!event)
@@ -98,8 +100,14 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     releasePoint(*static_cast<Event *>(event));
     delete static_cast<Event *>(event);
   }
-  // One in-order stream: everything recorded before is already ahead.
-  void block(void *, const c10::Stream &) const override {}
+  // Met by the device's submission-order schedule; the runtime checks the
+  // stream and the event.
+  void block(void *event, const c10::Stream &stream) const override {
+    const Event *e = static_cast<const Event *>(event);
+    const uint32_t queue = queueOf(stream.id());
+    if (e && e->point)
+      deviceCall([&] { runtime().queueWaitEvent(queue, e->point); });
+  }
   bool queryEvent(void *event) const override {
     const Event *e = static_cast<const Event *>(event);
     return !e || !e->point || deviceCall([&] { return runtime().eventDone(e->point); });
@@ -124,12 +132,19 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     const double cycles = static_cast<double>(last) - static_cast<double>(first);
     return cycles / (isa::hw::kClockMegahertz * 1000.0);
   }
-  bool queryStream(const c10::Stream &) const override {
+  bool queryStream(const c10::Stream &stream) const override {
     flush();
-    rt::Runtime &r = runtime();
-    return r.eventDone(r.recordEvent());
+    const uint32_t queue = queueOf(stream.id());
+    return deviceCall([&] {
+      rt::Runtime &r = runtime();
+      return r.eventDone(r.recordEvent(queue));
+    });
   }
-  void synchronizeStream(const c10::Stream &) const override { synchronize(); }
+  void synchronizeStream(const c10::Stream &stream) const override {
+    flush();
+    const uint32_t queue = queueOf(stream.id());
+    deviceCall([&] { runtime().synchronizeQueue(queue); });
+  }
   void synchronizeDevice(const c10::DeviceIndex) const override { synchronize(); }
   void recordDataPtrOnStream(const c10::DataPtr &, const c10::Stream &) const override {}
 };

@@ -132,6 +132,7 @@ private:
         activity->addMetadata("bytes read", record.bytesRead);
         activity->addMetadata("bytes written", record.bytesWritten);
         activity->addMetadataQuoted("engine", isa::engineName(record.engine));
+        activity->addMetadata("stream", batch.stream);
         deviceFreeNs = std::max(deviceFreeNs, endNs);
         activities_.push_back(std::move(activity));
       }

@@ -145,13 +145,15 @@ def synchronize(device: torch.device | str | int | None = None) -> None:
 
 
 # --- Streams and events ----------------------------------------------------------
-# The runtime executes one in-order packet stream, so every npu stream is a
-# name for it: work on two streams is ordered as submitted, which satisfies
-# every synchronisation a program asks for (stronger than CUDA's order,
-# never weaker). Events are points in that stream; a timed event also keeps
-# the device's cycle counter there, and elapsed_time converts cycles to
-# milliseconds at the clock of isa/hardware.td (ClockMegahertz, a nominal
-# 1 GHz: device time, not host time).
+# Every npu stream is a runtime command queue (torch_bridge/csrc/Guard.cpp):
+# an event is the point after its stream's last packet, and a stream's
+# query/synchronize wait for that stream only. The device runs all queues
+# in submission order, so work on two streams is ordered as submitted,
+# which satisfies every synchronisation a program asks for (stronger than
+# CUDA's order, never weaker). A timed event keeps the device's cycle
+# counter where it stands, and elapsed_time converts cycles to milliseconds
+# at the clock of isa/hardware.td (ClockMegahertz, a nominal 1 GHz: device
+# time, not host time).
 
 
 class Stream(torch.Stream):

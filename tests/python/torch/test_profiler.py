@@ -46,6 +46,7 @@ def test_each_packet_is_a_kernel_event_with_its_cycles(tmp_path):
     assert [e["name"] for e in events] == ["matmul", "relu", "row_sum"]
     assert len(events) == packets
     assert {e["args"]["engine"] for e in events} == {"matrix", "vector"}
+    assert {e["args"]["stream"] for e in events} == {0}
     # Each event's cycles are the device's: together, what the device counted.
     assert sum(e["args"]["cycles"] for e in events) <= after - before
     assert all(e["args"]["cycles"] > 0 and e["dur"] > 0 for e in events)
@@ -88,3 +89,17 @@ def test_profiles_in_a_row_each_hold_their_own_packets(tmp_path):
         path = tmp_path / f"trace{round_}.json"
         prof.export_chrome_trace(str(path))
         assert [e["name"] for e in kernels(path)] == ["add", "row_sum"]
+
+
+def test_each_packet_names_the_stream_that_submitted_it(tmp_path):
+    a = torch.randn(16, 16, device="npu")
+    side = torch.npu.Stream()
+    with profile(activities=[ProfilerActivity.PrivateUse1]) as prof:
+        b = a + 1.0
+        with torch.npu.stream(side):
+            c = a * 2.0
+        torch.npu.synchronize()
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    events = kernels(tmp_path / "trace.json")
+    assert [(e["name"], e["args"]["stream"]) for e in events] == [("adds", 0), ("muls", side.stream_id)]
+    del b, c

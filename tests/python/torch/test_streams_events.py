@@ -1,7 +1,7 @@
-"""torch.npu.Stream / Event and torch.Stream / torch.Event on npu: the
-runtime's one in-order stream under several stream ids, events as points in
-it, and device time between timed events (modelled on PyTorch's OpenReg
-stream and event tests)."""
+"""torch.npu.Stream / Event and torch.Stream / torch.Event on npu: streams
+as runtime command queues (run in submission order), events as points after
+a stream's own work, and device time between timed events (modelled on
+PyTorch's OpenReg stream and event tests)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,35 @@ def test_work_on_two_streams_is_ordered_and_synchronised():
     s2.synchronize()
     assert s1.query() and s2.query() and done.query()
     torch.testing.assert_close(b.cpu(), x @ x + 1.0, rtol=1e-5, atol=1e-4)
+
+
+def test_a_streams_events_stand_after_its_own_work_only():
+    # Each stream is a runtime command queue: a stream with no work of its
+    # own is idle while another stream's long queue is still running.
+    x = torch.randn(256, 256, device="npu")
+    for _ in range(30):
+        x = x @ x / 256.0
+    idle = torch.npu.Stream()
+    assert idle.query()
+    marker = idle.record_event()
+    assert marker.query()
+    idle.synchronize()
+    # The default stream's event waits for its work, which then is done.
+    torch.npu.current_stream().synchronize()
+    assert torch.npu.current_stream().query()
+    assert torch.isfinite(x.cpu()).all()
+
+
+def test_a_stream_id_no_queue_has_is_an_error():
+    made_up = torch.Stream(stream_id=1 << 40, device_index=0,
+                           device_type=torch.npu.current_stream().device_type)
+    with pytest.raises(RuntimeError, match="names no command queue"):
+        with torch.npu.stream(made_up):
+            (torch.ones(4, device="npu") + 1).cpu()
+    unknown = torch.Stream(stream_id=1 << 30, device_index=0,
+                           device_type=torch.npu.current_stream().device_type)
+    with pytest.raises(RuntimeError, match="does not exist"):
+        unknown.synchronize()
 
 
 def test_event_query_and_synchronize_follow_the_stream():

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -154,6 +155,73 @@ TEST(RuntimeTest, PacketsExecuteInOrderAndEventsTrackThem) {
   for (uint64_t i = 0; i < n; ++i)
     ASSERT_EQ(out[i], 2 * (x[i] + y[i])) << i;
   EXPECT_GT(runtime.deviceCycles(), 0u);
+}
+
+// Command queues: each one's events are the point after its own last
+// packet, whatever other queues submitted since; the device runs all of
+// them in submission order, so a packet after a wait sees what the awaited
+// queue wrote before the event.
+TEST(RuntimeTest, QueueEventsStandAfterTheirOwnPackets) {
+  rt::Runtime runtime;
+  const uint64_t n = 4096;
+  const uint64_t a = runtime.malloc(n * 4), b = runtime.malloc(n * 4);
+  const uint32_t producer = runtime.createQueue(), consumer = runtime.createQueue();
+  EXPECT_NE(producer, 0u);
+  EXPECT_NE(producer, consumer);
+  // A fresh queue has nothing of its own: its event is done at once.
+  EXPECT_TRUE(runtime.eventDone(runtime.recordEvent(consumer)));
+
+  isa::inst::Fill fill;
+  fill.dst = a;
+  fill.value = std::bit_cast<uint32_t>(3.0f);
+  fill.count = n;
+  const isa::Packet fillPacket = isa::packetOf(fill);
+  runtime.submit(producer, std::span(&fillPacket, 1));
+  const uint64_t produced = runtime.recordEvent(producer);
+
+  // Much more work on the default queue, submitted after the producer's.
+  isa::inst::Fill busy;
+  busy.dst = b;
+  busy.value = 0;
+  busy.count = n;
+  runtime.submit(std::vector<isa::Packet>(50, isa::packetOf(busy)));
+  EXPECT_EQ(runtime.recordEvent(producer), produced) << "a queue's point ignores other queues";
+  EXPECT_LT(produced, runtime.recordEvent());
+
+  runtime.queueWaitEvent(consumer, produced);
+  isa::inst::Muls twice;
+  twice.dst = b;
+  twice.a = a;
+  twice.s = 2.0f;
+  twice.n = n;
+  const isa::Packet twicePacket = isa::packetOf(twice);
+  runtime.submit(consumer, std::span(&twicePacket, 1));
+  runtime.synchronizeQueue(consumer);
+  EXPECT_TRUE(runtime.eventDone(produced));
+  std::vector<float> out(n);
+  runtime.memcpyDeviceToHost(out.data(), b, n * 4);
+  EXPECT_EQ(out.front(), 6.0f);
+  EXPECT_EQ(out.back(), 6.0f);
+
+  // Unknown queues and handles are errors that name what is wrong.
+  for (uint32_t unknown : {consumer + 1, uint32_t{UINT32_MAX}}) {
+    EXPECT_EQ(codeOf([&] { runtime.recordEvent(unknown); }), rt::ErrorCode::InvalidValue);
+    EXPECT_EQ(codeOf([&] { runtime.submit(unknown, std::span(&twicePacket, 1)); }),
+              rt::ErrorCode::InvalidValue);
+  }
+  try {
+    runtime.synchronizeQueue(consumer + 1);
+    FAIL() << "an unknown queue synchronised";
+  } catch (const rt::Error &e) {
+    EXPECT_THAT(e.what(), HasSubstr("does not exist"));
+  }
+  EXPECT_EQ(codeOf([&] { runtime.queueWaitEvent(consumer, runtime.recordEvent() + 1); }),
+            rt::ErrorCode::InvalidValue);
+  EXPECT_EQ(codeOf([&] { runtime.destroyQueue(0); }), rt::ErrorCode::InvalidValue);
+  runtime.destroyQueue(producer);
+  EXPECT_EQ(codeOf([&] { runtime.recordEvent(producer); }), rt::ErrorCode::InvalidValue);
+  EXPECT_TRUE(runtime.eventDone(produced)) << "its events outlive the queue";
+  EXPECT_NE(runtime.createQueue(), producer) << "ids are not reused";
 }
 
 // A timed event holds the cycle counter after exactly the packets before
@@ -357,8 +425,21 @@ TEST(RuntimeCApiTest, FullCycleAndErrors) {
     EXPECT_THAT(npuGetLastErrorMessage(), HasSubstr("was never recorded"));
     EXPECT_EQ(npuEventQuery(never, &done), npuErrorInvalidValue) << never;
   }
+  npuQueue_t queue = 0;
+  ASSERT_EQ(npuQueueCreate(nullptr), npuErrorInvalidValue);
+  ASSERT_EQ(npuQueueCreate(&queue), npuSuccess);
+  ASSERT_EQ(npuQueueWaitEvent(queue, event), npuSuccess);
+  ASSERT_EQ(npuSubmitOnQueue(queue, packet.data(), 1), npuSuccess);
+  npuEvent_t queued = 0;
+  ASSERT_EQ(npuEventRecordOnQueue(&queued, queue), npuSuccess);
+  ASSERT_EQ(npuQueueSynchronize(queue), npuSuccess);
+  ASSERT_EQ(npuEventQuery(queued, &done), npuSuccess);
+  EXPECT_EQ(done, 1);
+  ASSERT_EQ(npuQueueDestroy(queue), npuSuccess);
+  EXPECT_EQ(npuSubmitOnQueue(queue, packet.data(), 1), npuErrorInvalidValue);
+  EXPECT_THAT(npuGetLastErrorMessage(), HasSubstr("does not exist"));
   ASSERT_EQ(npuMemcpyDtoH(out.data(), p, 256), npuSuccess);
-  EXPECT_EQ(out[63], 1.75f);
+  EXPECT_EQ(out[63], 2.0f);
   EXPECT_EQ(npuMemcpyDtoH(out.data(), p, 512), npuErrorInvalidValue);
   EXPECT_THAT(npuGetLastErrorMessage(), HasSubstr("runs past its allocation"));
   npuFaultInfo fault;

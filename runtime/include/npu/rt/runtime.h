@@ -109,6 +109,26 @@ public:
   void releaseTimedEvent(uint64_t timedEvent); // its handle is gone: the time is not kept
   void synchronize();                          // waitEvent(recordEvent())
 
+  // Command queues (docs/runtime.md, "Command queues"). Queue 0 always
+  // exists; createQueue adds another (ids never reused). The device has one
+  // command processor, which runs the packets of every queue in the order
+  // they were submitted: one valid schedule of queues that are ordered
+  // only within themselves and by waits, since an event is recorded before
+  // anything waits on it. submit, recordEvent and synchronize without a
+  // queue act on the whole device; a queue's event is the point after its
+  // own last packet, so querying or synchronising a queue does not wait for
+  // packets other queues submitted later. An unknown queue is
+  // Error(InvalidValue).
+  uint32_t createQueue();
+  void destroyQueue(uint32_t queue); // not queue 0; its recorded events stay valid
+  void submit(uint32_t queue, std::span<const isa::Packet> packets);
+  uint64_t recordEvent(uint32_t queue);
+  // Later packets of `queue` run after every packet before `event`: a
+  // device-side wait, which this device's submission-order schedule
+  // always meets; checks the handle like waitEvent.
+  void queueWaitEvent(uint32_t queue, uint64_t event);
+  void synchronizeQueue(uint32_t queue); // waitEvent(recordEvent(queue))
+
   // The pending fault, if the stream faulted since the last reset.
   std::optional<FaultInfo> lastFault() const;
   // Clears a fault or a backend failure: drops queued packets, resets the
