@@ -1,8 +1,11 @@
 // npu-iss-bench: times the ISS executing single large packets (MATMUL,
-// elementwise, EXP) from memory that is already resident, and prints JSON.
+// elementwise, EXP) from memory that is already resident, and prints JSON
+// (with the GEMM kernel and thread count it ran: NPU_ISS_THREADS).
 // bench/iss_throughput.py runs it next to the numpy baselines.
 #include "bench_data.h"
+#include "gemm.h"
 #include "npu/arith/convert.h"
+#include "npu/arith/float_env.h"
 #include "npu/sim/iss.h"
 
 #include <bit>
@@ -37,7 +40,9 @@ double best(mem::PhysicalMemory &memory, const isa::Packet &packet, int repeats)
 
 int main() {
   mem::PhysicalMemory memory;
-  std::printf("{\n");
+  std::printf("{\n  \"host\": {\"gemm_kernel\": \"%s\", \"gemm_threads\": %u},\n",
+              sim::kernels::gemmKernelName(sim::kernels::hostGemmKernel()),
+              sim::kernels::gemmThreads());
   for (uint32_t n : {512u, 1024u}) {
     isa::inst::Matmul mm;
     mm.m = mm.k = mm.n = n;
@@ -49,6 +54,25 @@ int main() {
     const double seconds = best(memory, isa::packetOf(mm), n == 512 ? 10 : 4);
     std::printf("  \"matmul_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n", n, seconds,
                 2.0 * n * n * n / seconds / 1e9);
+    // The GEMM kernel alone on the same operands: the packet above adds
+    // its checks and the cycle model (which every mode runs, to count the
+    // bytes the engine requests).
+    const uint64_t elements = uint64_t(n) * n;
+    std::vector<float> a(elements), b(elements), c(elements);
+    memory.read(mm.a, a.data(), elements * 4);
+    memory.read(mm.b, b.data(), elements * 4);
+    const sim::kernels::GemmShape shape{.m = n, .k = n, .n = n, .lda = n, .ldb = n, .ldc = n};
+    arith::FloatEnvGuard env;
+    double kernel = 1e30;
+    for (int r = 0; r <= (n == 512 ? 10 : 4); ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      sim::kernels::gemm(shape, a, b, c);
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      kernel = r ? std::min(kernel, took) : kernel; // the first run warms up
+    }
+    std::printf("  \"gemm_kernel_%u\": {\"seconds\": %.6g, \"gflops\": %.4g},\n", n, kernel,
+                2.0 * n * n * n / kernel / 1e9);
   }
   // bf16 and f16 inputs and result: fillRandom's values rounded to the type.
   for (isa::DType type : {isa::DType::bf16, isa::DType::f16}) {

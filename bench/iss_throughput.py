@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """ISS throughput against numpy on the same machine, in the same run:
-MATMUL 512^3 and 1024^3 against single-thread OpenBLAS sgemm, and ADD, MUL
-and EXP over 2^24 float32 elements against numpy. Prints both figures and
-the ratio (target: ISS >= 0.5x numpy). Not a test.
+MATMUL 512^3 and 1024^3 against OpenBLAS sgemm with one thread (the ISS on
+NPU_ISS_THREADS=1) and with two (both on two threads), and ADD, MUL and EXP
+over 2^24 float32 elements against numpy. Prints the machine (CPU model,
+ISA extensions, load average), the OpenBLAS kernel (threadpoolctl's
+internal_api and architecture), the ISS's GEMM kernel and thread counts,
+both figures and the ratio (target: ISS >= 0.9x numpy). Each figure is the
+best of several runs of the whole comparison (--repeats), each itself a
+best of several packets: a machine shared with other work (builds) slows
+single runs. Not a test.
 
 The bf16 and f16 MATMUL rows (1024^3, A, B and C of that type) compare
 against numpy's float32 sgemm on the inputs widened to float32: numpy has
 no bf16 GEMM, and the ISS computes exactly that product (widening, then
 its f32 kernel) plus one rounding per result.
 
-    bench/iss_throughput.py [--build build]
+    bench/iss_throughput.py [--build build] [--repeats 3]
 """
 import argparse
 import json
@@ -22,12 +28,37 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[1]
 # The rows whose numpy baseline is float32 sgemm on inputs widened from a 16-bit type.
 WIDENED = ("matmul_bf16_1024", "matmul_f16_1024")
+# The rows of the ISS's GEMM kernel alone (no packet checks, no cycle model)
+# and the numpy row each compares with.
+KERNEL_ROWS = {"gemm_kernel_512": "matmul_512", "gemm_kernel_1024": "matmul_1024"}
 
 
-def numpy_baseline() -> dict:
+# The ISA extensions worth naming for a GEMM (of /proc/cpuinfo's flags).
+EXTENSIONS = ("sse4_2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl",
+              "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16")
+
+
+def machine() -> str:
+    model, flags = "?", set()
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    except OSError:
+        pass
+    extensions = " ".join(e for e in EXTENSIONS if e in flags) or "?"
+    return (f"CPU: {model}, {os.cpu_count()} hardware threads; ISA extensions: {extensions}; "
+            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def numpy_baseline(threads: int, matmul_only: bool) -> dict:
     # Runs in a child so that the OpenBLAS settings apply from its start.
     code = r'''
-import json, time
+import json, sys, time
+MATMUL_ONLY = sys.argv[1] == "1"
 import numpy as np
 from threadpoolctl import threadpool_info
 def best(f, repeats):
@@ -43,6 +74,11 @@ for n in (512, 1024):
     c = np.empty((n, n), np.float32)
     s = best(lambda: np.matmul(a, b, out=c), 10 if n == 512 else 4)
     out[f"matmul_{n}"] = {"seconds": s, "gflops": 2 * n**3 / s / 1e9}
+if MATMUL_ONLY:
+    out["blas"] = [{k: i.get(k) for k in ("internal_api", "architecture", "num_threads", "version")}
+                   for i in threadpool_info()]
+    print(json.dumps(out))
+    sys.exit(0)
 # The reduced-precision rows: float32 sgemm on the inputs rounded to the
 # type (bf16: RNE on the high half) and widened back to float32.
 def bf16(x):
@@ -64,28 +100,65 @@ out["blas"] = [{k: i.get(k) for k in ("internal_api", "architecture", "num_threa
                for i in threadpool_info()]
 print(json.dumps(out))
 '''
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
-    return json.loads(subprocess.run([sys.executable, "-c", code], env=env, check=True,
+    return json.loads(subprocess.run([sys.executable, "-c", code, "1" if matmul_only else "0"],
+                                     env=env, check=True, capture_output=True, text=True).stdout)
+
+
+def iss_figures(build: pathlib.Path, threads: int) -> dict:
+    env = dict(os.environ, NPU_ISS_THREADS=str(threads))
+    return json.loads(subprocess.run([str(build / "bin" / "npu-iss-bench")], env=env, check=True,
                                      capture_output=True, text=True).stdout)
+
+
+def best_of(runs: list) -> dict:
+    # The fastest run of each row (every row has one figure: its rate).
+    out = dict(runs[0])
+    for run in runs[1:]:
+        for name, figures in run.items():
+            unit = "gflops" if "gflops" in figures else "gelements_per_s"
+            if figures[unit] > out[name][unit]:
+                out[name] = figures
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.environ.get("NPU_BUILD_DIR", REPO / "build"))
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="runs of the whole comparison; each figure is the best of them")
     args = parser.parse_args()
-    iss = json.loads(subprocess.run([str(pathlib.Path(args.build) / "bin" / "npu-iss-bench")],
-                                    check=True, capture_output=True, text=True).stdout)
-    base = numpy_baseline()
-    print(f"numpy BLAS: {base.pop('blas')}")
-    print(f"{'benchmark':<50} {'ISS':>14} {'numpy':>14} {'ratio':>7}")
-    for name, figures in iss.items():
-        unit = "gflops" if "gflops" in figures else "gelements_per_s"
-        ratio = figures[unit] / base[name][unit]
-        label = "GFLOP/s" if unit == "gflops" else "Gelem/s"
-        row = name + (" (vs numpy f32 on widened inputs)" if name in WIDENED else "")
-        print(f"{row:<50} {figures[unit]:>8.2f} {label} {base[name][unit]:>8.2f} {label} {ratio:>6.2f}x")
+    build = pathlib.Path(args.build)
+    print(machine())
+    for threads in (1, 2):
+        iss_runs, base_runs, hosts, blas = [], [], [], None
+        for _ in range(args.repeats):
+            # Interleaved, so that a burst of other work slows both sides alike.
+            run = iss_figures(build, threads)
+            hosts.append(run.pop("host"))
+            base = numpy_baseline(threads, matmul_only=threads > 1)
+            blas = base.pop("blas")
+            iss_runs.append(run)
+            base_runs.append(base)
+        iss, base = best_of(iss_runs), best_of(base_runs)
+        host = hosts[0]
+        print(f"\n{threads} thread(s): ISS GEMM kernel {host['gemm_kernel']} on "
+              f"{host['gemm_threads']} thread(s); numpy BLAS: {blas}; best of {args.repeats} runs")
+        print(f"{'benchmark':<50} {'ISS':>14} {'numpy':>14} {'ratio':>7}")
+        for name, figures in iss.items():
+            baseline = base.get(KERNEL_ROWS.get(name, name))
+            if baseline is None:
+                continue  # rows measured on one thread only
+            unit = "gflops" if "gflops" in figures else "gelements_per_s"
+            ratio = figures[unit] / baseline[unit]
+            label = "GFLOP/s" if unit == "gflops" else "Gelem/s"
+            row = name + (" (vs numpy f32 on widened inputs)" if name in WIDENED else
+                          " (kernel alone, vs numpy matmul)" if name in KERNEL_ROWS else "")
+            print(f"{row:<50} {figures[unit]:>8.2f} {label} {baseline[unit]:>8.2f} {label} "
+                  f"{ratio:>6.2f}x")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

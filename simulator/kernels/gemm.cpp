@@ -1,128 +1,450 @@
 #include "gemm.h"
 
+#include "npu/sim/memory_timing.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <vector>
+#include <thread>
 
 namespace npu::sim::kernels {
 
 namespace {
 
-constexpr size_t kMr = 6;   // rows of the register block
-constexpr size_t kNr = 16;  // columns of the register block (two 8-lane vectors)
-constexpr size_t kKc = 256; // depth of a packed panel
-constexpr size_t kMc = 120; // rows of A packed at once (multiple of kMr)
-constexpr size_t kNc = 2048; // columns of B packed at once (multiple of kNr)
-
 constexpr uint32_t kCanonicalNaN = 0x7fc00000u;
 
-// The kernels read A and B only through `reach`, so an index past an
-// operand's span is a clear error (std::logic_error) instead of a read of
-// the memory after it; it costs a comparison per packed element.
-const float *reach(std::span<const float> operand, size_t first, size_t count) {
-  if (first > operand.size() || count > operand.size() - first)
-    throw std::logic_error("GEMM kernel: reads elements [" + std::to_string(first) + ", " +
-                           std::to_string(first + count) + ") of an operand span of " +
-                           std::to_string(operand.size()));
-  return operand.data() + first;
-}
-float elementA(const GemmShape &s, std::span<const float> a, size_t i, size_t k) {
-  return *reach(a, s.transA ? k * s.lda + i : i * s.lda + k, 1);
-}
-float elementB(const GemmShape &s, std::span<const float> b, size_t k, size_t j) {
-  return *reach(b, s.transB ? j * s.ldb + k : k * s.ldb + j, 1);
-}
+// The operands past requireSpans: every index the shape reaches is inside
+// them, so the loops below index the data directly.
+struct Operands {
+  const float *a, *b;
+  float *c;
+};
 
-// A[ic:ic+mc, pc:pc+kc] as kMr-row panels, k-major inside a panel; rows past
-// the matrix are zero so the kernel needs no row tail.
-void packA(const GemmShape &s, std::span<const float> a, size_t ic, size_t mc, size_t pc, size_t kc,
-           float *out) {
-  for (size_t ir = 0; ir < mc; ir += kMr) {
-    size_t rows = std::min(kMr, mc - ir);
-    for (size_t p = 0; p < kc; ++p) {
-      for (size_t r = 0; r < rows; ++r)
-        out[p * kMr + r] = elementA(s, a, ic + ir + r, pc + p);
-      for (size_t r = rows; r < kMr; ++r)
-        out[p * kMr + r] = 0.0f;
-    }
-    out += kc * kMr;
-  }
-}
-
-// B[pc:pc+kc, jc:jc+nc] as kNr-column panels, k-major inside a panel.
-void packB(const GemmShape &s, std::span<const float> b, size_t pc, size_t kc, size_t jc, size_t nc,
-           float *out) {
-  for (size_t jr = 0; jr < nc; jr += kNr) {
-    size_t cols = std::min(kNr, nc - jr);
-    for (size_t p = 0; p < kc; ++p) {
-      float *dst = out + p * kNr;
-      if (!s.transB && cols == kNr) {
-        std::memcpy(dst, reach(b, (pc + p) * s.ldb + jc + jr, kNr), kNr * sizeof(float));
-        continue;
-      }
-      for (size_t c = 0; c < cols; ++c)
-        dst[c] = elementB(s, b, pc + p, jc + jr + c);
-      for (size_t c = cols; c < kNr; ++c)
-        dst[c] = 0.0f;
-    }
-    out += kc * kNr;
-  }
-}
-
-__attribute__((target("avx2,fma"))) inline __m256 canonicalise(__m256 v) {
-  __m256 isNaN = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
-  return _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(kCanonicalNaN)), isNaN);
-}
-
-// C[0:6, 0:16] (pitch ldc) over one packed panel pair. `fresh` starts from
-// +0 instead of loading C; `last` canonicalises NaNs on the way out.
-__attribute__((target("avx2,fma"))) void microKernel(size_t kc, const float *ap, const float *bp,
-                                                      float *c, size_t ldc, bool fresh, bool last) {
-  __m256 acc[kMr][2];
-#pragma GCC unroll 6
-  for (size_t r = 0; r < kMr; ++r) {
-    acc[r][0] = fresh ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
-    acc[r][1] = fresh ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
-  }
-  for (size_t p = 0; p < kc; ++p) {
-    __m256 b0 = _mm256_load_ps(bp + p * kNr);
-    __m256 b1 = _mm256_load_ps(bp + p * kNr + 8);
-#pragma GCC unroll 6
-    for (size_t r = 0; r < kMr; ++r) {
-      __m256 av = _mm256_broadcast_ss(ap + p * kMr + r);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-    }
-  }
-#pragma GCC unroll 6
-  for (size_t r = 0; r < kMr; ++r) {
-    _mm256_storeu_ps(c + r * ldc, last ? canonicalise(acc[r][0]) : acc[r][0]);
-    _mm256_storeu_ps(c + r * ldc + 8, last ? canonicalise(acc[r][1]) : acc[r][1]);
-  }
-}
-
-bool hostHasAvx2Fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
-// Scalar form of the same order, used where the host lacks AVX2/FMA; fmaf
-// is a true fused multiply-add and honours MXCSR like the vector path.
-void gemmScalar(const GemmShape &s, std::span<const float> a, std::span<const float> b, float *c) {
+// Scalar form of the same order, used where the host lacks AVX2/FMA and as
+// the reference; fmaf is a true fused multiply-add and honours MXCSR like
+// the vector paths.
+void gemmScalar(const GemmShape &s, Operands o) {
   for (size_t i = 0; i < s.m; ++i)
     for (size_t j = 0; j < s.n; ++j) {
-      float acc = s.accumulate ? c[i * s.ldc + j] : 0.0f;
+      float acc = s.accumulate ? o.c[i * s.ldc + j] : 0.0f;
       for (size_t k = 0; k < s.k; ++k)
-        acc = __builtin_fmaf(elementA(s, a, i, k), elementB(s, b, k, j), acc);
+        acc = __builtin_fmaf(o.a[s.transA ? k * s.lda + i : i * s.lda + k],
+                             o.b[s.transB ? j * s.ldb + k : k * s.ldb + j], acc);
       if (acc != acc)
         std::memcpy(&acc, &kCanonicalNaN, 4);
-      c[i * s.ldc + j] = acc;
+      o.c[i * s.ldc + j] = acc;
     }
+}
+
+// Packing buffers, one pair per thread, reused from packet to packet.
+struct PackBuffers {
+  struct Free {
+    void operator()(float *p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> a, b;
+  size_t aFloats = 0, bFloats = 0;
+
+  static float *reserve(std::unique_ptr<float, Free> &buffer, size_t &held, size_t floats) {
+    if (held < floats) {
+      // 64-byte aligned (the kernels load panels aligned), rounded up to it.
+      const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+      buffer.reset(static_cast<float *>(std::aligned_alloc(64, bytes)));
+      if (!buffer)
+        throw std::bad_alloc();
+      held = floats;
+    }
+    return buffer.get();
+  }
+};
+thread_local PackBuffers tBuffers;
+
+// Writes `lines` lines of `depth` elements (`pitch` apart, from `src`)
+// as the first `lines` of the W elements of each of the `depth` rows of
+// `out`, the rest of each row zero: the packing of a panel whose operand is
+// stored the other way round. Whole 4 x 4 blocks go through SSE registers
+// (baseline x86-64), the edges one element at a time.
+template <size_t W>
+void transposeInto(const float *src, size_t pitch, size_t lines, size_t depth, float *out) {
+  const size_t lines4 = lines / 4 * 4, depth4 = depth / 4 * 4;
+  for (size_t l = 0; l < lines4; l += 4) {
+    const float *s0 = src + l * pitch;
+    for (size_t p = 0; p < depth4; p += 4) {
+      __m128 r0 = _mm_loadu_ps(s0 + p), r1 = _mm_loadu_ps(s0 + pitch + p);
+      __m128 r2 = _mm_loadu_ps(s0 + 2 * pitch + p), r3 = _mm_loadu_ps(s0 + 3 * pitch + p);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(out + p * W + l, r0);
+      _mm_storeu_ps(out + (p + 1) * W + l, r1);
+      _mm_storeu_ps(out + (p + 2) * W + l, r2);
+      _mm_storeu_ps(out + (p + 3) * W + l, r3);
+    }
+    for (size_t p = depth4; p < depth; ++p)
+      for (size_t q = 0; q < 4; ++q)
+        out[p * W + l + q] = s0[q * pitch + p];
+  }
+  for (size_t l = lines4; l < lines; ++l)
+    for (size_t p = 0; p < depth; ++p)
+      out[p * W + l] = src[l * pitch + p];
+  if (lines < W)
+    for (size_t p = 0; p < depth; ++p)
+      std::fill(out + p * W + lines, out + p * W + W, 0.0f);
+}
+
+// A[ic:ic+mc, pc:pc+kc] as Mr-row panels, k-major inside a panel; rows past
+// the matrix are zero so the kernel needs no row tail.
+template <size_t Mr>
+void packA(const GemmShape &s, const float *a, size_t ic, size_t mc, size_t pc, size_t kc,
+           float *out) {
+  for (size_t ir = 0; ir < mc; ir += Mr, out += kc * Mr) {
+    const size_t rows = std::min(Mr, mc - ir);
+    if (s.transA) {
+      // Stored K x M: the panel's rows at one k are adjacent.
+      for (size_t p = 0; p < kc; ++p) {
+        const float *src = a + (pc + p) * s.lda + ic + ir;
+        float *dst = out + p * Mr;
+        if (rows == Mr) {
+          std::memcpy(dst, src, Mr * sizeof(float));
+          continue;
+        }
+        std::memcpy(dst, src, rows * sizeof(float));
+        std::fill(dst + rows, dst + Mr, 0.0f);
+      }
+      continue;
+    }
+    // Stored M x K: a transpose into the panel.
+    transposeInto<Mr>(a + (ic + ir) * s.lda + pc, s.lda, rows, kc, out);
+  }
+}
+
+// B[pc:pc+kc, jc:jc+nc] as Nr-column panels, k-major inside a panel;
+// columns past the matrix are zero.
+template <size_t Nr>
+void packB(const GemmShape &s, const float *b, size_t pc, size_t kc, size_t jc, size_t nc,
+           float *out) {
+  for (size_t jr = 0; jr < nc; jr += Nr, out += kc * Nr) {
+    const size_t cols = std::min(Nr, nc - jr);
+    if (!s.transB) {
+      for (size_t p = 0; p < kc; ++p) {
+        const float *src = b + (pc + p) * s.ldb + jc + jr;
+        float *dst = out + p * Nr;
+        if (cols == Nr) {
+          std::memcpy(dst, src, Nr * sizeof(float));
+          continue;
+        }
+        std::memcpy(dst, src, cols * sizeof(float));
+        std::fill(dst + cols, dst + Nr, 0.0f);
+      }
+      continue;
+    }
+    // Stored N x K: a transpose into the panel.
+    transposeInto<Nr>(b + (jc + jr) * s.ldb + pc, s.ldb, cols, kc, out);
+  }
+}
+
+// The AVX2/FMA kernel: a 6 x 16 register block (12 ymm accumulators).
+struct Avx2 {
+  static constexpr size_t kMr = 6, kNr = 16;
+  static constexpr size_t kKc = 256, kMc = 120, kNc = 2048;
+
+  __attribute__((target("avx2,fma"))) static __m256 canonicalise(__m256 v) {
+    const __m256 isNaN = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    return _mm256_blendv_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(kCanonicalNaN)), isNaN);
+  }
+
+  // C[0:6, 0:16] (pitch ldc) over one packed panel pair. `fresh` starts from
+  // +0 instead of loading C; `last` canonicalises NaNs on the way out.
+  __attribute__((target("avx2,fma"))) static void
+  block(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, bool fresh, bool last) {
+    __m256 acc[kMr][2];
+#pragma GCC unroll 6
+    for (size_t r = 0; r < kMr; ++r) {
+      acc[r][0] = fresh ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc);
+      acc[r][1] = fresh ? _mm256_setzero_ps() : _mm256_loadu_ps(c + r * ldc + 8);
+    }
+    for (size_t p = 0; p < kc; ++p) {
+      const __m256 b0 = _mm256_load_ps(bp + p * kNr);
+      const __m256 b1 = _mm256_load_ps(bp + p * kNr + 8);
+#pragma GCC unroll 6
+      for (size_t r = 0; r < kMr; ++r) {
+        const __m256 av = _mm256_broadcast_ss(ap + p * kMr + r);
+        acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+      }
+    }
+#pragma GCC unroll 6
+    for (size_t r = 0; r < kMr; ++r) {
+      _mm256_storeu_ps(c + r * ldc, last ? canonicalise(acc[r][0]) : acc[r][0]);
+      _mm256_storeu_ps(c + r * ldc + 8, last ? canonicalise(acc[r][1]) : acc[r][1]);
+    }
+  }
+
+  // A partial tile runs the full block on a scratch copy of its C.
+  static void tile(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, bool fresh,
+                   bool last, size_t rows, size_t cols) {
+    if (rows == kMr && cols == kNr)
+      return block(kc, ap, bp, c, ldc, fresh, last);
+    float edge[kMr * kNr] = {};
+    if (!fresh)
+      for (size_t r = 0; r < rows; ++r)
+        std::memcpy(edge + r * kNr, c + r * ldc, cols * sizeof(float));
+    block(kc, ap, bp, edge, kNr, fresh, last);
+    for (size_t r = 0; r < rows; ++r)
+      std::memcpy(c + r * ldc, edge + r * kNr, cols * sizeof(float));
+  }
+};
+
+// The AVX-512 kernel: a 12 x 32 register block (24 zmm accumulators, two
+// B vectors and a broadcast A element of the 32 registers). Blocking for
+// this host's caches (48 KiB L1d, 2 MiB L2 per core): a B micro-panel of
+// kKc x 32 stays in L1 while the kMc x kKc block of A streams from L2.
+struct Avx512 {
+  static constexpr size_t kMr = 12, kNr = 32;
+  static constexpr size_t kKc = 256, kMc = 240, kNc = 4096;
+
+  __attribute__((target("avx512f"))) static __m512 canonicalise(__m512 v) {
+    return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                              _mm512_castsi512_ps(_mm512_set1_epi32(kCanonicalNaN)));
+  }
+
+  // C[0:rows, 0:cols] over one panel pair; a partial tile loads and stores
+  // through masks (a masked-off lane neither reads nor faults), so it needs
+  // no scratch copy. Rows past `rows` are computed from A's zero padding
+  // and dropped.
+  template <bool Partial>
+  __attribute__((target("avx512f"))) static void block(size_t kc, const float *ap, const float *bp,
+                                                       float *c, size_t ldc, bool fresh, bool last,
+                                                       size_t rows, size_t cols) {
+    __mmask16 mask[2] = {0xffff, 0xffff};
+    if constexpr (Partial)
+      for (size_t v = 0; v < 2; ++v)
+        mask[v] = cols >= 16 * (v + 1) ? 0xffff
+                  : cols <= 16 * v     ? 0
+                                       : static_cast<__mmask16>((1u << (cols - 16 * v)) - 1);
+    __m512 acc[kMr][2];
+#pragma GCC unroll 12
+    for (size_t r = 0; r < kMr; ++r)
+      for (size_t v = 0; v < 2; ++v) {
+        if (fresh || (Partial && r >= rows))
+          acc[r][v] = _mm512_setzero_ps();
+        else if constexpr (Partial)
+          acc[r][v] = _mm512_maskz_loadu_ps(mask[v], c + r * ldc + 16 * v);
+        else
+          acc[r][v] = _mm512_loadu_ps(c + r * ldc + 16 * v);
+      }
+    for (size_t p = 0; p < kc; ++p) {
+      const __m512 b0 = _mm512_load_ps(bp + p * kNr);
+      const __m512 b1 = _mm512_load_ps(bp + p * kNr + 16);
+#pragma GCC unroll 12
+      for (size_t r = 0; r < kMr; ++r) {
+        const __m512 av = _mm512_set1_ps(ap[p * kMr + r]);
+        acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+      }
+    }
+#pragma GCC unroll 12
+    for (size_t r = 0; r < kMr; ++r) {
+      if (Partial && r >= rows)
+        break;
+      for (size_t v = 0; v < 2; ++v) {
+        const __m512 out = last ? canonicalise(acc[r][v]) : acc[r][v];
+        if constexpr (Partial)
+          _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mask[v], out);
+        else
+          _mm512_storeu_ps(c + r * ldc + 16 * v, out);
+      }
+    }
+  }
+
+  static void tile(size_t kc, const float *ap, const float *bp, float *c, size_t ldc, bool fresh,
+                   bool last, size_t rows, size_t cols) {
+    if (rows == kMr && cols == kNr)
+      return block<false>(kc, ap, bp, c, ldc, fresh, last, rows, cols);
+    block<true>(kc, ap, bp, c, ldc, fresh, last, rows, cols);
+  }
+};
+
+// The blocked loop nest (jc, pc, ic, jr, ir) around kernel K's tiles, on
+// the whole of `s` from one thread.
+template <class K> void gemmBlocked(const GemmShape &s, Operands o) {
+  const size_t ncMax = std::min(K::kNc, (s.n + K::kNr - 1) / K::kNr * K::kNr);
+  const size_t mcMax = std::min(K::kMc, (s.m + K::kMr - 1) / K::kMr * K::kMr);
+  const size_t kcMax = std::min(K::kKc, s.k);
+  float *bufA = PackBuffers::reserve(tBuffers.a, tBuffers.aFloats, mcMax * kcMax);
+  float *bufB = PackBuffers::reserve(tBuffers.b, tBuffers.bFloats, kcMax * ncMax);
+  for (size_t jc = 0; jc < s.n; jc += K::kNc) {
+    const size_t nc = std::min(K::kNc, s.n - jc);
+    for (size_t pc = 0; pc < s.k; pc += K::kKc) {
+      const size_t kc = std::min(K::kKc, s.k - pc);
+      const bool fresh = pc == 0 && !s.accumulate;
+      const bool last = pc + kc == s.k;
+      packB<K::kNr>(s, o.b, pc, kc, jc, nc, bufB);
+      for (size_t ic = 0; ic < s.m; ic += K::kMc) {
+        const size_t mc = std::min(K::kMc, s.m - ic);
+        packA<K::kMr>(s, o.a, ic, mc, pc, kc, bufA);
+        for (size_t jr = 0; jr < nc; jr += K::kNr) {
+          const size_t cols = std::min(K::kNr, nc - jr);
+          const float *bp = bufB + jr * kc;
+          for (size_t ir = 0; ir < mc; ir += K::kMr) {
+            float *ctile = o.c + (ic + ir) * s.ldc + jc + jr;
+            // The next tile's C rows (in the same columns; a pass over a
+            // kKc panel is long enough for them to arrive): rows of a
+            // large C are pages apart and leave the caches between passes.
+            const size_t rows = std::min(K::kMr, mc - ir);
+            if (ir + K::kMr < mc)
+              for (size_t r = 0; r < std::min(K::kMr, mc - ir - K::kMr); ++r)
+                for (size_t line = 0; line < cols; line += 16)
+                  _mm_prefetch(reinterpret_cast<const char *>(ctile + (K::kMr + r) * s.ldc + line),
+                               _MM_HINT_T0);
+            K::tile(kc, bufA + ir * kc, bp, ctile, s.ldc, fresh, last, rows, cols);
+          }
+        }
+      }
+    }
+  }
+}
+
+void gemmOneThread(GemmKernel kernel, const GemmShape &s, Operands o) {
+  if (s.k == 0 || kernel == GemmKernel::Scalar)
+    return gemmScalar(s, o);
+  if (kernel == GemmKernel::Avx512)
+    return gemmBlocked<Avx512>(s, o);
+  gemmBlocked<Avx2>(s, o);
+}
+
+// A persistent pool: run(count, task) calls task(0) on the caller and
+// task(1..count-1) on workers started once (and added when a larger count
+// first asks for them), under the caller's MXCSR. One GEMM at a time: a
+// second caller (another ISS's thread, or a task itself) runs alone.
+class Pool {
+public:
+  ~Pool() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread &t : workers_)
+      t.join();
+  }
+
+  // False when the pool is busy with another caller's GEMM.
+  bool run(unsigned count, const std::function<void(unsigned)> &task) {
+    std::unique_lock busy(busy_, std::try_to_lock);
+    if (!busy)
+      return false;
+    {
+      std::lock_guard lock(mutex_);
+      while (workers_.size() + 1 < count)
+        workers_.emplace_back([this, index = unsigned(workers_.size() + 1)] { work(index); });
+      task_ = &task;
+      count_ = count;
+      pending_ = count - 1;
+      mxcsr_ = _mm_getcsr();
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    std::exception_ptr error;
+    try {
+      task(0);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    if (!error)
+      error = error_;
+    if (error)
+      std::rethrow_exception(error);
+    return true;
+  }
+
+private:
+  void work(unsigned index) {
+    uint64_t seen = 0;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_)
+        return;
+      seen = generation_;
+      if (index >= count_)
+        continue;
+      const std::function<void(unsigned)> &task = *task_;
+      const uint32_t mxcsr = mxcsr_;
+      lock.unlock();
+      const uint32_t saved = _mm_getcsr();
+      _mm_setcsr(mxcsr);
+      std::exception_ptr error;
+      try {
+        task(index);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      _mm_setcsr(saved);
+      lock.lock();
+      if (error && !error_)
+        error_ = error;
+      if (--pending_ == 0)
+        done_.notify_one();
+    }
+  }
+
+  std::mutex busy_, mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  const std::function<void(unsigned)> *task_ = nullptr;
+  unsigned count_ = 0, pending_ = 0;
+  uint32_t mxcsr_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+// Below this many multiply-adds per thread a GEMM runs on one: waking the
+// workers costs microseconds.
+constexpr size_t kFmasPerThread = size_t(1) << 20;
+
+// Splits C into `threads` bands of whole register blocks, by rows when it
+// has as many rows as columns, else by columns; each band is an
+// independent GEMM of the same K.
+void gemmThreaded(GemmKernel kernel, unsigned threads, const GemmShape &s, Operands o) {
+  const GemmBlocking blocking = gemmBlocking(kernel);
+  const bool byRows = s.m >= s.n;
+  const size_t unit = byRows ? blocking.mr : blocking.nr, extent = byRows ? s.m : s.n;
+  const size_t units = (extent + unit - 1) / unit;
+  const size_t fmas = s.m * s.n * s.k; // no overflow: the operands are in memory
+  const size_t count =
+      std::min({size_t(threads), units, std::max<size_t>(1, fmas / kFmasPerThread)});
+  if (count <= 1 || kernel == GemmKernel::Scalar || s.k == 0)
+    return gemmOneThread(kernel, s, o);
+  const auto band = [&](unsigned index) {
+    const size_t first = units * index / count * unit;
+    const size_t end = std::min(extent, units * (index + 1) / count * unit);
+    GemmShape part = s;
+    Operands at = o;
+    if (byRows) {
+      part.m = end - first;
+      at.a += s.transA ? first : first * s.lda;
+      at.c += first * s.ldc;
+    } else {
+      part.n = end - first;
+      at.b += s.transB ? first * s.ldb : first;
+      at.c += first;
+    }
+    gemmOneThread(kernel, part, at);
+  };
+  static Pool pool;
+  if (!pool.run(static_cast<unsigned>(count), band))
+    gemmOneThread(kernel, s, o);
 }
 
 // Throws unless `held` elements cover `rows` rows of `cols` elements,
@@ -149,65 +471,73 @@ void requireSpans(const GemmShape &s, size_t a, size_t b, size_t c) {
 
 } // namespace
 
+const char *gemmKernelName(GemmKernel kernel) {
+  switch (kernel) {
+  case GemmKernel::Scalar: return "scalar";
+  case GemmKernel::Avx2: return "avx2";
+  case GemmKernel::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+std::vector<GemmKernel> hostGemmKernels() {
+  std::vector<GemmKernel> kernels = {GemmKernel::Scalar};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    kernels.push_back(GemmKernel::Avx2);
+  if (__builtin_cpu_supports("avx512f"))
+    kernels.push_back(GemmKernel::Avx512);
+  return kernels;
+}
+
+GemmBlocking gemmBlocking(GemmKernel kernel) {
+  switch (kernel) {
+  case GemmKernel::Avx2: return {Avx2::kMr, Avx2::kNr, Avx2::kKc, Avx2::kMc, Avx2::kNc};
+  case GemmKernel::Avx512: return {Avx512::kMr, Avx512::kNr, Avx512::kKc, Avx512::kMc, Avx512::kNc};
+  case GemmKernel::Scalar: break;
+  }
+  return {1, 1, SIZE_MAX, SIZE_MAX, SIZE_MAX}; // the scalar loop nest blocks nothing
+}
+
+GemmKernel hostGemmKernel() {
+  static const GemmKernel best = hostGemmKernels().back();
+  return best;
+}
+
+unsigned gemmThreads() {
+  // Parsed once; a bad value throws again on every call.
+  static const auto parsed = []() -> std::pair<unsigned, std::string> {
+    try {
+      const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+      const uint64_t value = environmentNumber("NPU_ISS_THREADS", hardware, 1024);
+      if (value == 0)
+        return {0, "NPU_ISS_THREADS='0' is out of range (at least 1)"};
+      return {static_cast<unsigned>(value), ""};
+    } catch (const std::invalid_argument &e) {
+      return {0, e.what()};
+    }
+  }();
+  if (!parsed.first)
+    throw std::invalid_argument(parsed.second);
+  return parsed.first;
+}
+
 void gemmReference(const GemmShape &s, std::span<const float> a, std::span<const float> b,
                    std::span<float> c) {
   requireSpans(s, a.size(), b.size(), c.size());
-  gemmScalar(s, a, b, c.data());
+  gemmScalar(s, {a.data(), b.data(), c.data()});
+}
+
+void gemmWith(GemmKernel kernel, unsigned threads, const GemmShape &s, std::span<const float> a,
+              std::span<const float> b, std::span<float> c) {
+  requireSpans(s, a.size(), b.size(), c.size());
+  if (s.m == 0 || s.n == 0)
+    return;
+  gemmThreaded(kernel, std::max(1u, threads), s, {a.data(), b.data(), c.data()});
 }
 
 void gemm(const GemmShape &s, std::span<const float> a, std::span<const float> b,
-          std::span<float> cSpan) {
-  requireSpans(s, a.size(), b.size(), cSpan.size());
-  float *c = cSpan.data();
-  if (s.m == 0 || s.n == 0)
-    return;
-  if (!hostHasAvx2Fma() || s.k == 0) {
-    gemmScalar(s, a, b, c);
-    return;
-  }
-  struct AlignedFree {
-    void operator()(float *p) const { std::free(p); }
-  };
-  const size_t packedA = kMc * kKc, packedB = kKc * std::min(kNc, (s.n + kNr - 1) / kNr * kNr);
-  std::unique_ptr<float, AlignedFree> bufA(
-      static_cast<float *>(std::aligned_alloc(64, packedA * sizeof(float))));
-  std::unique_ptr<float, AlignedFree> bufB(
-      static_cast<float *>(std::aligned_alloc(64, (packedB + kNr) * sizeof(float))));
-  float edge[kMr * kNr] = {};
-
-  for (size_t jc = 0; jc < s.n; jc += kNc) {
-    const size_t nc = std::min(kNc, s.n - jc);
-    for (size_t pc = 0; pc < s.k; pc += kKc) {
-      const size_t kc = std::min(kKc, s.k - pc);
-      const bool fresh = pc == 0 && !s.accumulate;
-      const bool last = pc + kc == s.k;
-      packB(s, b, pc, kc, jc, nc, bufB.get());
-      for (size_t ic = 0; ic < s.m; ic += kMc) {
-        const size_t mc = std::min(kMc, s.m - ic);
-        packA(s, a, ic, mc, pc, kc, bufA.get());
-        for (size_t jr = 0; jr < nc; jr += kNr) {
-          const size_t cols = std::min(kNr, nc - jr);
-          const float *bp = bufB.get() + (jr / kNr) * kc * kNr;
-          for (size_t ir = 0; ir < mc; ir += kMr) {
-            const size_t rows = std::min(kMr, mc - ir);
-            const float *ap = bufA.get() + (ir / kMr) * kc * kMr;
-            float *ctile = c + (ic + ir) * s.ldc + jc + jr;
-            if (rows == kMr && cols == kNr) {
-              microKernel(kc, ap, bp, ctile, s.ldc, fresh, last);
-              continue;
-            }
-            // Partial tile: run the full kernel on a scratch copy.
-            if (!fresh)
-              for (size_t r = 0; r < rows; ++r)
-                std::memcpy(edge + r * kNr, ctile + r * s.ldc, cols * sizeof(float));
-            microKernel(kc, ap, bp, edge, kNr, fresh, last);
-            for (size_t r = 0; r < rows; ++r)
-              std::memcpy(ctile + r * s.ldc, edge + r * kNr, cols * sizeof(float));
-          }
-        }
-      }
-    }
-  }
+          std::span<float> c) {
+  gemmWith(hostGemmKernel(), gemmThreads(), s, a, b, c);
 }
 
 } // namespace npu::sim::kernels

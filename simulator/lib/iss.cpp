@@ -2,6 +2,7 @@
 
 #include "arith_util.h"
 #include "context.h"
+#include "gemm.h"
 #include "npu/arith/float_env.h"
 #include "timing.h"
 
@@ -111,6 +112,8 @@ std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> pac
 Iss::Iss(mem::PhysicalMemory &memory, Mode mode, const MemoryTiming &timing)
     : memory_(memory), mode_(mode), timing_(timing) {
   timing_.validate();
+  // A bad NPU_ISS_THREADS fails here rather than in the first MATMUL.
+  kernels::gemmThreads();
 }
 
 void Iss::resetStats() {
