@@ -146,6 +146,10 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     deviceCall([&] { runtime().synchronizeQueue(queue); });
   }
   void synchronizeDevice(const c10::DeviceIndex) const override { synchronize(); }
+  // Tensor.record_stream: a block freed while another stream still uses it
+  // may be handed out at once, since the device runs every stream's
+  // packets in submission order: the new owner's packets come after the
+  // last use.
   void recordDataPtrOnStream(const c10::DataPtr &, const c10::Stream &) const override {}
 };
 

@@ -398,6 +398,15 @@ bool hasCompatibleShallowCopyType(const at::Tensor &self, const at::Tensor &from
   return dense(self) && dense(from);
 }
 
+// Tensor.record_stream(s): the caching allocator needs no per-stream
+// bookkeeping (Guard.cpp): a block freed while stream s still uses it is
+// reused by packets submitted, so run, after s's.
+void recordStream(at::Tensor &self, c10::Stream stream) {
+  TORCH_CHECK(isNpu(self), "record_stream: expected an npu tensor, got one on ", self.device());
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
+              "record_stream: expected an npu stream, got one on ", stream.device());
+}
+
 } // namespace
 
 void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes) {
@@ -433,6 +442,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("normal_", normal);
   m.impl("uniform_", uniform);
   m.impl("native_dropout", nativeDropout);
+  m.impl("record_stream", recordStream);
   m.impl("native_dropout_backward", nativeDropoutBackward);
   m.impl("_has_compatible_shallow_copy_type", hasCompatibleShallowCopyType);
 }

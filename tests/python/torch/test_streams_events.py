@@ -66,6 +66,21 @@ def test_a_streams_events_stand_after_its_own_work_only():
     assert torch.isfinite(x.cpu()).all()
 
 
+def test_a_block_recorded_on_another_stream_is_reused_safely():
+    side = torch.npu.Stream()
+    x = torch.arange(4096, dtype=torch.float32, device="npu")
+    with torch.npu.stream(side):
+        y = x * 2.0  # side reads x
+    x.record_stream(side)
+    address = x.data_ptr()
+    del x
+    z = torch.full((4096,), 7.0, device="npu")  # may take x's block at once
+    side.synchronize()
+    assert torch.equal(y.cpu(), torch.arange(4096, dtype=torch.float32) * 2.0)
+    assert torch.equal(z.cpu(), torch.full((4096,), 7.0))
+    assert z.data_ptr() == address
+
+
 def test_a_stream_id_no_queue_has_is_an_error():
     made_up = torch.Stream(stream_id=1 << 40, device_index=0,
                            device_type=torch.npu.current_stream().device_type)
