@@ -149,9 +149,10 @@ class IntBinaryRecipe<string op, string type, int bcast, bit hasAlpha, bit alpha
                    !if(alphaScales,
                        IntScale<type, "", "">.Pre, []<Step>)> {
   let Scalars = !if(hasAlpha, ["alpha"], []);
-  // b[0] once (scalar), or b[i] per row (col): one word, two for i64.
-  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", !if(!eq(type, "i64"), 2, 1), "K1">], []);
-  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", !if(!eq(type, "i64"), 2, 1)>], []);
+  // b[0] once (scalar), or b[i] per row (col): one element of dtype (an
+  // i64 in K1, K2; a b8 widened to its mask).
+  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1", "dtype">], []);
+  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", 1, "dtype">], []);
 }
 
 // The recipe of a binary instruction on its float types (f32, and bf16 and

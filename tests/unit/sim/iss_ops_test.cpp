@@ -631,19 +631,21 @@ TEST(IssOps, CountOfB8Rows) { maskReductionsAgree<isa::inst::Count>(); }
 TEST(IssOps, AnyOfB8Rows) { maskReductionsAgree<isa::inst::Any>(); }
 TEST(IssOps, AllOfB8Rows) { maskReductionsAgree<isa::inst::All>(); }
 
-// SELECT on every pair of edge values of f32 and i32 under each broadcast
-// of b and of the mask; SELECTS on the edge values of all six types under
-// each mask broadcast against seven immediates (integer_cases.h).
+// SELECT on every pair of edge values of f32, bf16, f16, i32 and b8 under
+// each broadcast of b and of the mask, and over the row shapes; SELECTS on
+// the edge values of all six types under each mask broadcast against seven
+// immediates (integer_cases.h).
 TEST(IssOps, SelectsOnEdgeValues) {
   const int tests = test::forEachSelectTest([&](const auto &make, const std::string &name) {
     Twin twin(980);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 2 * 4 * 2 + 6 * 2 * 7);
+  EXPECT_EQ(tests, 5 * 4 * 2 * (1 + static_cast<int>(std::size(test::kRowShapes))) + 6 * 2 * 7);
 }
 
-// AND OR XOR SHL SHR on i32 and i64 under each broadcast; ANDS ORS XORS on
+// AND OR XOR SHL SHR on i32 and i64 under each broadcast, AND OR XOR on b8
+// too (also over the row shapes); ANDS ORS XORS on
 // i32, i64 and b8 and the four shift scalar forms on i32 and i64, each with
 // nine immediates; NOT on i32, i64 and b8 (integer_cases.h).
 TEST(IssOps, BitwiseOnEdgeValues) {
@@ -652,7 +654,8 @@ TEST(IssOps, BitwiseOnEdgeValues) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 5 * 2 * 4 + 3 * 3 * 9 + 4 * 2 * 9 + 3);
+  EXPECT_EQ(tests, (3 * 3 + 2 * 2) * 4 + 3 * static_cast<int>(std::size(test::kRowShapes)) * 4 +
+                       3 * 3 * 9 + 4 * 2 * 9 + 3);
 }
 
 TEST(IssOps, AdamW) {
