@@ -503,7 +503,8 @@ TEST(RtlOps, ComparesOnEdgeValues) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 6 * 5 * 4 + 6 * 5 * 5);
+  EXPECT_EQ(tests, (6 * 5 + 2) * 4 + 2 * static_cast<int>(std::size(test::kRowShapes)) * 4 +
+                       (6 * 5 + 2) * 5);
 }
 
 // IOTA of every type it accepts over sequence_cases.h's starts, steps and

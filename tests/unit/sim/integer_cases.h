@@ -274,21 +274,22 @@ template <class Run> int forEachIntegerElementwiseTest(Run run) {
   return count;
 }
 
-inline constexpr isa::DType kCompareTypes[] = {isa::DType::f32, isa::DType::bf16, isa::DType::f16,
-                                               isa::DType::i32, isa::DType::i64};
-
 // Calls run(make, name) for every compare test: each instruction of
 // NPU_FOR_EACH_COMPARE_OP on every pair of edge values of each type it
-// accepts (floats: zeros, subnormals, infinities, NaNs) under each broadcast,
-// and each of NPU_FOR_EACH_COMPARE_SCALAR_OP on the edge values over three
-// chunks from inside a beat against a few immediates; returns their count.
+// accepts (floats: zeros, subnormals, infinities, NaNs; b8: 0 and several
+// true bytes) under each broadcast, on b8 also over kRowShapes (results at
+// every place in a word), and each of NPU_FOR_EACH_COMPARE_SCALAR_OP on the
+// edge values over three chunks from inside a beat against a few
+// immediates; returns their count.
 template <class Run> int forEachCompareTest(Run run) {
   int count = 0;
   const auto tensor = [&]<class Op>(std::type_identity<Op>) {
-    for (isa::DType type : kCompareTypes) {
+    for (isa::DType type : kAllTypes) {
       if (!accepts(Op::kOpcode, type))
         continue;
       const std::vector<uint64_t> e = integerEdges(type);
+      if (type == isa::DType::b8)
+        count += shapeSweepTests<Op>(run, type, e, isa::DType::b8);
       const uint32_t k = static_cast<uint32_t>(e.size());
       for (unsigned bcast = 0; bcast < 4; ++bcast) {
         const auto make = [&](auto &place) {
@@ -308,7 +309,7 @@ template <class Run> int forEachCompareTest(Run run) {
     }
   };
   const auto scalar = [&]<class Op>(std::type_identity<Op>) {
-    for (isa::DType type : kCompareTypes) {
+    for (isa::DType type : kAllTypes) {
       if (!accepts(Op::kOpcode, type))
         continue;
       const std::vector<uint64_t> a = spreadEdges(type);

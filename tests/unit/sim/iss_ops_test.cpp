@@ -409,17 +409,20 @@ TEST(IssOps, IntegerElementwiseOnEdgeValues) {
   EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9 + 1));
 }
 
-// The compares on every pair of edge values of f32, i32 and i64 under each
-// broadcast, and their scalar forms (integer_cases.h).
+// The compares on every pair of edge values of each type they accept
+// (f32, bf16, f16, i32, i64; EQ, NE b8 too, also over the row shapes) under
+// each broadcast, and their scalar forms (integer_cases.h).
 TEST(IssOps, ComparesOnEdgeValues) {
   const int tests = test::forEachCompareTest([&](const auto &make, const std::string &name) {
     Twin twin(970);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  // Six compares x three types x four broadcasts; six scalar forms x three
-  // types x five immediates.
-  EXPECT_EQ(tests, 6 * 5 * 4 + 6 * 5 * 5);
+  // Six compares x five types and EQ, NE on b8 x four broadcasts, EQ and NE
+  // on b8 over the row shapes x four broadcasts; the scalar forms likewise x
+  // five immediates.
+  EXPECT_EQ(tests, (6 * 5 + 2) * 4 + 2 * static_cast<int>(std::size(test::kRowShapes)) * 4 +
+                       (6 * 5 + 2) * 5);
 }
 
 // IOTA of every type it accepts over sequence_cases.h's starts, steps and
