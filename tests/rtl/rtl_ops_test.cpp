@@ -453,11 +453,12 @@ TEST(RtlOps, HalfFloatVectorFormsOnEdgeValues) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 5 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
 }
 
-// POW on every pair of edge base and exponent under each broadcast
-// (pow_cases.h), against the ISS.
+// POW on every pair of edge base and exponent under each broadcast on f32,
+// bf16 and f16, and on bf16 and f16 over the row shapes (pow_cases.h),
+// against the ISS.
 TEST(RtlOps, PowOnEdgePairs) {
   int t = 0;
   const int tests = test::forEachPowTest([&](const auto &make, const std::string &name) {
@@ -465,7 +466,7 @@ TEST(RtlOps, PowOnEdgePairs) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 4);
+  EXPECT_EQ(tests, 3 * 4 + 2 * static_cast<int>(std::size(test::kRowShapes)) * 4);
 }
 
 // The row instructions on bf16 and f16 on the same cases as IssOps'

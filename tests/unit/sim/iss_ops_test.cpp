@@ -366,21 +366,22 @@ TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
     twin.runAndCompare(make(place), name);
   });
   // Per type: ADD and SUB under 4 broadcasts x 2 alphas, MUL DIV MAX MIN
-  // under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
+  // POW under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
   // ROW_MAX ROW_MEAN COL_SUM with and without specials over 6 shapes; 5
   // pointwise backwards.
-  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 5 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
 }
 
-// POW on every pair of edge base and exponent under each broadcast
-// (pow_cases.h), against the reference model.
+// POW on every pair of edge base and exponent under each broadcast on f32,
+// bf16 and f16, and on bf16 and f16 over the row shapes (pow_cases.h),
+// against the reference model.
 TEST(IssOps, PowOnEdgePairs) {
   const int tests = test::forEachPowTest([&](const auto &make, const std::string &name) {
     Twin twin(995);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 4);
+  EXPECT_EQ(tests, 3 * 4 + 2 * static_cast<int>(std::size(test::kRowShapes)) * 4);
 }
 
 // The row instructions on bf16 and f16 (half_float_cases.h: rows of 1 to
