@@ -11,11 +11,13 @@
 // word (IntSteps of elementwise.td: an i64 is a register pair; a b8 mask
 // one word, so and, or, xor, not of masks are the logical operations).
 //
-// A b8 or 2-byte b broadcast per row or once (bcast col, scalar) needs a
-// row load of one element narrower than a word, which the engine's row
-// loads (whole words) do not have; an i64 select of two streams would need
-// five input slots (the engine has four). The tensor forms accept the
-// types without either need; the scalar forms take b from the packet.
+// A b broadcast per row or once (bcast col, scalar) is one element of
+// dtype loaded typed (isa/recipe.td: 1, 2 or 4 bytes, widened to its lane
+// form as a stream's), so the tensor forms take b8 and bf16/f16 under every
+// broadcast. SELECT's tensor form has no i64: under bcast none and row its
+// mask, a and b streams would take five input slots (a and b two each), and
+// the engine has four; the bridge selects an i64 as two i32 words under a
+// doubled mask, and SELECTS (b from the packet) takes i64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +45,9 @@ def MP_below32 : MicroProgram<"below32", ["n"], [(iltu:$m $n, 32)], "m",
 // select
 //===----------------------------------------------------------------------===//
 
-// The types of the tensor form, and of the scalar form: all six.
-defvar SelectTypes = ["f32", "i32"];
+// The types of the tensor form (all but i64, see above), and of the scalar
+// form: all six.
+defvar SelectTypes = ["f32", "bf16", "f16", "i32", "b8"];
 defvar SelectScalarTypes = ["f32", "bf16", "f16", "i32", "i64", "b8"];
 
 // The mask's shape: rows x cols, or one row of cols for every row (the
@@ -59,19 +62,19 @@ defvar MaskExtent = ProductBy<"mbcast", [Product<["rows", "cols"], 1>, Product<[
 // The mask stream: IB0, per row or the same row for every row.
 class MaskStream<int mbcast> : Stream<"IB0", "mask", !eq(mbcast, 0), 0, "b8">;
 
-// The tensor form's recipe for one (type, bcast, mbcast): a in IB1, b in
-// IB2 or, broadcast per row or once, in K1.
-class SelectRecipe<string type, int bcast, int mbcast>
-    : VectorRecipe<[When<"bcast", bcast>, When<"mbcast", mbcast>,
-                    When<"dtype", DTypeValue<type>.Value>], "rows", "cols",
+// The tensor form's recipe for one (bcast, mbcast), every type of
+// SelectTypes (the select moves one word per lane whatever it holds): a in
+// IB1, b in IB2 or, broadcast per row or once, one element of dtype in K1.
+class SelectRecipe<int bcast, int mbcast>
+    : VectorRecipe<[When<"bcast", bcast>, When<"mbcast", mbcast>], "rows", "cols",
                    [MaskStream<mbcast>, Stream<"IB1", "a", 1, 0, "dtype">,
                     Stream<"OB0", "dst", 1, 0, "dtype">] #
                    !if(!lt(bcast, 2), [Stream<"IB2", "b", !eq(bcast, 0), 0, "dtype">], []),
                    [Pass<["IB0", "IB1"] # !if(!lt(bcast, 2), ["IB2"], []), ["OB0"],
-                         IntSelect<type, "IB1", "", !if(!lt(bcast, 2), "IB2", "K1"), "",
+                         IntSelect<"i32", "IB1", "", !if(!lt(bcast, 2), "IB2", "K1"), "",
                                    "IB0">.Steps>]> {
-  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1">], []);
-  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1">], []);
+  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1", "dtype">], []);
+  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", 1, "dtype">], []);
 }
 
 // The scalar form's recipe: a in IB1 (IB2), s in K0 as the type's lane form
@@ -102,7 +105,10 @@ def SELECT : Instruction<"select", 0xa8, "select",
     "Elementwise select (torch.where): dst = mask ? a : b."> {
   let Semantics = "dst[i][j] = a[i][j] where m is true (a nonzero byte), else b, with m = "
                   "mask[i][j] or mask[j] for mbcast none, row and b = b[i][j], b[j], b[i] or "
-                  "b[0] for bcast none, row, col, scalar. Elements are moved as bits.";
+                  "b[0] for bcast none, row, col, scalar. a's and b's elements move as the "
+                  "lanes hold them: their bits for f32 and i32, 0 or 1 for b8, and bf16 and "
+                  "f16 widened and narrowed again (exact but for a NaN, which becomes the "
+                  "type's canonical NaN, docs/types.md §2).";
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"a", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"b", "r", ProductBy<"bcast", [Product<["rows", "cols"], 1, "dtype">,
@@ -113,9 +119,7 @@ def SELECT : Instruction<"select", 0xa8, "select",
   let Disjoints = [Disjoint<"dst", "a", 1>, Disjoint<"dst", "b", 1, "bcast", 0>,
                    Disjoint<"dst", "mask", 0>];
   let Recipes = !foldl([]<VectorRecipe>, [0, 1, 2, 3], acc, bcast,
-                       acc # !foldl([]<VectorRecipe>, [0, 1], macc, mbcast,
-                                    macc # !foreach(type, SelectTypes,
-                                                    SelectRecipe<type, bcast, mbcast>)));
+                       acc # !foreach(mbcast, [0, 1], SelectRecipe<bcast, mbcast>));
 }
 
 def SELECTS : Instruction<"selects", 0xa9, "select",
@@ -147,12 +151,13 @@ def SELECTS : Instruction<"selects", 0xa9, "select",
 // and, or, xor, not, shl, shr
 //===----------------------------------------------------------------------===//
 
-defvar BitwiseTypes = ["i32", "i64"];
-defvar BitwiseScalarTypes = ["i32", "i64", "b8"];
+// b8 masks too: the lanes hold them as 0 or all ones, so and, or, xor and
+// not of the words are the logical operations.
+defvar BitwiseTypes = ["i32", "i64", "b8"];
 defvar ShiftTypes = ["i32", "i64"];
 
-// rows x cols elementwise `a op b` of integers with b broadcast per
-// Broadcast (the recipes of elementwise.td's integer binary ops).
+// rows x cols elementwise `a op b` of integers or masks with b broadcast
+// per Broadcast (the recipes of elementwise.td's integer binary ops).
 class BitwiseOp<string mnemonic, int opcode, string expr, list<string> types>
     : Instruction<mnemonic, opcode, "bitwise",
         [AddrOp<"dst", S_Dst, "rows x cols result">, AddrOp<"a", S_Src0, "rows x cols operand">,
@@ -161,7 +166,10 @@ class BitwiseOp<string mnemonic, int opcode, string expr, list<string> types>
          EnumOp<"bcast", Broadcast, FlagBits<4, 2>, "broadcast of b">, DTypeOf<types, DTypeValue<!head(types)>.Value>],
         "$dst, $a, $b, $rows, $cols", Cost<E_Vector, 4, 1>, "Elementwise dst = " # expr # "."> {
   let Semantics = "dst[i][j] = " # expr # " with b = b[i][j], b[j], b[i] or b[0] for "
-                  "bcast none, row, col, scalar.";
+                  "bcast none, row, col, scalar" #
+                  !if(!empty(!filter(t, types, !eq(t, "b8"))), "",
+                      "; on b8 of the truth values (a nonzero byte is true), stored 0 or 1") #
+                  ".";
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"a", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"b", "r", ProductBy<"bcast", [Product<["rows", "cols"], 1, "dtype">,
@@ -220,10 +228,10 @@ def XOR : BitwiseOp<"xor", 0xb2, "a ^ b", BitwiseTypes>;
 def SHL : BitwiseOp<"shl", 0xb3, "a << b" # ShiftDoc # "0)", ShiftTypes>;
 def SHR : BitwiseOp<"shr", 0xb4, "a >> b, arithmetic" # ShiftDoc # "the sign fill, 0 or -1)",
                     ShiftTypes>;
-def NOT : BitwiseNotOp<"not", 0xb5, BitwiseScalarTypes>;
-def ANDS : BitwiseScalarOp<"ands", 0xb8, "and", 0, "a & s", BitwiseScalarTypes>;
-def ORS : BitwiseScalarOp<"ors", 0xb9, "or", 0, "a | s", BitwiseScalarTypes>;
-def XORS : BitwiseScalarOp<"xors", 0xba, "xor", 0, "a ^ s", BitwiseScalarTypes>;
+def NOT : BitwiseNotOp<"not", 0xb5, BitwiseTypes>;
+def ANDS : BitwiseScalarOp<"ands", 0xb8, "and", 0, "a & s", BitwiseTypes>;
+def ORS : BitwiseScalarOp<"ors", 0xb9, "or", 0, "a | s", BitwiseTypes>;
+def XORS : BitwiseScalarOp<"xors", 0xba, "xor", 0, "a ^ s", BitwiseTypes>;
 def SHLS : BitwiseScalarOp<"shls", 0xbb, "shl", 0, "a << s" # ShiftDoc # "0)", ShiftTypes>;
 def SHRS : BitwiseScalarOp<"shrs", 0xbc, "shr", 0,
                            "a >> s, arithmetic" # ShiftDoc # "the sign fill, 0 or -1)",

@@ -1,7 +1,7 @@
 //===- compare.td - Compares into masks -------------------------------------===//
 //
-// EQ NE LT LE GT GE (docs/types.md §5): a and b of dtype (f32, i32, i64),
-// the result a b8 mask (the output stream's type is fixed b8 in the record:
+// EQ NE LT LE GT GE (docs/types.md §5): a and b of dtype (f32, bf16, f16,
+// i32, i64; EQ and NE b8 too, equality of truth values), the result a b8 mask (the output stream's type is fixed b8 in the record:
 // no `otype` operand). Float compares are IEEE's, which PyTorch's CPU
 // kernels compute: NaN is unordered (ne true, the others false), -0 == +0,
 // and subnormals compare by value. The lanes' float primitives read a
@@ -35,8 +35,10 @@ class FloatKeys<string x, string y> {
 }
 
 // The steps of the compare `op` ("eq", "ne", "lt", "le") of x and y on lane
-// form `form` (F: binary32 patterns, I: int32, L: int64 pairs), the mask
-// into OB0. gt and ge are lt and le with the operands swapped.
+// form `form` (F: binary32 patterns, I: int32, L: int64 pairs, M: masks,
+// eq and ne only), the mask into OB0. gt and ge are lt and le with the
+// operands swapped. A b8 lane holds its truth value as 0 or all ones, so
+// the words' equality is the truth values'.
 class CompareSteps<string op, string form, string xlo, string xhi, string ylo, string yhi> {
   list<Step> Steps = !cond(
     // Ordered: the keys' compare where neither is a NaN.
@@ -55,8 +57,9 @@ class CompareSteps<string op, string form, string xlo, string xhi, string ylo, s
                              Run<"bit_or", "T0", "T1", "OB0">],
     !eq(form # op, "Ilt") : [Run<"ilt", xlo, ylo, "OB0">],
     !eq(form # op, "Ile") : [Run<"ilt", ylo, xlo, "T0">, Run<"mask_not", "T0", "", "OB0">],
-    !eq(form # op, "Ieq") : [Run<"ieq", xlo, ylo, "OB0">],
-    !eq(form # op, "Ine") : [Run<"ieq", xlo, ylo, "T0">, Run<"mask_not", "T0", "", "OB0">],
+    !or(!eq(form # op, "Ieq"), !eq(form # op, "Meq")) : [Run<"ieq", xlo, ylo, "OB0">],
+    !or(!eq(form # op, "Ine"), !eq(form # op, "Mne")) : [Run<"ieq", xlo, ylo, "T0">,
+                                                          Run<"mask_not", "T0", "", "OB0">],
     !eq(form # op, "Llt") : IntLess<"i64", xlo, xhi, ylo, yhi>.Steps #
                             [Run<"copy_bits", "T0", "", "OB0">],
     !eq(form # op, "Lle") : IntLess<"i64", ylo, yhi, xlo, xhi>.Steps #
@@ -76,58 +79,69 @@ class Compare<string op, string type, string xlo, string xhi, string ylo, string
                    !if(Swap, xhi, yhi)>.Steps;
 }
 
-// The variant condition of a compare recipe of `type`: the f32 recipe
-// serves bf16 and f16 too (the streams and the typed loads widen them
-// exactly), so it runs for every dtype but the integer ones.
-class CompareWhen<string type> {
+// The variant condition of a compare recipe of `type` in an instruction
+// accepting `types`: the f32 recipe serves bf16 and f16 too (the streams
+// and the typed loads widen them exactly), so it runs for every dtype but
+// the others of `types`.
+class CompareWhen<string type, list<string> types> {
   list<When> When = !if(!eq(type, "f32"),
-                        [When<"dtype", DTypeValue<"i32">.Value, 0>,
-                         When<"dtype", DTypeValue<"i64">.Value, 0>],
+                        !foreach(t, !filter(t, types, !not(!eq(LaneForm<t>.Form, "F"))),
+                                 When<"dtype", DTypeValue<t>.Value, 0>),
                         [When<"dtype", DTypeValue<type>.Value>]);
 }
 
 // The recipe of a tensor compare on `type` for one value of bcast: a in IB0
 // (IB1), b in IB2 (IB3) or in K1 (K2) per row or once, the mask to OB0.
-class CompareRecipe<string op, string type, int bcast>
-    : VectorRecipe<[When<"bcast", bcast>] # CompareWhen<type>.When, "rows", "cols",
+class CompareRecipe<string op, string type, int bcast, list<string> types>
+    : VectorRecipe<[When<"bcast", bcast>] # CompareWhen<type, types>.When, "rows", "cols",
                    [Stream<"IB0", "a", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "b8">] #
                    !if(!lt(bcast, 2), [Stream<"IB2", "b", !eq(bcast, 0), 0, "dtype">], []),
                    [Pass<!if(!lt(bcast, 2), ["IB0", "IB2"], ["IB0"]), ["OB0"],
                          Compare<op, type, "IB0", "IB1", !if(!lt(bcast, 2), "IB2", "K1"),
                                  !if(!lt(bcast, 2), "IB3", "K2")>.Steps>]> {
   // b[0] once (scalar), or b[i] per row (col): one element of dtype (an
-  // i64 in K1, K2).
+  // i64 in K1, K2; a b8 widened to its mask).
   let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1", "dtype">], []);
   let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", 1, "dtype">], []);
 }
 
 // The recipe of a compare with the immediate s (K0; its sign fill in K1
-// for i64), s the second operand.
-class CompareScalarRecipe<string op, string type>
-    : VectorRecipe<CompareWhen<type>.When, "", "n",
+// for i64, the mask s != 0 for b8), s the second operand.
+class CompareScalarRecipe<string op, string type, list<string> types>
+    : VectorRecipe<CompareWhen<type, types>.When, "", "n",
                    [Stream<"IB0", "a", 1, 0, "dtype">, Stream<"OB0", "dst", 1, 0, "b8">],
                    [Pass<["IB0"], ["OB0"], Compare<op, type, "IB0", "IB1", "K0", "K1">.Steps>],
-                   !if(!eq(type, "i64"), [Run<"sign_fill", "K0", "", "K1">], []<Step>)> {
+                   !cond(!eq(type, "i64") : [Run<"sign_fill", "K0", "", "K1">],
+                         !eq(type, "b8") : [Run<"nonzero", "K0", "", "K0">],
+                         true : []<Step>)> {
   let Scalars = ["s"];
 }
 
 defvar CompareTypes = ["f32", "bf16", "f16", "i32", "i64"];
-// One recipe per lane form: f32's serves bf16 and f16 (CompareWhen).
-defvar CompareRecipeTypes = ["f32", "i32", "i64"];
+// EQ and NE compare b8 masks too: equality of truth values.
+defvar EqualityTypes = CompareTypes # ["b8"];
+
+// One recipe per lane form of `types`: f32's serves bf16 and f16
+// (CompareWhen).
+class CompareRecipeTypes<list<string> types> {
+  list<string> Types = !filter(t, types, !not(!or(!eq(t, "bf16"), !eq(t, "f16"))));
+}
 
 // rows x cols compares of a with b broadcast per Broadcast, into a b8 mask.
-class CompareOp<string mnemonic, int opcode, string expr>
+class CompareOp<string mnemonic, int opcode, string expr, list<string> types = CompareTypes>
     : Instruction<mnemonic, opcode, "compare",
         [AddrOp<"dst", S_Dst, "rows x cols b8 mask">, AddrOp<"a", S_Src0, "rows x cols operand">,
          AddrOp<"b", S_Src1, "second operand, shaped by bcast">,
          DimOp<"rows", S_P0, "rows">, DimOp<"cols", S_P1, "columns">,
-         EnumOp<"bcast", Broadcast, FlagBits<4, 2>, "broadcast of b">, DTypeOf<CompareTypes>],
+         EnumOp<"bcast", Broadcast, FlagBits<4, 2>, "broadcast of b">, DTypeOf<types>],
         "$dst, $a, $b, $rows, $cols", Cost<E_Vector, 4, 1>,
         "Elementwise compare into a b8 mask: dst = " # expr # "."> {
   let Semantics = "dst[i][j] = 1 if " # expr # " else 0 (b8), with b = b[i][j], b[j], b[i] or "
                   "b[0] for bcast none, row, col, scalar; a and b of dtype. On f32: IEEE "
                   "(a NaN is unordered: only ne is true; -0 == +0; subnormals by value); "
-                  "bf16 and f16 compare their values widened exactly to binary32.";
+                  "bf16 and f16 compare their values widened exactly to binary32" #
+                  !if(!empty(!filter(t, types, !eq(t, "b8"))), "",
+                      "; b8 compares truth values (a nonzero byte is true)") # ".";
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1>>,
                 MemOperand<"a", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"b", "r", ProductBy<"bcast", [Product<["rows", "cols"], 1, "dtype">,
@@ -136,36 +150,42 @@ class CompareOp<string mnemonic, int opcode, string expr>
                                                          Product<[], 1, "dtype">]>>];
   let Disjoints = [Disjoint<"dst", "a", 0>, Disjoint<"dst", "b", 0>];
   let Recipes = !foldl([]<VectorRecipe>, [0, 1, 2, 3], acc, bcast,
-                       acc # !foreach(type, CompareRecipeTypes,
-                                      CompareRecipe<mnemonic, type, bcast>));
+                       acc # !foreach(type, CompareRecipeTypes<types>.Types,
+                                      CompareRecipe<mnemonic, type, bcast, types>));
 }
 
 // n compares of a with the immediate s into a b8 mask; s's 32 bits are a
-// binary32 on f32, an int32 on i32 and i64 (sign-extended).
-class CompareScalarOp<string mnemonic, int opcode, string op, string expr>
+// binary32 on f32, an int32 on i32 and i64 (sign-extended), true where not
+// 0 on b8.
+class CompareScalarOp<string mnemonic, int opcode, string op, string expr,
+                      list<string> types = CompareTypes>
     : Instruction<mnemonic, opcode, "compare",
         [AddrOp<"dst", S_Dst, "b8 mask">, AddrOp<"a", S_Src0, "operand">,
          F32Op<"s", S_P1, "scalar (an int32 for integer types)">,
-         DimOp<"n", S_P0, "number of elements">, DTypeOf<CompareTypes>],
+         DimOp<"n", S_P0, "number of elements">, DTypeOf<types>],
         "$dst, $a, $s, $n", Cost<E_Vector, 4, 1>,
         "Compare with a scalar into a b8 mask: dst = " # expr # "."> {
   let Semantics = "dst[i] = 1 if " # expr # " else 0 (b8) for i < n, with a = a[i]; on i32 and "
                   "i64, s's 32 bits are an int32 (sign-extended for i64); on bf16 and f16, a "
-                  "widened exactly to binary32 against s as binary32.";
+                  "widened exactly to binary32 against s as binary32" #
+                  !if(!empty(!filter(t, types, !eq(t, "b8"))), "",
+                      "; on b8, a's truth value (a nonzero byte) against s's (its 32 bits not "
+                      "0)") # ".";
   let Memory = [MemOperand<"dst", "w", Product<["n"], 1>>,
                 MemOperand<"a", "r", Product<["n"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "a", 0>];
-  let Recipes = !foreach(type, CompareRecipeTypes, CompareScalarRecipe<op, type>);
+  let Recipes = !foreach(type, CompareRecipeTypes<types>.Types,
+                         CompareScalarRecipe<op, type, types>);
 }
 
-def EQ : CompareOp<"eq", 0xc0, "a == b">;
-def NE : CompareOp<"ne", 0xc1, "a != b">;
+def EQ : CompareOp<"eq", 0xc0, "a == b", EqualityTypes>;
+def NE : CompareOp<"ne", 0xc1, "a != b", EqualityTypes>;
 def LT : CompareOp<"lt", 0xc2, "a < b">;
 def LE : CompareOp<"le", 0xc3, "a <= b">;
 def GT : CompareOp<"gt", 0xc4, "a > b">;
 def GE : CompareOp<"ge", 0xc5, "a >= b">;
-def EQS : CompareScalarOp<"eqs", 0xc8, "eq", "a == s">;
-def NES : CompareScalarOp<"nes", 0xc9, "ne", "a != s">;
+def EQS : CompareScalarOp<"eqs", 0xc8, "eq", "a == s", EqualityTypes>;
+def NES : CompareScalarOp<"nes", 0xc9, "ne", "a != s", EqualityTypes>;
 def LTS : CompareScalarOp<"lts", 0xca, "lt", "a < s">;
 def LES : CompareScalarOp<"les", 0xcb, "le", "a <= s">;
 def GTS : CompareScalarOp<"gts", 0xcc, "gt", "a > s">;

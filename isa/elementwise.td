@@ -149,9 +149,10 @@ class IntBinaryRecipe<string op, string type, int bcast, bit hasAlpha, bit alpha
                    !if(alphaScales,
                        IntScale<type, "", "">.Pre, []<Step>)> {
   let Scalars = !if(hasAlpha, ["alpha"], []);
-  // b[0] once (scalar), or b[i] per row (col): one word, two for i64.
-  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", !if(!eq(type, "i64"), 2, 1), "K1">], []);
-  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", !if(!eq(type, "i64"), 2, 1)>], []);
+  // b[0] once (scalar), or b[i] per row (col): one element of dtype (an
+  // i64 in K1, K2; a b8 widened to its mask).
+  let PreLoads = !if(!eq(bcast, 3), [PreLoad<"b", 1, "K1", "dtype">], []);
+  let RowLoads = !if(!eq(bcast, 2), [RowLoad<"b", "K1", 1, "dtype">], []);
 }
 
 // The recipe of a binary instruction on its float types (f32, and bf16 and
@@ -312,10 +313,11 @@ defm MAX : Binary<"max", 0x34, 0x3c, "max(a, b) (NaN if either is NaN; signed on
 defm MIN : Binary<"min", 0x35, 0x3d, "min(a, b) (NaN if either is NaN; signed on i32 and i64)",
                   "min(a, s)", [], "", ArithTypes>;
 // The tensor form of POWS (torch.pow(Tensor, Tensor)): the program's two
-// inputs from a and b. f32 only (bf16/f16 are open).
+// inputs from a and b; bf16 and f16 by the f32 recipe on dtype-typed
+// streams, as ADD..MIN (no scalar form of its own: POWS is the unary one).
 def POW : BinaryOp<"pow", 0x37,
                    "pow(a, b) by the micro-program pow of docs/arith.md (C99 F.9.4.4's special "
                    "cases: a^(+-0) = 1 and 1^b = 1 even for NaN; a negative finite a with a "
-                   "finite non-integral b gives NaN)">;
+                   "finite non-integral b gives NaN)", [], FloatTypes>;
 def RSUBS : ScalarOp<"rsubs", 0x3e, "s - a", "sub", 1, WithHalfFloats<ArithTypes>.Types>;
 def RDIVS : ScalarOp<"rdivs", 0x3f, "s / a (correctly rounded)", "div", 1, FloatTypes>;

@@ -362,12 +362,16 @@ Order intOrder(uint64_t a, uint64_t b) {
   return int64_t(a) < int64_t(b) ? Order::Less : a == b ? Order::Equal : Order::Greater;
 }
 // Element i of a compare operand of `type`, and the order of two of them.
-// A float element widened to binary32 (bf16, f16 exactly), or an integer.
+// A float element widened to binary32 (bf16, f16 exactly), an integer, or
+// a b8's truth value, 0 or 1 (EQ and NE compare truth values).
 uint64_t compareOperand(Mem &m, uint64_t base, uint64_t i, isa::DType type) {
+  if (type == isa::DType::b8)
+    return m.u8(base + i) != 0;
   return isInteger(type) ? intAt(m, base, i, type) : FloatArray(m, base, type).get(i);
 }
 Order order(isa::DType type, uint64_t a, uint64_t b) {
-  return isInteger(type) ? intOrder(a, b) : floatOrder(uint32_t(a), uint32_t(b));
+  return isInteger(type) || type == isa::DType::b8 ? intOrder(a, b)
+                                                   : floatOrder(uint32_t(a), uint32_t(b));
 }
 bool holds(const Eq &, Order o) {
   return o == Order::Equal;
@@ -420,9 +424,12 @@ template <class Op> void compareOp(Mem &m, const Op &op) {
 }
 
 // The instructions of the .td class CompareScalarOp: s a binary32 on f32,
-// an int32 (sign-extended) on the integer types.
+// an int32 (sign-extended) on the integer types, true where its 32 bits are
+// not 0 on b8.
 template <class Op> void compareScalarOp(Mem &m, const Op &op) {
-  const uint64_t s = isInteger(op.dtype) ? integerScalar(op.s) : bitsOf(op.s);
+  const uint64_t s = op.dtype == isa::DType::b8 ? bitsOf(op.s) != 0
+                     : isInteger(op.dtype)      ? integerScalar(op.s)
+                                                : bitsOf(op.s);
   std::vector<uint8_t> out(op.n);
   for (uint64_t i = 0; i < op.n; ++i)
     out[i] = holds(op, order(op.dtype, compareOperand(m, op.a, i, op.dtype), s));

@@ -200,14 +200,6 @@ template <class Run> int forEachHalfFloatTest(Run run) {
   return count;
 }
 
-// The row shapes of the row instructions' tests: one element; rows of odd
-// length (so that rows after the first start inside a word, and chunks
-// inside a beat: placeElements' skew); rows of one to four chunks.
-struct RowShape {
-  uint32_t rows, cols;
-};
-inline constexpr RowShape kRowShapes[] = {{1, 1}, {3, 7}, {4, 33}, {2, 130}, {2, 421}};
-
 // rows x cols elements of a 16-bit float type: every third row (from the
 // first) the edge values from an offset `salt` on, so that each row tests
 // another mix, the other rows ordinary values of either sign between 1/8

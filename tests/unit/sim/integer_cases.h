@@ -75,6 +75,72 @@ std::vector<uint64_t> placeEdgePairs(Op &op, Place &place, isa::DType type,
   return a;
 }
 
+// A b8 mask of `count` bytes: false, and true as 1 and as other nonzero
+// bytes, in an order that does not repeat with a row of the edge pairs.
+inline std::vector<uint64_t> maskBytes(size_t count) {
+  const uint8_t pattern[] = {0, 1, 0xff, 0, 0x80, 2, 0, 0, 1, 0x10, 0};
+  std::vector<uint64_t> mask(count);
+  for (size_t i = 0; i < count; ++i)
+    mask[i] = pattern[i % sizeof(pattern)];
+  return mask;
+}
+
+// The row shapes of the row instructions' tests and the shape sweeps: one
+// element; rows of odd length (so that rows after the first start inside a
+// word, a b8 row at each of its bytes, and chunks inside a beat:
+// placeElements' skew); rows of one to four chunks.
+struct RowShape {
+  uint32_t rows, cols;
+};
+inline constexpr RowShape kRowShapes[] = {{1, 1}, {3, 7}, {4, 33}, {2, 130}, {3, 421}};
+
+// Calls run(make, name) for each test of the rows x cols instruction Op
+// (a, b, bcast; SELECT's mask and mbcast) on `type` over kRowShapes under
+// each broadcast of b (and of the mask): a and b run through the values e,
+// b's index advancing one further every e.size() elements, so that every
+// pair meets in a long enough operand; dst, of dstType, starts as 0x77
+// bytes. Returns the count.
+template <class Op, class Run>
+int shapeSweepTests(Run &run, isa::DType type, const std::vector<uint64_t> &e, isa::DType dstType) {
+  constexpr bool hasMask = requires(Op op) { op.mbcast; };
+  const uint64_t k = e.size();
+  int count = 0;
+  for (const RowShape &shape : kRowShapes)
+    for (unsigned bcast = 0; bcast < 4; ++bcast)
+      for (unsigned mbcast = 0; mbcast < (hasMask ? 2u : 1u); ++mbcast) {
+        const auto make = [&](auto &place) {
+          const uint64_t n = uint64_t(shape.rows) * shape.cols;
+          const uint64_t bn = bcast == 0   ? n
+                              : bcast == 1 ? shape.cols
+                              : bcast == 2 ? shape.rows
+                                           : 1;
+          std::vector<uint64_t> a(n), b(bn);
+          for (uint64_t i = 0; i < n; ++i)
+            a[i] = e[i % k];
+          for (uint64_t i = 0; i < bn; ++i)
+            b[i] = e[(i + i / k + 1) % k];
+          Op op;
+          op.dtype = type;
+          op.bcast = static_cast<isa::Broadcast>(bcast);
+          op.rows = shape.rows;
+          op.cols = shape.cols;
+          op.a = placeElements(place, type, a);
+          op.b = placeElements(place, type, b);
+          if constexpr (hasMask) {
+            op.mbcast = static_cast<isa::Broadcast>(mbcast);
+            op.mask = placeElements(place, isa::DType::b8, maskBytes(mbcast == 0 ? n : shape.cols));
+          }
+          op.dst = placeElements(place, dstType, std::vector<uint64_t>(n, 0x7777777777777777));
+          return isa::packetOf(op);
+        };
+        run(make, std::string(isa::info(Op::kOpcode).mnemonic) + " " + typeName(type) + " " +
+                      std::to_string(shape.rows) + "x" + std::to_string(shape.cols) + " bcast " +
+                      std::to_string(bcast) + (hasMask ? " mbcast " + std::to_string(mbcast) : ""));
+        ++count;
+      }
+  return count;
+}
+
 // The integer types and b8, the types of the integer and bitwise tests.
 inline constexpr isa::DType kBitTypes[] = {isa::DType::i32, isa::DType::i64, isa::DType::b8};
 
@@ -208,21 +274,22 @@ template <class Run> int forEachIntegerElementwiseTest(Run run) {
   return count;
 }
 
-inline constexpr isa::DType kCompareTypes[] = {isa::DType::f32, isa::DType::bf16, isa::DType::f16,
-                                               isa::DType::i32, isa::DType::i64};
-
 // Calls run(make, name) for every compare test: each instruction of
 // NPU_FOR_EACH_COMPARE_OP on every pair of edge values of each type it
-// accepts (floats: zeros, subnormals, infinities, NaNs) under each broadcast,
-// and each of NPU_FOR_EACH_COMPARE_SCALAR_OP on the edge values over three
-// chunks from inside a beat against a few immediates; returns their count.
+// accepts (floats: zeros, subnormals, infinities, NaNs; b8: 0 and several
+// true bytes) under each broadcast, on b8 also over kRowShapes (results at
+// every place in a word), and each of NPU_FOR_EACH_COMPARE_SCALAR_OP on the
+// edge values over three chunks from inside a beat against a few
+// immediates; returns their count.
 template <class Run> int forEachCompareTest(Run run) {
   int count = 0;
   const auto tensor = [&]<class Op>(std::type_identity<Op>) {
-    for (isa::DType type : kCompareTypes) {
+    for (isa::DType type : kAllTypes) {
       if (!accepts(Op::kOpcode, type))
         continue;
       const std::vector<uint64_t> e = integerEdges(type);
+      if (type == isa::DType::b8)
+        count += shapeSweepTests<Op>(run, type, e, isa::DType::b8);
       const uint32_t k = static_cast<uint32_t>(e.size());
       for (unsigned bcast = 0; bcast < 4; ++bcast) {
         const auto make = [&](auto &place) {
@@ -242,7 +309,7 @@ template <class Run> int forEachCompareTest(Run run) {
     }
   };
   const auto scalar = [&]<class Op>(std::type_identity<Op>) {
-    for (isa::DType type : kCompareTypes) {
+    for (isa::DType type : kAllTypes) {
       if (!accepts(Op::kOpcode, type))
         continue;
       const std::vector<uint64_t> a = spreadEdges(type);
@@ -276,11 +343,18 @@ template <class Run> int forEachCompareTest(Run run) {
 // Calls run(make, name) for every bitwise test: each instruction of
 // NPU_FOR_EACH_BITWISE_OP on every pair of edge values of each type it
 // accepts under each broadcast (shift amounts in and out of range among
-// them), each of NPU_FOR_EACH_BITWISE_SCALAR_OP against a few immediates,
-// and NOT on the edge values over three chunks; returns their count.
+// them), on b8 also over kRowShapes (results at every place in a word),
+// each of NPU_FOR_EACH_BITWISE_SCALAR_OP against a few immediates, and NOT
+// on the edge values over three chunks; returns their count.
 template <class Run> int forEachBitwiseTest(Run run) {
   int count = 0;
-#define NPU_BITWISE_BINARY(NAME, Type, family) count += integerBinaryTests<isa::inst::Type>(run);
+  const auto binary = [&]<class Op>(std::type_identity<Op>) {
+    count += integerBinaryTests<Op>(run);
+    if (accepts(Op::kOpcode, isa::DType::b8))
+      count +=
+          shapeSweepTests<Op>(run, isa::DType::b8, integerEdges(isa::DType::b8), isa::DType::b8);
+  };
+#define NPU_BITWISE_BINARY(NAME, Type, family) binary(std::type_identity<isa::inst::Type>{});
 #define NPU_BITWISE_SCALAR(NAME, Type, family) count += integerScalarTests<isa::inst::Type>(run);
 #define NPU_BITWISE_NOT(NAME, Type, family) count += integerUnaryTests<isa::inst::Type>(run);
   NPU_FOR_EACH_BITWISE_OP(NPU_BITWISE_BINARY)
@@ -292,19 +366,10 @@ template <class Run> int forEachBitwiseTest(Run run) {
   return count;
 }
 
-// A b8 mask of `count` bytes: false, and true as 1 and as other nonzero
-// bytes, in an order that does not repeat with a row of the edge pairs.
-inline std::vector<uint64_t> maskBytes(size_t count) {
-  const uint8_t pattern[] = {0, 1, 0xff, 0, 0x80, 2, 0, 0, 1, 0x10, 0};
-  std::vector<uint64_t> mask(count);
-  for (size_t i = 0; i < count; ++i)
-    mask[i] = pattern[i % sizeof(pattern)];
-  return mask;
-}
-
 // Calls run(make, name) for every select test: SELECT on every pair of
 // edge values of each type it accepts under each broadcast of b and of the
-// mask, and SELECTS on the edge values of each type over three chunks
+// mask, and over kRowShapes (b8 results at every place in a word), and
+// SELECTS on the edge values of each type over three chunks
 // (rows of 101 from inside a beat) under each mask broadcast against a few
 // immediates; returns their count.
 template <class Run> int forEachSelectTest(Run run) {
@@ -332,6 +397,7 @@ template <class Run> int forEachSelectTest(Run run) {
                       " mbcast " + std::to_string(mbcast));
         ++count;
       }
+    count += shapeSweepTests<isa::inst::Select>(run, type, e, type);
   }
   for (isa::DType type : kAllTypes) {
     if (!accepts(isa::inst::Selects::kOpcode, type))

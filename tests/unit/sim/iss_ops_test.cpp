@@ -366,21 +366,22 @@ TEST(IssOps, HalfFloatVectorFormsOnEdgeValues) {
     twin.runAndCompare(make(place), name);
   });
   // Per type: ADD and SUB under 4 broadcasts x 2 alphas, MUL DIV MAX MIN
-  // under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
+  // POW under 4; 8 scalar forms x 6 scalars; 18 unary instructions; ROW_SUM
   // ROW_MAX ROW_MEAN COL_SUM with and without specials over 6 shapes; 5
   // pointwise backwards.
-  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 4 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
+  EXPECT_EQ(tests, 2 * (2 * 4 * 2 + 5 * 4 + 8 * 6 + 18 + 4 * 2 * 6 + 5));
 }
 
-// POW on every pair of edge base and exponent under each broadcast
-// (pow_cases.h), against the reference model.
+// POW on every pair of edge base and exponent under each broadcast on f32,
+// bf16 and f16, and on bf16 and f16 over the row shapes (pow_cases.h),
+// against the reference model.
 TEST(IssOps, PowOnEdgePairs) {
   const int tests = test::forEachPowTest([&](const auto &make, const std::string &name) {
     Twin twin(995);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 4);
+  EXPECT_EQ(tests, 3 * 4 + 2 * static_cast<int>(std::size(test::kRowShapes)) * 4);
 }
 
 // The row instructions on bf16 and f16 (half_float_cases.h: rows of 1 to
@@ -409,17 +410,20 @@ TEST(IssOps, IntegerElementwiseOnEdgeValues) {
   EXPECT_EQ(tests, 2 * (2 * 16 + 3 * 4 + 6 * 9 + 1));
 }
 
-// The compares on every pair of edge values of f32, i32 and i64 under each
-// broadcast, and their scalar forms (integer_cases.h).
+// The compares on every pair of edge values of each type they accept
+// (f32, bf16, f16, i32, i64; EQ, NE b8 too, also over the row shapes) under
+// each broadcast, and their scalar forms (integer_cases.h).
 TEST(IssOps, ComparesOnEdgeValues) {
   const int tests = test::forEachCompareTest([&](const auto &make, const std::string &name) {
     Twin twin(970);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  // Six compares x three types x four broadcasts; six scalar forms x three
-  // types x five immediates.
-  EXPECT_EQ(tests, 6 * 5 * 4 + 6 * 5 * 5);
+  // Six compares x five types and EQ, NE on b8 x four broadcasts, EQ and NE
+  // on b8 over the row shapes x four broadcasts; the scalar forms likewise x
+  // five immediates.
+  EXPECT_EQ(tests, (6 * 5 + 2) * 4 + 2 * static_cast<int>(std::size(test::kRowShapes)) * 4 +
+                       (6 * 5 + 2) * 5);
 }
 
 // IOTA of every type it accepts over sequence_cases.h's starts, steps and
@@ -631,19 +635,21 @@ TEST(IssOps, CountOfB8Rows) { maskReductionsAgree<isa::inst::Count>(); }
 TEST(IssOps, AnyOfB8Rows) { maskReductionsAgree<isa::inst::Any>(); }
 TEST(IssOps, AllOfB8Rows) { maskReductionsAgree<isa::inst::All>(); }
 
-// SELECT on every pair of edge values of f32 and i32 under each broadcast
-// of b and of the mask; SELECTS on the edge values of all six types under
-// each mask broadcast against seven immediates (integer_cases.h).
+// SELECT on every pair of edge values of f32, bf16, f16, i32 and b8 under
+// each broadcast of b and of the mask, and over the row shapes; SELECTS on
+// the edge values of all six types under each mask broadcast against seven
+// immediates (integer_cases.h).
 TEST(IssOps, SelectsOnEdgeValues) {
   const int tests = test::forEachSelectTest([&](const auto &make, const std::string &name) {
     Twin twin(980);
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 2 * 4 * 2 + 6 * 2 * 7);
+  EXPECT_EQ(tests, 5 * 4 * 2 * (1 + static_cast<int>(std::size(test::kRowShapes))) + 6 * 2 * 7);
 }
 
-// AND OR XOR SHL SHR on i32 and i64 under each broadcast; ANDS ORS XORS on
+// AND OR XOR SHL SHR on i32 and i64 under each broadcast, AND OR XOR on b8
+// too (also over the row shapes); ANDS ORS XORS on
 // i32, i64 and b8 and the four shift scalar forms on i32 and i64, each with
 // nine immediates; NOT on i32, i64 and b8 (integer_cases.h).
 TEST(IssOps, BitwiseOnEdgeValues) {
@@ -652,7 +658,8 @@ TEST(IssOps, BitwiseOnEdgeValues) {
     auto place = [&](const std::vector<uint32_t> &w) { return twin.values(w); };
     twin.runAndCompare(make(place), name);
   });
-  EXPECT_EQ(tests, 5 * 2 * 4 + 3 * 3 * 9 + 4 * 2 * 9 + 3);
+  EXPECT_EQ(tests, (3 * 3 + 2 * 2) * 4 + 3 * static_cast<int>(std::size(test::kRowShapes)) * 4 +
+                       3 * 3 * 9 + 4 * 2 * 9 + 3);
 }
 
 TEST(IssOps, AdamW) {

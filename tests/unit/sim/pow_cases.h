@@ -3,9 +3,12 @@
 // special cases C99 F.9.4.4 names (odd and even integers of both signs,
 // halves, values past 2^24 that are even integers), under each broadcast of
 // the exponent. The ISS op tests run them against the reference model, the
-// RTL op tests against the ISS.
+// RTL op tests against the ISS. On bf16 and f16 (binary32 lanes, the
+// result rounded once on store) the same over the type's edge and ordinary
+// values (half_float_cases.h) with such exponents, and over kRowShapes.
 #pragma once
 
+#include "half_float_cases.h"
 #include "integer_cases.h"
 #include "type_pairs.h"
 
@@ -29,26 +32,45 @@ inline std::vector<uint64_t> powEdges() {
   return e;
 }
 
-// Calls run(make, name) for each broadcast of b (in place for `none`);
+// A 16-bit float type's values (halfFloatValues) and the exponents 2, 3,
+// -2, -3, 0.5, -0.5, 10 in it.
+inline std::vector<uint64_t> halfPowEdges(isa::DType type) {
+  std::vector<uint64_t> e = halfFloatValues(type);
+  for (uint64_t v :
+       type == isa::DType::bf16
+           ? std::vector<uint64_t>{0x4000, 0x4040, 0xc000, 0xc040, 0x3f00, 0xbf00, 0x4120}
+           : std::vector<uint64_t>{0x4000, 0x4200, 0xc000, 0xc200, 0x3800, 0xb800, 0x4900})
+    e.push_back(v);
+  return e;
+}
+
+// Calls run(make, name) for each float type POW accepts and each broadcast
+// of b (in place for `none`), and on bf16 and f16 for the shape sweep;
 // returns the count.
 template <class Run> int forEachPowTest(Run run) {
-  const std::vector<uint64_t> e = powEdges();
-  const uint32_t k = static_cast<uint32_t>(e.size());
   int count = 0;
-  for (unsigned bcast = 0; bcast < 4; ++bcast) {
-    const auto make = [&](auto &place) {
-      isa::inst::Pow op;
-      op.bcast = static_cast<isa::Broadcast>(bcast);
-      op.rows = k;
-      op.cols = k;
-      const std::vector<uint64_t> a = placeEdgePairs(op, place, isa::DType::f32, e, 8);
-      op.dst = bcast == 0
-                   ? op.a
-                   : placeElements(place, isa::DType::f32, std::vector<uint64_t>(a.size(), 0));
-      return isa::packetOf(op);
-    };
-    run(make, "pow bcast " + std::to_string(bcast) + (bcast == 0 ? " in place" : ""));
-    ++count;
+  for (isa::DType type : {isa::DType::f32, isa::DType::bf16, isa::DType::f16}) {
+    if (!accepts(isa::Opcode::POW, type))
+      continue;
+    const std::vector<uint64_t> e = type == isa::DType::f32 ? powEdges() : halfPowEdges(type);
+    const uint32_t k = static_cast<uint32_t>(e.size());
+    for (unsigned bcast = 0; bcast < 4; ++bcast) {
+      const auto make = [&](auto &place) {
+        isa::inst::Pow op;
+        op.dtype = type;
+        op.bcast = static_cast<isa::Broadcast>(bcast);
+        op.rows = k;
+        op.cols = k;
+        const std::vector<uint64_t> a = placeEdgePairs(op, place, type, e, 8);
+        op.dst = bcast == 0 ? op.a : placeElements(place, type, std::vector<uint64_t>(a.size(), 0));
+        return isa::packetOf(op);
+      };
+      run(make, "pow " + typeName(type) + " bcast " + std::to_string(bcast) +
+                    (bcast == 0 ? " in place" : ""));
+      ++count;
+    }
+    if (type != isa::DType::f32)
+      count += shapeSweepTests<isa::inst::Pow>(run, type, e, type);
   }
   return count;
 }
