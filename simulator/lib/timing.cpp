@@ -1,6 +1,7 @@
 #include "timing.h"
 
 #include "arith_util.h"
+#include "burst_stall.h"
 #include "dma_timing.h"
 #include "npu/isa/recipes.h"
 #include "recipe_select.h"
@@ -23,18 +24,6 @@ Traffic Traffic::operator-(const Traffic &o) const {
 namespace {
 
 constexpr uint64_t kBeat = isa::hw::kAxiDataBytes;
-
-// The bursts of `beats` beats from the one at `address` in order, as the
-// memory port splits a run (npu_mem_bursts.sv): at most HW_AXI_MAX_BURST
-// beats each and never across a 4 KiB page.
-template <class Burst> void forEachBurst(uint64_t address, uint64_t beats, Burst &&burst) {
-  for (uint64_t beat = address / kBeat * kBeat; beats;) {
-    const uint64_t take = burstBeats(beat, beats);
-    burst(take);
-    beats -= take;
-    beat += take * kBeat;
-  }
-}
 
 // The memory port (rtl/npu_mem_port.sv) as its units see it: the cycles from
 // a unit raising a request to the cycle its done arrives. A read pays one
@@ -67,28 +56,26 @@ public:
     return transfer(kWriteOverhead + 1, 2, n, n ? n - 1 : 0);
   }
 
-  // A request of many runs (`beats` in all), pipelined like one.
-  uint64_t readRuns(uint64_t bytes, uint64_t beats) {
-    bytesRead_ = satAdd(bytesRead_, bytes);
-    return transfer(kReadOverhead, 1, beats, beats);
-  }
-  // The memory takes a burst's address only once the previous burst's last
-  // beat is in (one write burst at a time): at one cycle per beat that
-  // address cycle is a bubble per further burst; slower beats hide it.
-  uint64_t writeRuns(uint64_t bytes, uint64_t beats, uint64_t bursts) {
-    bytesWritten_ = satAdd(bytesWritten_, bytes);
+  // A request of many runs (`beats` in all, in `bursts` bursts), pipelined
+  // like one; its bytes are counted apart (add). The memory takes a write
+  // burst's address only once the previous burst's last beat is in (one
+  // write burst at a time): at one cycle per beat that address cycle is a
+  // bubble per further burst; slower beats hide it.
+  uint64_t runsCycles(bool write, uint64_t beats, uint64_t bursts) const {
+    if (!write)
+      return transfer(kReadOverhead, 1, beats, beats);
     const uint64_t bubbles = memory_.beatCycles() == 1 && bursts ? bursts - 1 : 0;
     return satAdd(transfer(kWriteOverhead + 1, 1 + bursts, beats, beats ? beats - 1 : 0), bubbles);
   }
+  uint64_t writeRuns(uint64_t bytes, uint64_t beats, uint64_t bursts) {
+    bytesWritten_ = satAdd(bytesWritten_, bytes);
+    return runsCycles(true, beats, bursts);
+  }
 
-  // The cycles a request of these bursts (beat counts, in order) loses to
-  // the port's HW_AXI_OUTSTANDING bursts in flight: a burst's address waits
-  // until the burst that many before it has returned its last read beat or
-  // its write response (for more bursts than that; zero while the latency
-  // hides within the limit).
-  uint64_t outstandingStall(const std::vector<uint64_t> &bursts, bool write) const {
-    return burstsEnd(bursts, write, isa::hw::kAxiOutstanding) -
-           burstsEnd(bursts, write, bursts.size());
+  // The cycles a request loses to the port's HW_AXI_OUTSTANDING bursts in
+  // flight, counted as its bursts are added.
+  OutstandingStall outstanding(bool write) const {
+    return OutstandingStall(memory_.latency, memory_.beatCycles(), write);
   }
 
   // The bytes of the requests so far, as the RTL's trace counts them.
@@ -103,29 +90,6 @@ private:
   // its address cycle before the first beat.
   static constexpr uint64_t kReadOverhead = 2;
   static constexpr uint64_t kWriteOverhead = 3;
-
-  // When the last of the bursts completes with at most `limit` in flight: a
-  // read burst's beats follow its address by the latency and the previous
-  // burst's beats; a write burst's address follows the previous burst's
-  // last beat, and its response the last beat by the latency.
-  uint64_t burstsEnd(const std::vector<uint64_t> &bursts, bool write, size_t limit) const {
-    const uint64_t latency = memory_.latency, beat = memory_.beatCycles();
-    std::vector<uint64_t> end(bursts.size());
-    uint64_t address = 0, last = 0;
-    for (size_t i = 0; i < bursts.size(); ++i) {
-      const uint64_t slotFree = i >= limit ? end[i - limit] + (write ? 1 : 0) : 0;
-      if (write) {
-        address = std::max(last + 1, slotFree);
-        last = std::max(address + 1, last + beat) + (bursts[i] - 1) * beat;
-        end[i] = last + latency;
-      } else {
-        address = std::max(i ? address + 1 : 1, slotFree);
-        last = std::max(address + latency, last) + bursts[i] * beat;
-        end[i] = last;
-      }
-    }
-    return end.back();
-  }
 
   // `beats` beats, of which `timed` take their full beat time.
   uint64_t transfer(uint64_t overhead, unsigned handshakes, uint64_t beats, uint64_t timed) const {
@@ -558,8 +522,8 @@ uint64_t dmaCycles(const Work &work, Port &port, const MemoryTiming &memory) {
 // state, and the blocks past the first kExactBlocks the last one's.
 // `nextFetch`: the next packet's prefetch, which the command processor
 // issues the first time the memory side waits for the compute side; the
-// memory side's next request waits for it.
-uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
+// memory side's next request waits for it. `memo`: see `timed` below.
+uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch, bool memo) {
   constexpr uint64_t T = isa::hw::kMatrixTile, BR = T * isa::hw::kMatrixBlockTiles, KC = 16;
   constexpr uint64_t kRequest = 2; // batch address, run address
   constexpr uint64_t kExactBlocks = 4096, kExactPanels = 32;
@@ -570,32 +534,58 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
   const auto clip = [](uint64_t size, uint64_t at, uint64_t most) {
     return std::min(most, size - at);
   };
+  // A request of `count` runs of `bytes` bytes, `pitch` bytes apart from
+  // `start` (addresses wrap harmlessly). Its cycles depend on its runs'
+  // places in a 4 KiB page alone (they decide its beats and bursts), so on
+  // `start` and `pitch` modulo 4096.
+  struct Request {
+    uint64_t start = 0, pitch = 0, count = 0, bytes = 0;
+    bool write = false;
+    bool operator==(const Request &) const = default;
+  };
+  const auto requestCycles = [&](const Request &r) {
+    // One pass over the bursts; the stall is zero unless there are more
+    // bursts than may be in flight.
+    uint64_t beats = 0, bursts = 0;
+    OutstandingStall stall = port.outstanding(r.write);
+    for (uint64_t i = 0; i < r.count; ++i) {
+      const uint64_t address = r.start + i * r.pitch;
+      forEachBurst(address, Port::beats(address, r.bytes), [&](uint64_t n) {
+        beats += n;
+        ++bursts;
+        stall.add(n);
+      });
+    }
+    return kRequest + stall.stall() + port.runsCycles(r.write, beats, bursts);
+  };
+  // The blocks and panels of a packet repeat a few distinct requests
+  // thousands of times: each is timed burst by burst once, in a
+  // direct-mapped table (`memo` false times every request: the reference
+  // the table is tested against).
+  struct Timed {
+    Request request;
+    uint64_t cycles = 0;
+    bool filled = false;
+  };
+  constexpr size_t kTimed = 256;
+  std::array<Timed, kTimed> timed{};
   // A request of `count` runs of `words` elements of 2^log2 bytes, `pitch`
   // elements apart from element `first` of a matrix at `base` (at most BR
   // runs).
   const auto runs = [&](bool write, uint64_t base, uint64_t first, uint64_t count, uint64_t words,
                         uint64_t pitch, unsigned log2) {
-    const auto eachBurst = [&](auto &&burst) {
-      for (uint64_t r = 0; r < count; ++r) {
-        const uint64_t address = base + ((first + r * pitch) << log2);
-        forEachBurst(address, Port::beats(address, words << log2), burst);
-      }
-    };
-    uint64_t beats = 0, bursts = 0;
-    eachBurst([&](uint64_t n) {
-      beats += n;
-      ++bursts;
-    });
-    // Only a request of more bursts than may be in flight is timed burst by burst.
-    uint64_t stall = 0;
-    if (bursts > isa::hw::kAxiOutstanding) {
-      std::vector<uint64_t> burstBeats;
-      eachBurst([&](uint64_t n) { burstBeats.push_back(n); });
-      stall = port.outstandingStall(burstBeats, write);
-    }
-    const uint64_t bytes = satMul(count, words << log2);
-    return kRequest + stall +
-           (write ? port.writeRuns(bytes, beats, bursts) : port.readRuns(bytes, beats));
+    const uint64_t bytes = words << log2, all = satMul(count, bytes);
+    port.add(write ? Traffic{0, all} : Traffic{all, 0});
+    const Request request{base + (first << log2), pitch << log2, count, bytes, write};
+    if (!memo)
+      return requestCycles(request);
+    const Request key{request.start % 4096, request.pitch % 4096, count, bytes, write};
+    const uint64_t hash = (key.start >> 5) ^ (key.pitch * 0x9e3779b97f4a7c15 >> 40) ^
+                          (key.count << 3) ^ (key.bytes << 7) ^ uint64_t(write);
+    Timed &slot = timed[hash % kTimed];
+    if (!slot.filled || !(slot.request == key))
+      slot = {key, requestCycles(key), true};
+    return slot.cycles;
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
   const uint64_t blocks = satMul(satMul(blocksM, blocksN), work.batch);
@@ -610,30 +600,37 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     }
     memory = std::max(memory, ready);
   };
-  // Offsets in elements wrap harmlessly: only their place in a 4 KiB page counts.
-  const auto batchOf = [&](uint64_t b) { return b / blocksN / blocksM; };
-  const auto rowsOf = [&](uint64_t b) { return clip(m, b / blocksN % blocksM * BR, BR); };
-  const auto colsOf = [&](uint64_t b) { return clip(n, b % blocksN * BR, BR); };
+  // Block `b`'s place in the grid and its batch, found once per block (the
+  // divisions cost more than a panel's memoised requests). Offsets in
+  // elements wrap harmlessly: only their place in a 4 KiB page counts.
+  struct Block {
+    uint64_t bi, bj, rows, cols, batch;
+  };
+  const auto blockAt = [&](uint64_t b) {
+    const uint64_t bi = b / blocksN % blocksM, bj = b % blocksN;
+    return Block{bi, bj, clip(m, bi * BR, BR), clip(n, bj * BR, BR), b / blocksN / blocksM};
+  };
   // Loads panel `p` of block `b` once the load buffer is free; the time it is loaded.
-  const auto loadPanel = [&](uint64_t b, uint64_t p) {
-    const uint64_t bi = b / blocksN % blocksM, bj = b % blocksN, depth = clip(k, p * KC, KC);
-    const uint64_t a = batchOf(b) * o.strideA, bb = batchOf(b) * o.strideB;
+  const auto loadPanel = [&](const Block &b, uint64_t p) {
+    const uint64_t bi = b.bi, bj = b.bj, depth = clip(k, p * KC, KC);
+    const uint64_t a = b.batch * o.strideA, bb = b.batch * o.strideB;
     waitFor(bufferFree);
     memory = satAdd(memory, 1);
-    memory = satAdd(memory, o.transA ? runs(false, o.a, a + p * KC * o.lda + bi * BR, depth,
-                                            rowsOf(b), o.lda, o.abLog2)
-                                     : runs(false, o.a, a + bi * BR * o.lda + p * KC, rowsOf(b),
-                                            depth, o.lda, o.abLog2));
-    memory = satAdd(memory, o.transB ? runs(false, o.b, bb + bj * BR * o.ldb + p * KC, colsOf(b),
-                                            depth, o.ldb, o.abLog2)
-                                     : runs(false, o.b, bb + p * KC * o.ldb + bj * BR, depth,
-                                            colsOf(b), o.ldb, o.abLog2));
+    memory = satAdd(
+        memory,
+        o.transA ? runs(false, o.a, a + p * KC * o.lda + bi * BR, depth, b.rows, o.lda, o.abLog2)
+                 : runs(false, o.a, a + bi * BR * o.lda + p * KC, b.rows, depth, o.lda, o.abLog2));
+    memory = satAdd(
+        memory,
+        o.transB ? runs(false, o.b, bb + bj * BR * o.ldb + p * KC, b.cols, depth, o.ldb, o.abLog2)
+                 : runs(false, o.b, bb + p * KC * o.ldb + bj * BR, depth, b.cols, o.ldb, o.abLog2));
     return memory;
   };
   std::optional<uint64_t> preloaded; // the block's first panels, loaded during the last block
   const auto runBlock = [&](uint64_t block) {
-    const uint64_t bj = block % blocksN, bi = block / blocksN % blocksM;
-    const uint64_t rows = rowsOf(block), cols = colsOf(block), c = batchOf(block) * o.strideC;
+    const Block place = blockAt(block);
+    const uint64_t bj = place.bj, bi = place.bi, rows = place.rows, cols = place.cols;
+    const uint64_t c = place.batch * o.strideC;
     // The accumulators: a decide cycle, then the old C, or cleared in it.
     memory = satAdd(memory, 1 + (o.acc ? runs(false, o.c, c + bi * BR * o.ldc + bj * BR, rows, cols,
                                               o.ldc, o.cLog2)
@@ -641,7 +638,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     const uint64_t accReady = memory;
     uint64_t lastCompute = compute;
     const auto panel = [&](uint64_t p) {
-      const uint64_t loaded = p == 0 && preloaded ? *preloaded : loadPanel(block, p);
+      const uint64_t loaded = p == 0 && preloaded ? *preloaded : loadPanel(place, p);
       const uint64_t take = satAdd(std::max({loaded, compute, accReady}), 1);
       bufferFree = take;
       compute = satAdd(take, clip(k, p * KC, KC) * ceilDiv(rows, T) * ceilDiv(cols, T));
@@ -671,7 +668,7 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch) {
     // store waits for the last step (and for that load).
     preloaded.reset();
     if (block + 1 < blocks)
-      preloaded = loadPanel(block + 1, 0);
+      preloaded = loadPanel(blockAt(block + 1), 0);
     waitFor(lastCompute);
     memory = satAdd(memory, 1);
     memory =
@@ -762,7 +759,9 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
   switch (info.engine) {
   case isa::Engine::Control: break;
   case isa::Engine::Dma: cycles = satAdd(cycles, dmaCycles(work, engine, memory)); break;
-  case isa::Engine::Matrix: cycles = satAdd(cycles, matrixCycles(work, engine, nextFetch)); break;
+  case isa::Engine::Matrix:
+    cycles = satAdd(cycles, matrixCycles(work, engine, nextFetch, true));
+    break;
   case isa::Engine::Vector:
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
       bool prefetched = false;
@@ -777,6 +776,13 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
     break;
   }
   return {cycles, engine.traffic(), info.engine == isa::Engine::Matrix && prefetch.prefetching};
+}
+
+PacketTiming matrixTiming(const Work &work, const MemoryTiming &memory, uint64_t nextFetch,
+                          bool memo) {
+  Port port(memory);
+  const uint64_t cycles = matrixCycles(work, port, nextFetch, memo);
+  return {cycles, port.traffic()};
 }
 
 } // namespace npu::sim

@@ -41,6 +41,14 @@ struct Prefetch {
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
                           const MemoryTiming &memory, Prefetch prefetch = {});
 
+// The matrix engine's part of packetTiming for `work` (its cycles and
+// requested bytes; `nextFetch`, the cycles of the next packet's fetch when
+// the command processor prefetches it). `memo` false times every memory
+// request burst by burst, none from an equal earlier one: the reference the
+// cycle model is tested against (tests/unit/sim/matrix_timing_test.cpp).
+PacketTiming matrixTiming(const Work &work, const MemoryTiming &memory, uint64_t nextFetch,
+                          bool memo);
+
 // A vector packet's lane cycles at the engine's peak: every element of
 // every pass through the pass's steps (a ROM word or a Mask or Reduce step
 // per cycle), HW_VECTOR_LANES elements at a time; its compute roof.
