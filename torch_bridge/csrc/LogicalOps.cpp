@@ -1,11 +1,9 @@
-// Bitwise and/or/xor/not and the shifts. Integer tensors (and an integer
-// with a bool, which promotes to 0 or 1) are AND OR XOR NOT SHL SHR in
-// PyTorch's result type (SHR arithmetic, amounts outside the width as on
-// the CPU: docs/types.md §3); not of a bool is NOT on the b8 mask. and/or/xor of two bools are
-// composed, since the tensor forms of AND OR XOR do not take b8 (a broadcast b8 operand would need
-// a one-byte row load): the masks as 0/1 int32 (CAST), and a & b = min, a | b = max, a ^ b = (a !=
-// b), back to bool (CAST, or straight from the compare's b8). logical_and/or/xor/not take each
-// operand's truth (a bool, or != 0) into those bool forms.
+// Bitwise and/or/xor/not and the shifts: AND OR XOR NOT SHL SHR in
+// PyTorch's result type — integers (and an integer with a bool, which
+// promotes to 0 or 1), and two bools on the b8 masks (SHR arithmetic,
+// amounts outside the width as on the CPU: docs/types.md §3).
+// logical_and/or/xor/not take each operand's truth (a bool, or != 0) into
+// the bool forms.
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
@@ -34,37 +32,8 @@ namespace npu::bridge {
 
 namespace {
 
-bool isBoolOperand(const at::Tensor &t) {
-  return t.scalar_type() == at::kBool && (isNpu(t) || isCpuScalar(t));
-}
-
-bool boolLowerable(const at::Tensor &a, const at::Tensor &b) {
-  return isBoolOperand(a) && isBoolOperand(b) && (isNpu(a) || isNpu(b));
-}
-
-at::Tensor asInt32(const at::Tensor &t) {
-  return binaryOperand(t, at::kInt);
-}
-
-// The bool form of an op (None: integers only, as the shifts).
+// Which ops are commutative (None: the shifts).
 enum class Logic { And, Or, Xor, None };
-
-// dst (contiguous bool of the broadcast shape) = a op b.
-void emitLogic(const at::Tensor &dst, const at::Tensor &a, const at::Tensor &b, Logic op) {
-  if (dst.numel() == 0)
-    return;
-  const at::Tensor x = asInt32(a), y = asInt32(b);
-  if (op == Logic::Xor) {
-    emitBinaryWith(&emitBinaryPacket<isa::inst::Ne>, true, dst, x, y, 1.0f);
-    return;
-  }
-  const at::Tensor combined = emptyNpu(dst.sizes(), at::kInt);
-  if (op == Logic::And)
-    emitBinary<isa::inst::Min>(combined, x, y);
-  else
-    emitBinary<isa::inst::Max>(combined, x, y);
-  copyInto(dst, combined);
-}
 
 // dst (contiguous, of the computing type, the broadcast shape) = a op b;
 // a commutative op may swap its operands to read the full one as a.
@@ -106,25 +75,16 @@ struct LogicKernels {
     OpScope scope(counter);
     if (logOps())
       scope.describe(describe(a, b));
-    if constexpr (kTruth) {
-      const at::Tensor x = truthOf(a), y = truthOf(b);
-      storeResult(out, [&](const at::Tensor &dst) { emitLogic(dst, x, y, kOp); });
-      return;
-    }
+    const at::Tensor x = kTruth ? truthOf(a) : a, y = kTruth ? truthOf(b) : b;
     storeResult(out, [&](const at::Tensor &dst) {
-      if (kOp != Logic::None && dst.scalar_type() == at::kBool)
-        emitLogic(dst, a, b, kOp);
-      else
-        emitInteger<Inst>(dst, a, b, /*commutative=*/kOp != Logic::None);
+      emitInteger<Inst>(dst, x, y, /*commutative=*/kOp != Logic::None);
     });
   }
   // The type a op b computes in on the device, if it does.
   static std::optional<c10::ScalarType> type(const at::Tensor &a, const at::Tensor &b) {
     if constexpr (kTruth)
       return logicalLowerable(a, b) ? std::optional(at::kBool) : std::nullopt;
-    if (kOp != Logic::None && boolLowerable(a, b))
-      return at::kBool;
-    return binaryType<Inst>(a, b); // AND OR XOR SHL SHR take i32 and i64
+    return binaryType<Inst>(a, b); // AND OR XOR: i32, i64, b8; SHL SHR: i32, i64
   }
   static at::Tensor functional(const at::Tensor &a, const at::Tensor &b) {
     static OpCounter counter(baseName<FunctionalOp>());

@@ -156,49 +156,23 @@ void emitSelect(const at::Tensor &dst, Cover mask, const at::Tensor &a, const at
   emit(inst);
 }
 
-// The 2-byte elements of t (npu, broadcastable to `shape`) as the low
-// halves of i32 words whose high halves are 0: their bits exactly, which a
-// CAST to binary32 would not keep (its inputs are DAZ, docs/arith.md §1).
-at::Tensor halvesInWords(const at::Tensor &t, c10::IntArrayRef shape) {
-  const int64_t n = c10::multiply_integers(shape);
-  const int64_t padded = n + n % 2; // the zero half starts on a word
-  const at::Tensor staged = emptyNpu({2, padded}, at::kShort);
-  emitGather(addressOf(staged), t.expand(shape));
-  emitFillWords(addressOf(staged) + 2 * padded, 0, padded / 2);
-  const at::Tensor words = emptyNpu(shape, at::kInt);
-  const int64_t sizes[] = {n, 2}, strides[] = {1, padded};
-  emitGather(addressOf(words), addressOf(staged), sizes, strides, 2);
-  return words;
-}
-
-// dst = mask ? a : b, a and b npu tensors of dst's type. SELECT takes f32
-// and i32; an i64 is two i32 words under a doubled mask, a bf16/f16 the low
-// half of an i32 word, a b8 its 0/1 as i32 (CAST): each exact.
+// dst = mask ? a : b, a and b npu tensors of dst's type: SELECT, which
+// takes every type but i64 (its mask, a and b would need five input
+// slots); an i64 is two i32 words under a doubled mask, exact.
 void emitSelectTensors(const at::Tensor &dst, const Cover &mask, const at::Tensor &a,
                        const at::Tensor &b) {
   const c10::ScalarType type = dst.scalar_type();
-  const int64_t n = dst.numel();
   if (accepts<isa::inst::Select>(type)) {
     emitSelect(dst, mask, a, b);
-  } else if (type == at::kLong) {
-    auto asWords = [&](const at::Tensor &t) { return t.view({n}).view(at::kInt); };
-    const at::Tensor doubled = emptyNpu({n, 2}, at::kBool);
-    emitGather(addressOf(doubled),
-               mask.buffer.as_strided({n / mask.cols, mask.cols, 2}, {0, 1, 0}));
-    emitSelect(asWords(dst), {doubled, 2 * n}, asWords(denseOperand(a, dst)),
-               asWords(denseOperand(b, dst)));
-  } else if (c10::elementSize(type) == 2) {
-    const at::Tensor chosen = emptyNpu(dst.sizes(), at::kInt);
-    emitSelect(chosen, mask, halvesInWords(a, dst.sizes()), halvesInWords(b, dst.sizes()));
-    const int64_t sizes[] = {n}, strides[] = {2};
-    emitGather(addressOf(dst), addressOf(chosen), sizes, strides, 2);
-  } else {
-    TORCH_INTERNAL_ASSERT(type == at::kBool, "no select carrier for ", type);
-    auto asInt = [&](const at::Tensor &t) { return binaryOperand(t, at::kInt); };
-    const at::Tensor chosen = emptyNpu(dst.sizes(), at::kInt);
-    emitSelect(chosen, mask, asInt(a), asInt(b));
-    copyInto(dst, chosen);
+    return;
   }
+  TORCH_INTERNAL_ASSERT(type == at::kLong, "no select carrier for ", type);
+  const int64_t n = dst.numel();
+  auto asWords = [&](const at::Tensor &t) { return t.view({n}).view(at::kInt); };
+  const at::Tensor doubled = emptyNpu({n, 2}, at::kBool);
+  emitGather(addressOf(doubled), mask.buffer.as_strided({n / mask.cols, mask.cols, 2}, {0, 1, 0}));
+  emitSelect(asWords(dst), {doubled, 2 * n}, asWords(denseOperand(a, dst)),
+             asWords(denseOperand(b, dst)));
 }
 
 // dst (contiguous, the broadcast shape, of its computing type) = cond ? a : b

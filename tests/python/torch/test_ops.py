@@ -813,6 +813,7 @@ NOT_COMPUTED = {
     "aten::convolution_backward_overrideable": "the CPU convolution on host copies (test_fallback.py)",
     "aten::uniform_": "random (test_device.py)",
     "aten::_fused_rms_norm_backward": "no CPU kernel: test_rms_norm_gradient_is_native checks it against autograd on the CPU",
+    "aten::record_stream": "stream bookkeeping, no CPU kernel (test_streams_events.py)",
 }
 
 
