@@ -23,9 +23,11 @@ import torch
 
 from op_samples import op_name, out_dtype, out_shapes, random_tensor, registered_ops, sample, written_arguments
 
-# Ops that write tensor metadata (sizes, storage), not elements.
+# Ops that write tensor metadata (sizes, storage) or stream bookkeeping
+# (record_stream), not elements.
 METADATA_ONLY = {"aten::resize_", "aten::set_", "aten::set_.source_Storage",
-                 "aten::set_.source_Storage_storage_offset", "aten::set_.source_Tensor"}
+                 "aten::set_.source_Storage_storage_offset", "aten::set_.source_Tensor",
+                 "aten::record_stream"}
 
 
 def writing_ops() -> list[torch._ops.OpOverload]:
