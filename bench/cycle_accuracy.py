@@ -200,16 +200,45 @@ def summarise(results):
         streams.append({"stream": r["stream"], "config": r["config"], "predicted": predicted, "rtl": measured,
                         "error": abs(predicted - measured) / measured if measured else 0.0})
         for op, p, m, _ in r["packets"]:
-            c = classes.setdefault(op, {"packets": 0, "error_sum": 0.0, "bias_sum": 0.0, "worst": 0.0})
+            c = classes.setdefault(op, {"packets": 0, "error_sum": 0.0, "bias_sum": 0.0, "worst": 0.0,
+                                        "rtl_sum": 0, "cycles_off_sum": 0})
             error = abs(p - m) / m if m else 0.0
             c["packets"] += 1
+            c["rtl_sum"] += m
+            c["cycles_off_sum"] += abs(p - m)
             c["error_sum"] += error
             c["bias_sum"] += (p - m) / m if m else 0.0
             c["worst"] = max(c["worst"], error)
     for c in classes.values():
         c["mean_error"] = c.pop("error_sum") / c["packets"]
         c["bias"] = c.pop("bias_sum") / c["packets"]
+        c["mean_cycles"] = c.pop("rtl_sum") / c["packets"]
+        c["mean_cycles_off"] = c.pop("cycles_off_sum") / c["packets"]
     return classes, streams
+
+
+# A class of packets this short on average (FENCE, NOP: a few cycles) is
+# bounded by its mean |error| in cycles instead of in percent: under wait
+# states the drain of a long packet's last writes may fall in the next
+# packet on the RTL and in the long one in the model, so one such short
+# packet off by 10 cycles is 333 % while the stream's total is exact.
+SHORT_CLASS_CYCLES = 32
+SHORT_CLASS_BOUND_CYCLES = 1.0
+
+
+def class_bound_failures(classes, bound_percent):
+    failures = []
+    for op, c in sorted(classes.items()):
+        if op.endswith("(data-dependent)"):
+            continue
+        if c["mean_cycles"] < SHORT_CLASS_CYCLES:
+            if c["mean_cycles_off"] > SHORT_CLASS_BOUND_CYCLES:
+                failures.append(f"{op}: mean per-packet error {c['mean_cycles_off']:.2f} cycles > "
+                                f"{SHORT_CLASS_BOUND_CYCLES} (a class of packets under "
+                                f"{SHORT_CLASS_CYCLES} cycles)")
+        elif 100 * c["mean_error"] > bound_percent:
+            failures.append(f"{op}: mean per-packet error {100 * c['mean_error']:.2f} % > {bound_percent} %")
+    return failures
 
 
 def exactness(results, configs, tolerances):
@@ -292,7 +321,8 @@ def main() -> int:
     parser.add_argument("--plot", help="write the PNG here")
     parser.add_argument("--check", action="store_true", help="exit 1 when a bound is exceeded")
     parser.add_argument("--class-bound", type=float, default=5.0,
-                        help="per op class mean |error| bound, %% (default 5)")
+                        help="per op class mean |error| bound, %% (default 5; a class of packets "
+                             "under 32 cycles on average: 1 cycle)")
     parser.add_argument("--stream-bound", type=float, default=2.0,
                         help="whole-stream error bound, %% (default 2)")
     parser.add_argument("--corpus-bound", type=float, default=1.0,
@@ -383,9 +413,7 @@ def main() -> int:
         print(f"\nplot written to {args.plot}")
     failures = []
     if args.check:
-        failures += [f"{op}: mean per-packet error {100 * c['mean_error']:.2f} % > {args.class_bound} %"
-                     for op, c in sorted(classes.items())
-                     if 100 * c["mean_error"] > args.class_bound and not op.endswith("(data-dependent)")]
+        failures += class_bound_failures(classes, args.class_bound)
     if args.check or args.exact:
         failures += [f"{stream} ({config}): packet {index} ({op}) requested (read, written) = {rtl} bytes, "
                      f"the model {model}" for stream, config, (index, op, model, rtl) in mismatched]

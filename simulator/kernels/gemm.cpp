@@ -98,6 +98,21 @@ void transposeInto(const float *src, size_t pitch, size_t lines, size_t depth, f
       std::fill(out + p * W + lines, out + p * W + W, 0.0f);
 }
 
+// kc rows of `count` (at most W) floats, `pitch` apart from src, as rows
+// of W floats, the columns past `count` zero: a panel whose layout already
+// matches the operand's.
+template <size_t W>
+void copyPanel(const float *src, size_t pitch, size_t count, size_t kc, float *out) {
+  for (size_t p = 0; p < kc; ++p, src += pitch, out += W) {
+    if (count == W) {
+      std::memcpy(out, src, W * sizeof(float));
+      continue;
+    }
+    std::memcpy(out, src, count * sizeof(float));
+    std::fill(out + count, out + W, 0.0f);
+  }
+}
+
 // A[ic:ic+mc, pc:pc+kc] as Mr-row panels, k-major inside a panel; rows past
 // the matrix are zero so the kernel needs no row tail.
 template <size_t Mr>
@@ -107,16 +122,7 @@ void packA(const GemmShape &s, const float *a, size_t ic, size_t mc, size_t pc, 
     const size_t rows = std::min(Mr, mc - ir);
     if (s.transA) {
       // Stored K x M: the panel's rows at one k are adjacent.
-      for (size_t p = 0; p < kc; ++p) {
-        const float *src = a + (pc + p) * s.lda + ic + ir;
-        float *dst = out + p * Mr;
-        if (rows == Mr) {
-          std::memcpy(dst, src, Mr * sizeof(float));
-          continue;
-        }
-        std::memcpy(dst, src, rows * sizeof(float));
-        std::fill(dst + rows, dst + Mr, 0.0f);
-      }
+      copyPanel<Mr>(a + pc * s.lda + ic + ir, s.lda, rows, kc, out);
       continue;
     }
     // Stored M x K: a transpose into the panel.
@@ -132,16 +138,7 @@ void packB(const GemmShape &s, const float *b, size_t pc, size_t kc, size_t jc, 
   for (size_t jr = 0; jr < nc; jr += Nr, out += kc * Nr) {
     const size_t cols = std::min(Nr, nc - jr);
     if (!s.transB) {
-      for (size_t p = 0; p < kc; ++p) {
-        const float *src = b + (pc + p) * s.ldb + jc + jr;
-        float *dst = out + p * Nr;
-        if (cols == Nr) {
-          std::memcpy(dst, src, Nr * sizeof(float));
-          continue;
-        }
-        std::memcpy(dst, src, cols * sizeof(float));
-        std::fill(dst + cols, dst + Nr, 0.0f);
-      }
+      copyPanel<Nr>(b + pc * s.ldb + jc + jr, s.ldb, cols, kc, out);
       continue;
     }
     // Stored N x K: a transpose into the panel.
