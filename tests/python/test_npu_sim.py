@@ -282,9 +282,12 @@ def test_max_cycles_refuses_a_packet_before_it_starts(tmp_path):
 
 
 def test_an_interrupt_during_a_long_packet_names_it(tmp_path):
+    # One GEMM thread: the packet (5.5e11 flops) outlasts the second the
+    # tool waits after the signal even on a fast host.
     proc = subprocess.Popen([str(tool("npu-sim")), write(tmp_path, "long.npuasm", LONG),
                              "--stats-json", tmp_path / "s.json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NPU_ISS_THREADS": "1"})
     time.sleep(1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
