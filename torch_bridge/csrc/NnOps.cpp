@@ -527,8 +527,9 @@ bool mixedLayerNorm(const at::Tensor &input, const std::optional<at::Tensor> &we
 }
 
 // A binary32 result of an instruction (statistics, a gradient summed over
-// rows) as a tensor of `type` and `shape`: itself for float32, else
-// rounded once (CAST), as the CPU's kernels round their float accumulators.
+// rows), possibly strided, as a new contiguous tensor of `type` and
+// `shape`: copied for float32, else rounded once (CAST), as the CPU's
+// kernels round their float accumulators.
 at::Tensor inType(const at::Tensor &binary32, c10::ScalarType type, at::IntArrayRef shape) {
   at::Tensor result = emptyNpu(shape, type);
   copyInto(result.view(binary32.sizes()), binary32);
