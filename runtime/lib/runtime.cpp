@@ -7,6 +7,8 @@
 #include "npu/mem/hex.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -47,6 +49,21 @@ using mem::fmt::hex;
 constexpr const char *kHeapRegions[] = {"activations", "weights", "device"};
 constexpr uint64_t kNullGuard = 4096;
 
+// How long the worker polls for the next submission before it sleeps. A
+// host issuing small ops submits every few microseconds; waking a sleeping
+// worker costs the submitting thread a futex call and both a context
+// switch, more than the op itself. Not on a single-core host, where polling
+// would only take the submitter's time.
+constexpr std::chrono::microseconds kWorkerPoll{50};
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
 } // namespace
 
 struct Runtime::Impl {
@@ -70,6 +87,10 @@ struct Runtime::Impl {
   uint64_t submitted = 0; // packets accepted since creation
   uint64_t completed = 0; // packets executed or dropped after a fault
   bool workerBusy = false;
+  bool workerSleeping = false; // waiting on workAvailable: a submission must notify it
+  // `submitted`, readable without the lock: the worker polls it before sleeping.
+  std::atomic<uint64_t> submittedPolled{0};
+  const bool pollForWork = std::thread::hardware_concurrency() > 1;
   // Timed events by the packet count before them: the cycle counter there
   // once read, and how many live handles name the point. timedPending:
   // the points still ahead of the worker, ascending.
@@ -156,7 +177,18 @@ struct Runtime::Impl {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(queueMutex);
-        workAvailable.wait(lock, [&] { return stopping || (!queue.empty() && !stopped()); });
+        const auto workReady = [&] { return stopping || (!queue.empty() && !stopped()); };
+        if (!workReady()) {
+          if (pollForWork) {
+            const uint64_t seen = submitted;
+            lock.unlock();
+            pollForSubmission(seen);
+            lock.lock();
+          }
+          workerSleeping = true;
+          workAvailable.wait(lock, workReady);
+          workerSleeping = false;
+        }
         if (stopping)
           return;
         size_t n = std::min<size_t>(queue.size(), ringEntries);
@@ -198,6 +230,21 @@ struct Runtime::Impl {
         }
       }
       progress.notify_all();
+    }
+  }
+
+  // Returns when a submission after `seen` packets arrives or kWorkerPoll
+  // has passed; the caller then checks under the lock.
+  void pollForSubmission(uint64_t seen) const {
+    const auto deadline = std::chrono::steady_clock::now() + kWorkerPoll;
+    for (;;) {
+      for (int i = 0; i < 64; ++i) {
+        if (submittedPolled.load(std::memory_order_relaxed) != seen)
+          return;
+        cpuRelax();
+      }
+      if (std::chrono::steady_clock::now() >= deadline)
+        return;
     }
   }
 
@@ -399,6 +446,7 @@ void Runtime::submit(std::span<const isa::Packet> packets) {
 }
 
 void Runtime::submit(uint32_t queue, std::span<const isa::Packet> packets) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(impl_->queueMutex);
     uint64_t &end = impl_->queueEnd(queue);
@@ -407,11 +455,14 @@ void Runtime::submit(uint32_t queue, std::span<const isa::Packet> packets) {
     impl_->throwIfStopped();
     impl_->queue.insert(impl_->queue.end(), packets.begin(), packets.end());
     impl_->submitted += packets.size();
+    impl_->submittedPolled.store(impl_->submitted, std::memory_order_relaxed);
     end = impl_->submitted;
     // Capture under the queue lock so the trace has the execution order.
     impl_->withCapture([&](TraceRecorder &r) { r.packets(packets); });
+    wake = impl_->workerSleeping;
   }
-  impl_->workAvailable.notify_one();
+  if (wake)
+    impl_->workAvailable.notify_one();
 }
 
 // An event is the number of packets submitted before it plus one, so that 0

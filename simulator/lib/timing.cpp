@@ -78,6 +78,8 @@ public:
     return OutstandingStall(memory_.latency, memory_.beatCycles(), write);
   }
 
+  const MemoryTiming &timing() const { return memory_; }
+
   // The bytes of the requests so far, as the RTL's trace counts them.
   Traffic traffic() const { return {bytesRead_, bytesWritten_}; }
   void add(const Traffic &t) {
@@ -562,13 +564,18 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch, bool mem
   // thousands of times: each is timed burst by burst once, in a
   // direct-mapped table (`memo` false times every request: the reference
   // the table is tested against).
+  // A request's cycles depend on it and on the memory's timing alone, so
+  // the table is kept from packet to packet (a small packet's requests cost
+  // more to time than its compute).
   struct Timed {
     Request request;
+    unsigned latency = 0, bytesPerCycle = 0, stallPercent = 0;
     uint64_t cycles = 0;
     bool filled = false;
   };
   constexpr size_t kTimed = 256;
-  std::array<Timed, kTimed> timed{};
+  thread_local std::array<Timed, kTimed> timed{};
+  const MemoryTiming &memoryTiming = port.timing();
   // A request of `count` runs of `words` elements of 2^log2 bytes, `pitch`
   // elements apart from element `first` of a matrix at `base` (at most BR
   // runs).
@@ -583,8 +590,11 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch, bool mem
     const uint64_t hash = (key.start >> 5) ^ (key.pitch * 0x9e3779b97f4a7c15 >> 40) ^
                           (key.count << 3) ^ (key.bytes << 7) ^ uint64_t(write);
     Timed &slot = timed[hash % kTimed];
-    if (!slot.filled || !(slot.request == key))
-      slot = {key, requestCycles(key), true};
+    if (!slot.filled || !(slot.request == key) || slot.latency != memoryTiming.latency ||
+        slot.bytesPerCycle != memoryTiming.bytesPerCycle ||
+        slot.stallPercent != memoryTiming.stallPercent)
+      slot = {key, memoryTiming.latency, memoryTiming.bytesPerCycle, memoryTiming.stallPercent,
+              requestCycles(key), true};
     return slot.cycles;
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);

@@ -83,12 +83,15 @@ void emitBinaryWith(BinaryPacketEmitter emitPacket, bool operandsSwap, const at:
     emitGather(addressOf(copy), b);
     b = copy;
   }
-  const at::Tensor bx = b.expand(shape);
+  // b's strides broadcast to shape (computed, not a view: a view per op
+  // costs more host time than the rest of the op).
+  const at::DimVector bStrides =
+      at::inferExpandGeometry_dimvector(b.sizes(), b.strides(), shape).strides;
   c10::SmallVector<Segment, 6> segments;
   for (int64_t d = 0; d < dst.dim(); ++d) {
     if (shape[d] == 1)
       continue;
-    const bool broadcast = bx.stride(d) == 0;
+    const bool broadcast = bStrides[d] == 0;
     if (!segments.empty() && segments.back().broadcast == broadcast)
       segments.back().size *= shape[d];
     else
