@@ -323,10 +323,9 @@ uint64_t widthMask(unsigned width) {
 }
 
 bool isReserved(std::string_view name) {
-  if (name.empty() || (name[0] != 'i' && name[0] != 'n' && name[0] != 'f'))
-    return false;
+  // Checked for every operand that is a name: most differ in length.
   for (std::string_view r : kReservedNames)
-    if (name == r)
+    if (name.size() == r.size() && name == r)
       return true;
   return false;
 }
@@ -473,7 +472,13 @@ private:
   bool reserveOutput(uint64_t bytes);
   // Counts memory the assembly is about to hold against maxMemoryBytes;
   // false (an error, and assembly stops) when it would exceed it.
-  bool chargeMemory(uint64_t bytes);
+  bool chargeMemory(uint64_t bytes) {
+    if (bytes > memoryLeft())
+      return chargeMemoryPastLimit(bytes);
+    memoryBytes_ += bytes;
+    return true;
+  }
+  bool chargeMemoryPastLimit(uint64_t bytes);
   uint64_t memoryLeft() const {
     return memoryBytes_ < options_.maxMemoryBytes ? options_.maxMemoryBytes - memoryBytes_ : 0;
   }
@@ -1819,9 +1824,9 @@ bool Assembler::reserveOutput(uint64_t bytes) {
   return chargeMemory(bytes);
 }
 
-bool Assembler::chargeMemory(uint64_t bytes) {
+bool Assembler::chargeMemoryPastLimit(uint64_t bytes) {
   // The report itself needs a little memory (its notes), past the limit.
-  if (bytes <= memoryLeft() || reportingMemoryLimit_) {
+  if (reportingMemoryLimit_) {
     memoryBytes_ += bytes;
     return true;
   }

@@ -85,7 +85,10 @@ public:
     advance();
     return true;
   }
-  std::string_view text(const Token &t) const { return line_.substr(t.begin, t.end - t.begin); }
+  // Tokens lie within the line: no bounds check (substr's is not inlined).
+  std::string_view text(const Token &t) const {
+    return std::string_view(line_.data() + t.begin, t.end - t.begin);
+  }
   std::string_view line() const { return line_; }
   // True if the current token is followed by the end of an operand: ',',
   // ']', ')', a comment or the end of the line.
