@@ -323,9 +323,10 @@ uint64_t widthMask(unsigned width) {
 }
 
 bool isReserved(std::string_view name) {
-  // Checked for every operand that is a name: most differ in length.
+  if (name.empty() || (name[0] != 'i' && name[0] != 'n' && name[0] != 'f'))
+    return false;
   for (std::string_view r : kReservedNames)
-    if (name.size() == r.size() && name == r)
+    if (name == r)
       return true;
   return false;
 }
@@ -444,6 +445,9 @@ private:
   bool macroHeader(Lexer &lex, MacroDefinition &macro);
   bool reptHeader(Lexer &lex, uint64_t &count);
   void defineLabel(const Token &t, std::string_view name);
+  // The placeholder entry of a symbol named before its definition. Kept
+  // out of line: the lookups it is called from run for every name.
+  [[gnu::noinline]] SymbolEntry *forwardSymbol(std::string_view name);
   void defineSymbol(const Token &t, std::string_view name, SymbolEntry::Kind kind, Lexer &lex);
   bool endOfStatement(Lexer &lex);
 
@@ -546,14 +550,7 @@ public:
     if (!symbol || symbol->state != SymbolEntry::State::Resolved) {
       if (!allowForward_)
         return Lookup::Undefined;
-      if (!symbol) {
-        auto *entry = as_.symbols_.emplace(name).first;
-        symbol = &entry->second;
-        symbol->name = &entry->first;
-        symbol->state = SymbolEntry::State::Forward;
-        as_.chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
-      }
-      out.symbol = symbol;
+      out.symbol = symbol ? symbol : as_.forwardSymbol(name);
       return Lookup::Unresolved;
     }
     out = symbol->value;
@@ -1124,6 +1121,15 @@ void Assembler::defineLabel(const Token &t, std::string_view name) {
   s.column = t.begin + 1;
 }
 
+SymbolEntry *Assembler::forwardSymbol(std::string_view name) {
+  auto *entry = symbols_.emplace(name).first;
+  SymbolEntry &symbol = entry->second;
+  symbol.name = &entry->first;
+  symbol.state = SymbolEntry::State::Forward;
+  chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
+  return &symbol;
+}
+
 void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry::Kind kind,
                              Lexer &lex) {
   if (isReserved(name)) {
@@ -1542,8 +1548,11 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
   drop.keep = true;
   for (unsigned i = 0; i < 4; ++i)
     packet[i] = static_cast<uint8_t>(static_cast<uint32_t>(ins.opcode) >> (8 * i));
+  // The packet starts zeroed: operands whose bits are zero (defaults,
+  // flags not given) are already in place.
   for (uint32_t i = 0; i < ins.numOperands; ++i)
-    patchOperand(packet, ins.operands[i], inst.operands[i]);
+    if (inst.operands[i])
+      patchOperand(packet, ins.operands[i], inst.operands[i]);
 }
 
 void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Token &name) {

@@ -61,21 +61,23 @@ void Lexer::advance() {
     t.end = pos_ = p + 1;
   } else {
     t.kind = TokenKind::Punct;
-    const char d = p + 1 < n ? s[p + 1] : '\0';
-    const uint16_t two = op2(c, d);
-    switch (two) {
-    case op2('<', '<'):
-    case op2('>', '>'):
-    case op2('<', '='):
-    case op2('>', '='):
-    case op2('=', '='):
-    case op2('!', '='):
-    case op2('&', '&'):
-    case op2('|', '|'):
-      t.op = two;
-      p += 2;
-      break;
-    default: t.op = uint8_t(c); p += 1;
+    t.op = uint8_t(c);
+    p += 1;
+    if (isOperatorStart(c) && p < n) {
+      switch (const uint16_t two = op2(c, s[p])) {
+      case op2('<', '<'):
+      case op2('>', '>'):
+      case op2('<', '='):
+      case op2('>', '='):
+      case op2('=', '='):
+      case op2('!', '='):
+      case op2('&', '&'):
+      case op2('|', '|'):
+        t.op = two;
+        p += 1;
+        break;
+      default: break;
+      }
     }
     t.end = pos_ = p;
   }
