@@ -109,7 +109,7 @@ src: .quad 0
   EXPECT_EQ(word(o.text[0], 2), 0x1058u); // dst + 8
   EXPECT_EQ(word(o.text[0], 4), 0x1058u); // src
   EXPECT_EQ(word(o.text[0], 8), 5u);      // end - start + 4
-  const std::vector<uint64_t> expected = {0x1068, 0x1052, 0x1050, 0x40,  0xfb0,
+  const std::vector<uint64_t> expected = {0x1068, 0x1052, 0x1050, 0x40,   0xfb0,
                                           0x20a0, 0x20a1, 0x10,   0x105d, 0x20b0};
   ASSERT_EQ(o.data.size(), 1u);
   for (size_t i = 0; i < expected.size(); ++i)
