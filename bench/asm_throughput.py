@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
 """Assembler throughput: npu-as against GNU as and llvm-mc on inputs of the
 same number of lines (a realistic mix of instructions, labels and
-expressions). Prints lines/s for each (best of N runs) and the ratio
-npu-as / GNU as. Not a test: run it by hand or from the benchmark suite.
+expressions). Prints the machine, lines/s for each (best of N runs, the
+tools taking turns; wall and CPU time) and the ratio npu-as / GNU as against
+its target. Not a test: run it by hand or
+from the benchmark suite.
 
-    bench/asm_throughput.py [--build build] [--lines 1000000] [--runs 3]
+    bench/asm_throughput.py [--build build] [--lines 1000000] [--runs 5]
+                            [--reference OLD_NPU_AS] [--json out.json]
+
+--reference times a second npu-as (an older build) in the same run, for a
+before/after ratio on this machine at this load.
 """
 import argparse
+import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -77,12 +85,51 @@ def x86_source(lines, rng):
     return "\n".join(out) + "\n"
 
 
-def best_time(cmd, runs):
-    best = float("inf")
+# Issue 17's target for npu-as lines/s over GNU as lines/s.
+TARGET_RATIO = 1.5
+# The ISA extensions worth naming (of /proc/cpuinfo's flags).
+EXTENSIONS = ("sse4_2", "avx", "fma", "avx2", "bmi2", "avx512f", "avx512bw", "avx512vl")
+
+
+def machine():
+    model, flags = "?", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    return {"cpu": model, "hardware_threads": os.cpu_count(),
+            "isa_extensions": [e for e in EXTENSIONS if e in flags]}
+
+
+def load_average():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def timed_run(cmd):
+    """Wall seconds and CPU seconds (user + system) of one run of cmd."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def best_times(tools, runs):
+    """Best wall and best CPU seconds per tool. The tools take turns, so that
+    a change of the machine's load during the benchmark hits them alike."""
+    best = {name: [float("inf"), float("inf")] for name, _ in tools}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - start)
+        for name, cmd in tools:
+            wall, cpu = timed_run(cmd)
+            best[name][0] = min(best[name][0], wall)
+            best[name][1] = min(best[name][1], cpu)
     return best
 
 
@@ -90,11 +137,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.environ.get("NPU_BUILD_DIR", "build"))
     parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--reference", help="another npu-as binary to time in the same run")
+    parser.add_argument("--json", help="write the raw figures here")
     args = parser.parse_args()
+    if args.lines < 100 or args.runs < 1:
+        sys.exit("asm_throughput: --lines must be at least 100 and --runs at least 1")
     npu_as = os.path.join(args.build, "bin", "npu-as")
     if not os.access(npu_as, os.X_OK):
         sys.exit(f"{npu_as} not found: build first (scripts/build)")
+    if args.reference and not os.access(args.reference, os.X_OK):
+        sys.exit(f"asm_throughput: --reference {args.reference} is not an executable")
+    if not shutil.which("as"):
+        sys.exit("asm_throughput: GNU as (binutils) is needed as the baseline")
+    host = machine()
+    load_before = load_average()
+    print(f"CPU: {host['cpu']}, {host['hardware_threads']} hardware threads; ISA extensions: "
+          f"{' '.join(host['isa_extensions']) or '?'}; load average {load_before}")
+    print(f"{args.lines:,} lines, best of {args.runs} runs")
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
         npu_file = os.path.join(tmp, "bench.npuasm")
@@ -103,20 +163,45 @@ def main():
             f.write(npu_source(args.lines, rng))
         with open(x86_file, "w") as f:
             f.write(x86_source(args.lines, rng))
-        tools = [("npu-as", [npu_as, npu_file, "-o", os.path.join(tmp, "bench.npubin")]),
-                 ("GNU as", ["as", "--64", x86_file, "-o", os.path.join(tmp, "gnu.o")])]
+        tools = [("npu-as", [npu_as, npu_file, "-o", os.path.join(tmp, "bench.npubin")])]
+        if args.reference:
+            tools.append(("npu-as (reference)",
+                          [args.reference, npu_file, "-o", os.path.join(tmp, "reference.npubin")]))
+        tools.append(("GNU as", ["as", "--64", x86_file, "-o", os.path.join(tmp, "gnu.o")]))
         llvm_mc = shutil.which("llvm-mc-16") or shutil.which("llvm-mc")
         if llvm_mc:
             tools.append(("llvm-mc", [llvm_mc, "-triple=x86_64-linux-gnu", "-filetype=obj",
                                       x86_file, "-o", os.path.join(tmp, "mc.o")]))
-        rates = {}
-        for name, cmd in tools:
-            seconds = best_time(cmd, args.runs)
-            rates[name] = args.lines / seconds
-            print(f"{name:8} {seconds:7.3f} s  {rates[name]:12,.0f} lines/s")
-        print(f"ratio npu-as / GNU as: {rates['npu-as'] / rates['GNU as']:.2f}x")
-        if "llvm-mc" in rates:
-            print(f"ratio npu-as / llvm-mc: {rates['npu-as'] / rates['llvm-mc']:.2f}x")
+        results = {}
+        for name, (wall, cpu) in best_times(tools, args.runs).items():
+            results[name] = {"seconds": wall, "lines_per_second": args.lines / wall,
+                             "cpu_seconds": cpu, "lines_per_cpu_second": args.lines / cpu}
+            print(f"{name:18} {wall:7.3f} s  {args.lines / wall:12,.0f} lines/s   "
+                  f"(CPU {cpu:6.3f} s  {args.lines / cpu:12,.0f} lines/CPU-s)")
+    # Wall time is what the target names; CPU time (user + system) is the
+    # figure that a loaded machine disturbs less.
+    ratios, cpu_ratios = {}, {}
+    for other in ("GNU as", "llvm-mc", "npu-as (reference)"):
+        if other in results:
+            ratios[f"npu-as / {other}"] = (results["npu-as"]["lines_per_second"] /
+                                          results[other]["lines_per_second"])
+            cpu_ratios[f"npu-as / {other}"] = (results["npu-as"]["lines_per_cpu_second"] /
+                                              results[other]["lines_per_cpu_second"])
+    for name in ratios:
+        print(f"ratio {name}: {ratios[name]:.2f}x (CPU time: {cpu_ratios[name]:.2f}x)")
+    met = ratios["npu-as / GNU as"] >= TARGET_RATIO
+    print(f"target npu-as / GNU as >= {TARGET_RATIO:.2f}x: {'met' if met else 'NOT met'}")
+    load_after = load_average()
+    print(f"load average after: {load_after}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"benchmark": "asm_throughput", "lines": args.lines, "runs": args.runs,
+                       "machine": host, "load_average_before": load_before,
+                       "load_average_after": load_after, "assemblers": results,
+                       "ratios": ratios, "cpu_time_ratios": cpu_ratios,
+                       "target_ratio": TARGET_RATIO, "target_met": met},
+                      f, indent=2)
+            f.write("\n")
 
 
 if __name__ == "__main__":

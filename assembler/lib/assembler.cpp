@@ -445,6 +445,9 @@ private:
   bool macroHeader(Lexer &lex, MacroDefinition &macro);
   bool reptHeader(Lexer &lex, uint64_t &count);
   void defineLabel(const Token &t, std::string_view name);
+  // The placeholder entry of a symbol named before its definition. Kept
+  // out of line: the lookups it is called from run for every name.
+  [[gnu::noinline]] SymbolEntry *forwardSymbol(std::string_view name);
   void defineSymbol(const Token &t, std::string_view name, SymbolEntry::Kind kind, Lexer &lex);
   bool endOfStatement(Lexer &lex);
 
@@ -473,7 +476,13 @@ private:
   bool reserveOutput(uint64_t bytes);
   // Counts memory the assembly is about to hold against maxMemoryBytes;
   // false (an error, and assembly stops) when it would exceed it.
-  bool chargeMemory(uint64_t bytes);
+  bool chargeMemory(uint64_t bytes) {
+    if (bytes > memoryLeft())
+      return chargeMemoryPastLimit(bytes);
+    memoryBytes_ += bytes;
+    return true;
+  }
+  bool chargeMemoryPastLimit(uint64_t bytes);
   uint64_t memoryLeft() const {
     return memoryBytes_ < options_.maxMemoryBytes ? options_.maxMemoryBytes - memoryBytes_ : 0;
   }
@@ -541,14 +550,7 @@ public:
     if (!symbol || symbol->state != SymbolEntry::State::Resolved) {
       if (!allowForward_)
         return Lookup::Undefined;
-      if (!symbol) {
-        auto *entry = as_.symbols_.emplace(name).first;
-        symbol = &entry->second;
-        symbol->name = &entry->first;
-        symbol->state = SymbolEntry::State::Forward;
-        as_.chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
-      }
-      out.symbol = symbol;
+      out.symbol = symbol ? symbol : as_.forwardSymbol(name);
       return Lookup::Unresolved;
     }
     out = symbol->value;
@@ -1119,6 +1121,15 @@ void Assembler::defineLabel(const Token &t, std::string_view name) {
   s.column = t.begin + 1;
 }
 
+SymbolEntry *Assembler::forwardSymbol(std::string_view name) {
+  auto *entry = symbols_.emplace(name).first;
+  SymbolEntry &symbol = entry->second;
+  symbol.name = &entry->first;
+  symbol.state = SymbolEntry::State::Forward;
+  chargeMemory(sizeof(*entry) + name.size() + kAllocationOverhead);
+  return &symbol;
+}
+
 void Assembler::defineSymbol(const Token &t, std::string_view name, SymbolEntry::Kind kind,
                              Lexer &lex) {
   if (isReserved(name)) {
@@ -1537,8 +1548,11 @@ void Assembler::instruction(Lexer &lex, const InstrInfo &ins, const Token &mnemo
   drop.keep = true;
   for (unsigned i = 0; i < 4; ++i)
     packet[i] = static_cast<uint8_t>(static_cast<uint32_t>(ins.opcode) >> (8 * i));
+  // The packet starts zeroed: operands whose bits are zero (defaults,
+  // flags not given) are already in place.
   for (uint32_t i = 0; i < ins.numOperands; ++i)
-    patchOperand(packet, ins.operands[i], inst.operands[i]);
+    if (inst.operands[i])
+      patchOperand(packet, ins.operands[i], inst.operands[i]);
 }
 
 void Assembler::expandMacro(Lexer &lex, const MacroDefinition &macro, const Token &name) {
@@ -1819,9 +1833,9 @@ bool Assembler::reserveOutput(uint64_t bytes) {
   return chargeMemory(bytes);
 }
 
-bool Assembler::chargeMemory(uint64_t bytes) {
+bool Assembler::chargeMemoryPastLimit(uint64_t bytes) {
   // The report itself needs a little memory (its notes), past the limit.
-  if (bytes <= memoryLeft() || reportingMemoryLimit_) {
+  if (reportingMemoryLimit_) {
     memoryBytes_ += bytes;
     return true;
   }

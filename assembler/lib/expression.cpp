@@ -227,10 +227,15 @@ bool ExpressionEvaluator::primary(Value &out) {
     }
     switch (resolver_.lookup(name, t.intValue, out)) {
     case SymbolResolver::Lookup::Found: return true;
-    case SymbolResolver::Lookup::Unresolved:
+    case SymbolResolver::Lookup::Unresolved: {
+      // Keep the symbol the resolver named: `symbol + constant` is then
+      // resolved at the end without parsing the expression again.
+      const void *symbol = out.symbol;
       out = Value::integer(0);
       out.unresolved = true;
+      out.symbol = symbol;
       return true;
+    }
     case SymbolResolver::Lookup::Undefined:
       return fail(t.begin, "undefined symbol '" + std::string(name) + "'");
     }

@@ -21,28 +21,30 @@ int digitValue(char c) {
 void Lexer::advance() {
   const char *s = line_.data();
   const uint32_t n = static_cast<uint32_t>(line_.size());
-  while (pos_ < n && isSpace(s[pos_]))
-    ++pos_;
+  uint32_t p = pos_;
+  while (p < n && isSpace(s[p]))
+    ++p;
   Token &t = current_;
-  t.begin = pos_;
-  if (pos_ >= n || s[pos_] == '#' || s[pos_] == ';') {
+  t.begin = p;
+  const char c = p < n ? s[p] : '#';
+  if (c == '#' || c == ';') {
     t.kind = TokenKind::End;
-    t.end = pos_;
+    t.end = pos_ = p;
     return;
   }
-  const char c = s[pos_];
   if (isIdentStart(c)) {
     uint64_t h = hashStep(kHashSeed, c);
-    uint32_t e = pos_ + 1;
+    uint32_t e = p + 1;
     while (e < n && isIdentChar(s[e]))
       h = hashStep(h, s[e++]);
     t.intValue = h;
     t.kind = TokenKind::Ident;
     t.end = pos_ = e;
   } else if (c >= '0' && c <= '9') {
+    pos_ = p;
     lexNumber(t);
   } else if (c == '"') {
-    uint32_t e = pos_ + 1;
+    uint32_t e = p + 1;
     while (e < n && s[e] != '"')
       e += s[e] == '\\' && e + 1 < n ? 2 : 1;
     if (e >= n) {
@@ -56,26 +58,28 @@ void Lexer::advance() {
   } else if (uint8_t(c) < 0x20 || c == 0x7f) {
     t.kind = TokenKind::Error;
     t.error = "control character in the source (only spaces and tabs separate tokens)";
-    t.end = pos_ = pos_ + 1;
+    t.end = pos_ = p + 1;
   } else {
     t.kind = TokenKind::Punct;
-    const char d = pos_ + 1 < n ? s[pos_ + 1] : '\0';
-    const uint16_t two = op2(c, d);
-    switch (two) {
-    case op2('<', '<'):
-    case op2('>', '>'):
-    case op2('<', '='):
-    case op2('>', '='):
-    case op2('=', '='):
-    case op2('!', '='):
-    case op2('&', '&'):
-    case op2('|', '|'):
-      t.op = two;
-      pos_ += 2;
-      break;
-    default: t.op = uint8_t(c); pos_ += 1;
+    t.op = uint8_t(c);
+    p += 1;
+    if (isOperatorStart(c) && p < n) {
+      switch (const uint16_t two = op2(c, s[p])) {
+      case op2('<', '<'):
+      case op2('>', '>'):
+      case op2('<', '='):
+      case op2('>', '='):
+      case op2('=', '='):
+      case op2('!', '='):
+      case op2('&', '&'):
+      case op2('|', '|'):
+        t.op = two;
+        p += 1;
+        break;
+      default: break;
+      }
     }
-    t.end = pos_;
+    t.end = pos_ = p;
   }
 }
 
@@ -97,6 +101,11 @@ void Lexer::lexNumber(Token &t) {
   const uint32_t digitsBegin = e;
   uint64_t value = 0;
   bool overflow = false;
+  if (base == 10) {
+    // Nineteen decimal digits cannot overflow: check only past them.
+    while (e < n && unsigned(s[e] - '0') < 10 && e - digitsBegin < 19)
+      value = value * 10 + unsigned(s[e++] - '0');
+  }
   while (e < n && digitValue(s[e]) < int(base)) {
     const uint64_t d = uint64_t(digitValue(s[e]));
     if (value > (UINT64_MAX - d) / base)

@@ -30,7 +30,7 @@ struct Token {
 };
 
 namespace detail {
-enum : uint8_t { kIdentStart = 1, kIdentChar = 2, kSpace = 4 };
+enum : uint8_t { kIdentStart = 1, kIdentChar = 2, kSpace = 4, kOperatorStart = 8 };
 inline constexpr struct CharClasses {
   uint8_t table[256] = {};
   constexpr CharClasses() {
@@ -39,7 +39,9 @@ inline constexpr struct CharClasses {
           (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '$';
       table[c] = uint8_t(
           (letter ? kIdentStart | kIdentChar : 0) | (c >= '0' && c <= '9' ? kIdentChar : 0) |
-          (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' ? kSpace : 0));
+          (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' ? kSpace : 0) |
+          (c == '<' || c == '>' || c == '=' || c == '!' || c == '&' || c == '|' ? kOperatorStart
+                                                                                : 0));
     }
   }
 } kCharClasses;
@@ -50,6 +52,10 @@ inline bool isIdentStart(char c) {
 }
 inline bool isIdentChar(char c) {
   return detail::kCharClasses.table[uint8_t(c)] & detail::kIdentChar;
+}
+// The first character of a two-character operator ("<<", "!=", ...).
+inline bool isOperatorStart(char c) {
+  return detail::kCharClasses.table[uint8_t(c)] & detail::kOperatorStart;
 }
 inline bool isSpace(char c) {
   return detail::kCharClasses.table[uint8_t(c)] & detail::kSpace;
@@ -85,7 +91,10 @@ public:
     advance();
     return true;
   }
-  std::string_view text(const Token &t) const { return line_.substr(t.begin, t.end - t.begin); }
+  // Tokens lie within the line: no bounds check (substr's is not inlined).
+  std::string_view text(const Token &t) const {
+    return std::string_view(line_.data() + t.begin, t.end - t.begin);
+  }
   std::string_view line() const { return line_; }
   // True if the current token is followed by the end of an operand: ',',
   // ']', ')', a comment or the end of the line.

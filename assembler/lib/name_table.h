@@ -6,6 +6,7 @@
 #include "lexer.h"
 
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -25,10 +26,10 @@ public:
       return nullptr;
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot &slot = slots_[i];
-      if (slot.index == kEmpty)
+      if (!slot.entry)
         return nullptr;
-      if (slot.hash == h && matches(entries_[slot.index].first, name))
-        return &entries_[slot.index].second;
+      if (slot.hash == h && matches(slot.entry->first, name))
+        return &slot.entry->second;
     }
   }
   const T *find(std::string_view name) const { return const_cast<NameTable *>(this)->find(name); }
@@ -44,14 +45,14 @@ public:
     size_t i = h & mask_;
     for (;; i = (i + 1) & mask_) {
       const Slot &slot = slots_[i];
-      if (slot.index == kEmpty)
+      if (!slot.entry)
         break;
-      if (slot.hash == h && matches(entries_[slot.index].first, name))
-        return {&entries_[slot.index], false};
+      if (slot.hash == h && matches(slot.entry->first, name))
+        return {slot.entry, false};
     }
-    slots_[i] = Slot{h, static_cast<uint32_t>(entries_.size())};
-    entries_.emplace_back(std::string(name), T());
-    return {&entries_.back(), true};
+    Entry &entry = entries_.emplace_back(std::string(name), T());
+    slots_[i] = Slot{h, &entry};
+    return {&entry, true};
   }
 
   bool empty() const { return entries_.empty(); }
@@ -59,30 +60,48 @@ public:
   const std::deque<Entry> &entries() const { return entries_; }
 
 private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;
+  // The entry itself rather than its index: indexing a deque costs a
+  // division on every probe.
   struct Slot {
     uint64_t hash = 0;
-    uint32_t index = kEmpty;
+    Entry *entry = nullptr;
   };
 
+  // Names are short: word compares (the last one overlapping) beat calling
+  // memcmp and a loop over the bytes.
   static bool matches(const std::string &a, std::string_view b) {
-    if (a.size() != b.size())
+    const size_t n = b.size();
+    if (a.size() != n)
       return false;
-    // Names are short: a loop beats calling memcmp.
-    for (size_t i = 0; i < b.size(); ++i)
-      if (a[i] != b[i])
+    const char *p = a.data(), *q = b.data();
+    if (n >= 8) {
+      for (size_t i = 0; i + 8 < n; i += 8)
+        if (load<uint64_t>(p + i) != load<uint64_t>(q + i))
+          return false;
+      return load<uint64_t>(p + n - 8) == load<uint64_t>(q + n - 8);
+    }
+    if (n >= 4)
+      return load<uint32_t>(p) == load<uint32_t>(q) &&
+             load<uint32_t>(p + n - 4) == load<uint32_t>(q + n - 4);
+    for (size_t i = 0; i < n; ++i)
+      if (p[i] != q[i])
         return false;
     return true;
+  }
+  template <typename Word> static Word load(const char *p) {
+    Word w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
   }
   void grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : old.size() * 2, Slot());
     mask_ = slots_.size() - 1;
     for (const Slot &slot : old) {
-      if (slot.index == kEmpty)
+      if (!slot.entry)
         continue;
       size_t i = slot.hash & mask_;
-      while (slots_[i].index != kEmpty)
+      while (slots_[i].entry)
         i = (i + 1) & mask_;
       slots_[i] = slot;
     }

@@ -87,6 +87,51 @@ dst: .quad dst
   EXPECT_EQ(o.symbols[2], (bin::Symbol{"src", bin::Symbol::Kind::Address, 0x1000}));
 }
 
+// `symbol + constant` naming a later symbol is resolved from the symbol and
+// the constant at the end; every other shape is parsed again there. Both
+// must give the value of the expression and the same diagnostics.
+TEST(AsmLanguage, ForwardSymbolPlusConstant) {
+  bin::Object o = assembleOk(R"(
+  copy dst + 2 * 4, (src) + 1 - 1, end - start + 4
+start:
+  nop
+end:
+.data 0x1000
+  .quad dst + 3 * 8, 4 + dst - 2, +dst, dst - 0x1010, -dst + 0x2000, dst * 2, (dst << 1) + 1
+  .quad wide + 0x20, U + 1, V - 8
+dst: .quad 0
+src: .quad 0
+.equ wide, 0xfffffffffffffff0
+.equ U, dst + 12
+.equ V, U + U
+)");
+  ASSERT_EQ(o.text.size(), 2u);
+  EXPECT_EQ(word(o.text[0], 2), 0x1058u); // dst + 8
+  EXPECT_EQ(word(o.text[0], 4), 0x1058u); // src
+  EXPECT_EQ(word(o.text[0], 8), 5u);      // end - start + 4
+  const std::vector<uint64_t> expected = {0x1068, 0x1052, 0x1050, 0x40,   0xfb0,
+                                          0x20a0, 0x20a1, 0x10,   0x105d, 0x20b0};
+  ASSERT_EQ(o.data.size(), 1u);
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(quad(o.data[0].bytes, 8 * i), expected[i]) << i;
+
+  // A later float or undefined symbol: the expression is parsed again and
+  // the error points into it.
+  const std::string errors = diagnosticsOf(R"(
+  copy dst + 4, fl + 1, 4
+  copy nowhere + 4, dst + 4, 4
+.equ fl, 2.5
+.data 0x1000
+dst: .word 0
+)");
+  EXPECT_NE(errors.find("test.npuasm:2:17: error: operand 'src' of 'copy' must be an integer, "
+                        "not a float"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("test.npuasm:3:8: error: undefined symbol 'nowhere'"), std::string::npos)
+      << errors;
+}
+
 TEST(AsmLanguage, SetIsCapturedAtTheUse) {
   bin::Object o = assembleOk(R"(
 .set X, 1
