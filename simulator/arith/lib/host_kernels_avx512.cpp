@@ -155,9 +155,11 @@ static_assert(PrimitiveProvider<Avx512>);
 
 // Loads 16 elements of each input (or broadcasts it) and stores the result;
 // Broadcast is a bit set of the inputs that are scalars. The tail runs
-// masked: lanes past n read zeros and are never stored.
+// masked: lanes past n read zeros and are never stored. Flattened: a
+// program called per vector, its constants rebuilt on every call, would
+// cost more than its arithmetic.
 template <size_t N, unsigned Broadcast, class F>
-void avx512Loop(F program, const Operand *in, float *dst, size_t n) {
+__attribute__((flatten)) void avx512Loop(F program, const Operand *in, float *dst, size_t n) {
   __m512 scalars[N > 0 ? N : 1];
   for (size_t k = 0; k < N; ++k)
     if (Broadcast & (1u << k))
