@@ -1,5 +1,9 @@
 #include "vector_ops.h"
 
+#include "host_threads.h"
+
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -10,6 +14,14 @@ namespace {
 
 constexpr size_t kLanes = isa::hw::kVectorLanes;
 static_assert((kLanes & (kLanes - 1)) == 0, "the pairwise tree needs a power-of-two lane count");
+
+// The most inputs a micro-program takes.
+constexpr size_t kMaxInputs = [] {
+  size_t most = 0;
+  for (const arith::microcode::ProgramInfo &program : arith::microcode::kPrograms)
+    most = std::max<size_t>(most, program.numInputs);
+  return most;
+}();
 
 uint32_t bitsOfFloat(float f) {
   uint32_t u;
@@ -49,7 +61,39 @@ template <class Combine> float tree(float *lanes, Combine combine) {
 
 } // namespace
 
-float canonical(float x) { return std::isnan(x) ? floatOfBits(kCanonicalNaN) : x; }
+unsigned partsFor(uint64_t elements, uint64_t units) {
+  return static_cast<unsigned>(std::max<uint64_t>(
+      1, std::min({uint64_t(kernels::issThreads()), units, elements / kElementsPerThread})));
+}
+
+void forRowRanges(uint64_t rows, uint64_t cols,
+                  const std::function<void(uint64_t first, uint64_t end)> &rowRange) {
+  const unsigned parts = partsFor(rows * cols, rows);
+  if (parts == 1)
+    return rowRange(0, rows);
+  kernels::runParts(parts, [&](unsigned part) {
+    rowRange(partBegin(rows, part, parts), partBegin(rows, part + 1, parts));
+  });
+}
+
+void applyOnThreads(Program program, std::span<const arith::Operand> inputs, float *dst, size_t n) {
+  const unsigned parts = partsFor(n, n);
+  // More inputs than any program takes: arith::apply's arity error.
+  if (parts == 1 || inputs.size() > kMaxInputs)
+    return arith::apply(program, inputs, dst, n);
+  kernels::runParts(parts, [&](unsigned part) {
+    const uint64_t first = partBegin(n, part, parts), end = partBegin(n, part + 1, parts);
+    std::array<arith::Operand, kMaxInputs> shifted;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      shifted[k] = {inputs[k].broadcast ? inputs[k].data : inputs[k].data + first,
+                    inputs[k].broadcast};
+    arith::apply(program, {shifted.data(), inputs.size()}, dst + first, end - first);
+  });
+}
+
+float canonical(float x) {
+  return std::isnan(x) ? floatOfBits(kCanonicalNaN) : x;
+}
 
 float scalar(Program program, std::initializer_list<float> inputs) {
   std::vector<uint32_t> bits;
