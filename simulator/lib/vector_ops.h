@@ -80,5 +80,9 @@ float canonical(float x);
 // combine by the fixed pairwise tree.
 float laneSum(const float *x, size_t n);
 float laneMax(const float *x, size_t n);
+// laneMax's two paths, which give the same bits (laneMax takes the second
+// where the host has AVX2), for the tests that compare them.
+float laneMaxPortable(const float *x, size_t n);
+float laneMaxAvx2(const float *x, size_t n);
 
 } // namespace npu::sim
