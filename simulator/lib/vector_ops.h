@@ -20,12 +20,8 @@ namespace npu::sim {
 
 using arith::Program;
 
-inline arith::Operand each(const float *data) {
-  return {data, false};
-}
-inline arith::Operand every(const float *value) {
-  return {value, true};
-}
+inline arith::Operand each(const float *data) { return {data, false}; }
+inline arith::Operand every(const float *value) { return {value, true}; }
 
 // Below this many elements per thread an elementwise run stays on one:
 // waking the workers costs microseconds.
