@@ -1,11 +1,15 @@
 // npu-iss-bench: times the ISS executing single large packets (MATMUL,
-// elementwise, EXP) from memory that is already resident, and prints JSON
-// (with the GEMM kernel and thread count it ran: NPU_ISS_THREADS).
+// elementwise, EXP, SIGMOID, SILU, SOFTMAX, RMSNORM) from memory that is
+// already resident, and prints JSON (with the GEMM kernel, the vector
+// micro-programs' implementation and the thread count it ran:
+// NPU_ISS_THREADS).
 // bench/iss_throughput.py runs it next to the numpy baselines.
 #include "bench_data.h"
 #include "gemm.h"
+#include "host_threads.h"
 #include "npu/arith/convert.h"
 #include "npu/arith/float_env.h"
+#include "npu/arith/functions.h"
 #include "npu/sim/iss.h"
 
 #include <bit>
@@ -40,9 +44,11 @@ double best(mem::PhysicalMemory &memory, const isa::Packet &packet, int repeats)
 
 int main() {
   mem::PhysicalMemory memory;
-  std::printf("{\n  \"host\": {\"gemm_kernel\": \"%s\", \"gemm_threads\": %u},\n",
+  std::printf("{\n  \"host\": {\"gemm_kernel\": \"%s\", \"gemm_threads\": %u, "
+              "\"vector_implementation\": \"%s\", \"threads\": %u},\n",
               sim::kernels::gemmKernelName(sim::kernels::hostGemmKernel()),
-              sim::kernels::gemmThreads());
+              sim::kernels::issThreads(), arith::implementationName(arith::fastestImplementation()),
+              sim::kernels::issThreads());
   for (uint32_t n : {512u, 1024u}) {
     isa::inst::Matmul mm;
     mm.m = mm.k = mm.n = n;
@@ -119,12 +125,47 @@ int main() {
   exp.dst = c;
   exp.src = a;
   exp.n = kElements;
-  const std::pair<const char *, isa::Packet> vectorOps[] = {
-      {"add", isa::packetOf(add)}, {"mul", isa::packetOf(mul)}, {"exp", isa::packetOf(exp)}};
+  isa::inst::Sigmoid sigmoid;
+  sigmoid.dst = c;
+  sigmoid.src = a;
+  sigmoid.n = kElements;
+  isa::inst::Silu silu;
+  silu.dst = c;
+  silu.src = a;
+  silu.n = kElements;
+  // The row instructions on 4096 rows of 1024 (a long sequence's attention
+  // scores, a batch of tokens' hidden states); the weight in b.
+  constexpr uint32_t kRows = 4096, kCols = 1024;
+  isa::inst::Softmax softmax;
+  softmax.dst = c;
+  softmax.src = a;
+  softmax.rows = kRows;
+  softmax.cols = kCols;
+  isa::inst::Rmsnorm rmsnorm;
+  rmsnorm.dst = c;
+  rmsnorm.src = a;
+  rmsnorm.weight = b;
+  rmsnorm.rows = kRows;
+  rmsnorm.cols = kCols;
+  rmsnorm.eps = 1e-6f;
+  rmsnorm.use_weight = true;
+  struct VectorOp {
+    const char *name;
+    isa::Packet packet;
+    uint64_t elements;
+  };
+  const VectorOp vectorOps[] = {
+      {"add_2^24", isa::packetOf(add), kElements},
+      {"mul_2^24", isa::packetOf(mul), kElements},
+      {"exp_2^24", isa::packetOf(exp), kElements},
+      {"sigmoid_2^24", isa::packetOf(sigmoid), kElements},
+      {"silu_2^24", isa::packetOf(silu), kElements},
+      {"softmax_4096x1024", isa::packetOf(softmax), uint64_t(kRows) * kCols},
+      {"rmsnorm_4096x1024", isa::packetOf(rmsnorm), uint64_t(kRows) * kCols}};
   for (size_t i = 0; i < std::size(vectorOps); ++i) {
-    const double seconds = best(memory, vectorOps[i].second, 5);
-    std::printf("  \"%s_2^24\": {\"seconds\": %.6g, \"gelements_per_s\": %.4g}%s\n",
-                vectorOps[i].first, seconds, kElements / seconds / 1e9,
+    const double seconds = best(memory, vectorOps[i].packet, 5);
+    std::printf("  \"%s\": {\"seconds\": %.6g, \"gelements_per_s\": %.4g}%s\n", vectorOps[i].name,
+                seconds, vectorOps[i].elements / seconds / 1e9,
                 i + 1 < std::size(vectorOps) ? "," : "");
   }
   std::printf("}\n");

@@ -1,20 +1,15 @@
 #include "gemm.h"
 
-#include "npu/sim/memory_timing.h"
+#include "host_threads.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace npu::sim::kernels {
 
@@ -316,96 +311,6 @@ void gemmOneThread(GemmKernel kernel, const GemmShape &s, Operands o) {
   gemmBlocked<Avx2>(s, o);
 }
 
-// A persistent pool: run(count, task) calls task(0) on the caller and
-// task(1..count-1) on workers started once (and added when a larger count
-// first asks for them), under the caller's MXCSR. One GEMM at a time: a
-// second caller (another ISS's thread, or a task itself) runs alone.
-class Pool {
-public:
-  ~Pool() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread &t : workers_)
-      t.join();
-  }
-
-  // False when the pool is busy with another caller's GEMM.
-  bool run(unsigned count, const std::function<void(unsigned)> &task) {
-    std::unique_lock busy(busy_, std::try_to_lock);
-    if (!busy)
-      return false;
-    {
-      std::lock_guard lock(mutex_);
-      while (workers_.size() + 1 < count)
-        workers_.emplace_back([this, index = unsigned(workers_.size() + 1)] { work(index); });
-      task_ = &task;
-      count_ = count;
-      pending_ = count - 1;
-      mxcsr_ = _mm_getcsr();
-      error_ = nullptr;
-      ++generation_;
-    }
-    wake_.notify_all();
-    std::exception_ptr error;
-    try {
-      task(0);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-    if (!error)
-      error = error_;
-    if (error)
-      std::rethrow_exception(error);
-    return true;
-  }
-
-private:
-  void work(unsigned index) {
-    uint64_t seen = 0;
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_)
-        return;
-      seen = generation_;
-      if (index >= count_)
-        continue;
-      const std::function<void(unsigned)> &task = *task_;
-      const uint32_t mxcsr = mxcsr_;
-      lock.unlock();
-      const uint32_t saved = _mm_getcsr();
-      _mm_setcsr(mxcsr);
-      std::exception_ptr error;
-      try {
-        task(index);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      _mm_setcsr(saved);
-      lock.lock();
-      if (error && !error_)
-        error_ = error;
-      if (--pending_ == 0)
-        done_.notify_one();
-    }
-  }
-
-  std::mutex busy_, mutex_;
-  std::condition_variable wake_, done_;
-  std::vector<std::thread> workers_;
-  const std::function<void(unsigned)> *task_ = nullptr;
-  unsigned count_ = 0, pending_ = 0;
-  uint32_t mxcsr_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::exception_ptr error_;
-};
-
 // Below this many multiply-adds per thread a GEMM runs on one: waking the
 // workers costs microseconds.
 constexpr size_t kFmasPerThread = size_t(1) << 20;
@@ -439,9 +344,7 @@ void gemmThreaded(GemmKernel kernel, unsigned threads, const GemmShape &s, Opera
     }
     gemmOneThread(kernel, part, at);
   };
-  static Pool pool;
-  if (!pool.run(static_cast<unsigned>(count), band))
-    gemmOneThread(kernel, s, o);
+  runParts(static_cast<unsigned>(count), band);
 }
 
 // Throws unless `held` elements cover `rows` rows of `cols` elements,
@@ -500,24 +403,6 @@ GemmKernel hostGemmKernel() {
   return best;
 }
 
-unsigned gemmThreads() {
-  // Parsed once; a bad value throws again on every call.
-  static const auto parsed = []() -> std::pair<unsigned, std::string> {
-    try {
-      const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-      const uint64_t value = environmentNumber("NPU_ISS_THREADS", hardware, 1024);
-      if (value == 0)
-        return {0, "NPU_ISS_THREADS='0' is out of range (at least 1)"};
-      return {static_cast<unsigned>(value), ""};
-    } catch (const std::invalid_argument &e) {
-      return {0, e.what()};
-    }
-  }();
-  if (!parsed.first)
-    throw std::invalid_argument(parsed.second);
-  return parsed.first;
-}
-
 void gemmReference(const GemmShape &s, std::span<const float> a, std::span<const float> b,
                    std::span<float> c) {
   requireSpans(s, a.size(), b.size(), c.size());
@@ -534,7 +419,7 @@ void gemmWith(GemmKernel kernel, unsigned threads, const GemmShape &s, std::span
 
 void gemm(const GemmShape &s, std::span<const float> a, std::span<const float> b,
           std::span<float> c) {
-  gemmWith(hostGemmKernel(), gemmThreads(), s, a, b, c);
+  gemmWith(hostGemmKernel(), issThreads(), s, a, b, c);
 }
 
 } // namespace npu::sim::kernels

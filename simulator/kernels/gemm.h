@@ -29,18 +29,14 @@ struct GemmShape {
 // of R rows of C elements, P apart, reaches (R - 1) * P + C): the kernels
 // index the spans' data, so a short span would silently read or write the
 // memory after it. A short span is a bug of the caller: std::logic_error.
-// Runs the fastest kernel the host supports on gemmThreads() threads.
+// Runs the fastest kernel the host supports on issThreads() threads
+// (host_threads.h).
 void gemm(const GemmShape &shape, std::span<const float> a, std::span<const float> b,
           std::span<float> c);
 
 // The obviously-correct loop nest, for tests; the same span checks.
 void gemmReference(const GemmShape &shape, std::span<const float> a, std::span<const float> b,
                    std::span<float> c);
-
-// The host threads a large GEMM may use: NPU_ISS_THREADS (a positive
-// integer), else the host's hardware threads. Read once; a bad value is a
-// std::invalid_argument naming the variable and the value, on every call.
-unsigned gemmThreads();
 
 // The micro-kernels, chosen at run time by the host's CPU features.
 enum class GemmKernel { Scalar, Avx2, Avx512 };

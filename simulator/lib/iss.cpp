@@ -2,7 +2,7 @@
 
 #include "arith_util.h"
 #include "context.h"
-#include "gemm.h"
+#include "host_threads.h"
 #include "npu/arith/float_env.h"
 #include "timing.h"
 
@@ -113,7 +113,7 @@ Iss::Iss(mem::PhysicalMemory &memory, Mode mode, const MemoryTiming &timing)
     : memory_(memory), mode_(mode), timing_(timing) {
   timing_.validate();
   // A bad NPU_ISS_THREADS fails here rather than in the first MATMUL.
-  kernels::gemmThreads();
+  kernels::issThreads();
 }
 
 void Iss::resetStats() {

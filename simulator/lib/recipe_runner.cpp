@@ -418,8 +418,8 @@ private:
       // The inputs are read before the destination is written: a step may
       // write the column it reads.
       std::vector<uint32_t> result(n_);
-      arith::apply(static_cast<arith::Program>(step.program), in,
-                   reinterpret_cast<float *>(result.data()), n_);
+      applyOnThreads(static_cast<arith::Program>(step.program), in,
+                     reinterpret_cast<float *>(result.data()), n_);
       columns_[step.dst] = std::move(result);
     }
     for (unsigned s = 0; s < kOutputSlots; ++s)

@@ -1,7 +1,8 @@
-"""NPU_ISS_THREADS: the host threads the ISS's GEMM may use (docs/simulator.md,
-*Exactness on the host*). A bad value is an error naming the variable and
-the value; a MATMUL large enough to be split gives the same bits on 1, 2
-and 3 threads (the threads split C, never K)."""
+"""NPU_ISS_THREADS: the host threads the ISS may split a large packet over
+(docs/simulator.md, *Exactness on the host*). A bad value is an error naming
+the variable and the value; a MATMUL large enough to be split gives the same
+bits on 1, 2 and 3 threads (the threads split C, never K), and so do the
+vector instructions (the threads split the elements or the rows)."""
 import os
 
 import numpy as np
@@ -50,3 +51,44 @@ def test_matmul_gives_the_same_bits_on_any_thread_count(tmp_path):
     assert results["1"] == results["2"] == results["3"]
     c = np.frombuffer(results["1"], dtype=np.float32).reshape(M, N)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=0, atol=1e-4)
+
+
+# More than three threads' worth of elements (vector_ops.h: 2^16 each), with
+# a tail past every vector width.
+ROWS, COLS = 301, 1001
+ELEMENTS = ROWS * COLS
+X, Y, Z, W = 0x10000000, 0x10400000, 0x10800000, 0x10c00000
+
+
+def test_vector_instructions_give_the_same_bits_on_any_thread_count(tmp_path):
+    rng = np.random.default_rng(18)
+    x = rng.normal(0, 4, ELEMENTS).astype(np.float32)
+    w = rng.uniform(-1, 1, COLS).astype(np.float32)
+    (tmp_path / "x.bin").write_bytes(x.tobytes())
+    (tmp_path / "w.bin").write_bytes(w.tobytes())
+    program = tmp_path / "k.npuasm"
+    # EXP and ADD over the elements; SILU on bf16 (the recipe runner);
+    # SOFTMAX and RMSNORM over rows; each into its own buffer.
+    program.write_text(f""".text
+    exp {Y:#x}, {X:#x}, {ELEMENTS}
+    add {Y:#x}, {Y:#x}, {X:#x}, 1, {ELEMENTS}, alpha=0.5
+    silu {Z:#x}, {X:#x}, {ELEMENTS}, dtype=bf16
+    softmax {W:#x}, {X:#x}, {ROWS}, {COLS}, scale=0.5
+    rmsnorm {W + ROWS * COLS * 4:#x}, {X:#x}, {X + ROWS * COLS * 4:#x}, 0, {ROWS}, {COLS}, 1e-6, use_weight
+    halt
+""")
+    dumps = {"y": (Y, ELEMENTS * 4), "z": (Z, ELEMENTS * 2), "w": (W, 2 * ROWS * COLS * 4)}
+    results = {}
+    for threads in ("1", "2", "3"):
+        command = [tool("npu-sim"), program, "--load", f"{tmp_path / 'x.bin'}@{X:#x}",
+                   "--load", f"{tmp_path / 'w.bin'}@{X + ROWS * COLS * 4:#x}"]
+        for name, (address, size) in dumps.items():
+            command += ["--dump", f"{address:#x}:{size}:{tmp_path / (name + threads + '.bin')}"]
+        result = run(command, env=dict(os.environ, NPU_ISS_THREADS=threads))
+        assert result.returncode == 0, result.stderr
+        results[threads] = [(tmp_path / (name + threads + ".bin")).read_bytes() for name in dumps]
+    assert results["1"] == results["2"] == results["3"]
+    y = np.frombuffer(results["1"][0], dtype=np.float32)
+    np.testing.assert_allclose(y, np.exp(x.astype(np.float64)) + 0.5 * x, rtol=1e-5, atol=1e-6)
+    softmax = np.frombuffer(results["1"][2], dtype=np.float32)[:ROWS * COLS].reshape(ROWS, COLS)
+    np.testing.assert_allclose(softmax.sum(axis=1), 1, rtol=1e-5)

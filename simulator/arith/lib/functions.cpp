@@ -15,8 +15,17 @@ bool hostHasAvx2Fma() {
   return supported;
 }
 
+bool hostHasAvx512() {
+  static const bool supported =
+      hostHasAvx2Fma() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return supported;
+}
+
 Implementation fastestImplementation() {
-  return hostHasAvx2Fma() ? Implementation::Avx2 : Implementation::Reference;
+  static const Implementation fastest = hostHasAvx512()    ? Implementation::Avx512
+                                        : hostHasAvx2Fma() ? Implementation::Avx2
+                                                           : Implementation::Reference;
+  return fastest;
 }
 
 const char *implementationName(Implementation impl) {
@@ -24,6 +33,7 @@ const char *implementationName(Implementation impl) {
   case Implementation::Reference: return "reference";
   case Implementation::HostScalar: return "host-scalar";
   case Implementation::Avx2: return "avx2";
+  case Implementation::Avx512: return "avx512";
   }
   return "?";
 }
@@ -39,6 +49,8 @@ void checkArity(Program program, size_t given) {
 }
 
 void checkHost(Implementation impl) {
+  if (impl == Implementation::Avx512 && !hostHasAvx512())
+    throw std::runtime_error("the avx512 implementation needs a CPU with AVX-512 F and DQ");
   if (impl != Implementation::Reference && !hostHasAvx2Fma())
     throw std::runtime_error(std::string("the ") + implementationName(impl) +
                              " implementation needs a CPU with AVX2 and FMA");
@@ -62,7 +74,9 @@ void apply(Program program, std::span<const Operand> inputs, float *dst, size_t 
     return;
   }
   FloatEnvGuard env;
-  if (impl == Implementation::Avx2)
+  if (impl == Implementation::Avx512)
+    detail::applyAvx512(program, inputs, dst, n);
+  else if (impl == Implementation::Avx2)
     detail::applyAvx2(program, inputs, dst, n);
   else
     detail::applyHostScalar(program, inputs, dst, n);
@@ -85,6 +99,10 @@ uint32_t evaluate(Program program, std::span<const uint32_t> inputs, Implementat
   case Implementation::Avx2: {
     FloatEnvGuard env;
     return detail::evaluateAvx2(program, inputs);
+  }
+  case Implementation::Avx512: {
+    FloatEnvGuard env;
+    return detail::evaluateAvx512(program, inputs);
   }
   }
   return 0;

@@ -21,9 +21,11 @@ __m256i tailMask(size_t remaining) {
 }
 
 // Loads 8 elements of each input (or broadcasts it) and stores the result;
-// Broadcast is a bit set of the inputs that are scalars.
+// Broadcast is a bit set of the inputs that are scalars. Flattened: a
+// program called per vector, its constants rebuilt on every call, would
+// cost more than its arithmetic.
 template <size_t N, unsigned Broadcast, class F>
-void avx2Loop(F program, const Operand *in, float *dst, size_t n) {
+__attribute__((flatten)) void avx2Loop(F program, const Operand *in, float *dst, size_t n) {
   __m256 scalars[N > 0 ? N : 1];
   for (size_t k = 0; k < N; ++k)
     if (Broadcast & (1u << k))

@@ -1,5 +1,6 @@
-// Entry points of the translation unit compiled with -mavx2 -mfma. Callers
-// must have checked hostHasAvx2Fma() and installed FloatEnvGuard.
+// Entry points of the translation units compiled with -mavx2 -mfma and with
+// -mavx512f -mavx512dq. Callers must have checked hostHasAvx2Fma() (resp.
+// hostHasAvx512()) and installed FloatEnvGuard.
 #pragma once
 
 #include "npu/arith/functions.h"
@@ -21,5 +22,7 @@ void applyAvx2(Program program, std::span<const Operand> inputs, float *dst, siz
 void applyHostScalar(Program program, std::span<const Operand> inputs, float *dst, size_t n);
 uint32_t evaluateHostScalar(Program program, std::span<const uint32_t> inputs);
 uint32_t evaluateAvx2(Program program, std::span<const uint32_t> inputs);
+void applyAvx512(Program program, std::span<const Operand> inputs, float *dst, size_t n);
+uint32_t evaluateAvx512(Program program, std::span<const uint32_t> inputs);
 
 } // namespace npu::arith::detail

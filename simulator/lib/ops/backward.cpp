@@ -151,7 +151,7 @@ template <class Op> void pointwise(ExecContext &ctx, const Op &op) {
   inputs[1] = each(dy);
   for (size_t i = 0; i < scalars.size(); ++i)
     inputs[2 + i] = every(&scalars[i]);
-  arith::apply(program, inputs, dx, op.n);
+  applyOnThreads(program, inputs, dx, op.n);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
-// SOFTMAX, RMSNORM and LAYERNORM, row by row, in the step order of docs/arith.md.
+// SOFTMAX, RMSNORM and LAYERNORM, row by row, in the step order of docs/arith.md;
+// large packets split their rows over host threads (vector_ops.h).
 // The f32 forms have fast paths here; bf16 and f16 run the record's recipe
 // on the typed streams (recipe_runner.h), as the RTL vector engine does.
 #include "../arith_util.h"
@@ -27,28 +28,30 @@ void execute(ExecContext &ctx, const isa::inst::Softmax &op) {
   float *dst = ctx.write<float>(op.dst, n).data();
   const float scale = op.scale;
   const float minusInfinity = -std::numeric_limits<float>::infinity();
-  std::vector<float> z(op.cols), e(op.cols);
-  for (uint64_t i = 0; i < op.rows; ++i) {
-    // z = scale * x, with masked columns at -inf.
-    map(Program::Mul, {each(src + i * op.cols), every(&scale)}, z.data(), op.cols);
-    if (op.causal) {
-      const int64_t last = static_cast<int64_t>(i) + op.offset; // last visible column
-      for (int64_t j = std::max<int64_t>(last + 1, 0); j < static_cast<int64_t>(op.cols); ++j)
-        z[static_cast<size_t>(j)] = minusInfinity;
+  forRowRanges(op.rows, op.cols, [&](uint64_t first, uint64_t end) {
+    std::vector<float> z(op.cols), e(op.cols);
+    for (uint64_t i = first; i < end; ++i) {
+      // z = scale * x, with masked columns at -inf.
+      map(Program::Mul, {each(src + i * op.cols), every(&scale)}, z.data(), op.cols);
+      if (op.causal) {
+        const int64_t last = static_cast<int64_t>(i) + op.offset; // last visible column
+        for (int64_t j = std::max<int64_t>(last + 1, 0); j < static_cast<int64_t>(op.cols); ++j)
+          z[static_cast<size_t>(j)] = minusInfinity;
+      }
+      const float m = laneMax(z.data(), op.cols);
+      map(Program::Sub, {each(z.data()), every(&m)}, z.data(), op.cols); // z - m
+      map(Program::Exp, {each(z.data())}, e.data(), op.cols);
+      const float s = laneSum(e.data(), op.cols);
+      float *out = dst + i * op.cols;
+      if (op.log) {
+        const float logS = scalar(Program::Log, {s});
+        map(Program::Sub, {each(z.data()), every(&logS)}, out, op.cols);
+      } else {
+        const float inverse = scalar(Program::Recip, {s});
+        map(Program::Mul, {each(e.data()), every(&inverse)}, out, op.cols);
+      }
     }
-    const float m = laneMax(z.data(), op.cols);
-    map(Program::Sub, {each(z.data()), every(&m)}, z.data(), op.cols); // z - m
-    map(Program::Exp, {each(z.data())}, e.data(), op.cols);
-    const float s = laneSum(e.data(), op.cols);
-    float *out = dst + i * op.cols;
-    if (op.log) {
-      const float logS = scalar(Program::Log, {s});
-      map(Program::Sub, {each(z.data()), every(&logS)}, out, op.cols);
-    } else {
-      const float inverse = scalar(Program::Recip, {s});
-      map(Program::Mul, {each(e.data()), every(&inverse)}, out, op.cols);
-    }
-  }
+  });
 }
 
 Work work(const isa::inst::Rmsnorm &op) {
@@ -65,19 +68,22 @@ void execute(ExecContext &ctx, const isa::inst::Rmsnorm &op) {
   float *dst = ctx.write<float>(op.dst, n).data();
   const float inverseCols = scalar(Program::Recip, {static_cast<float>(op.cols)});
   const float eps = op.eps;
-  std::vector<float> squares(op.cols);
-  for (uint64_t i = 0; i < op.rows; ++i) {
-    const float *x = src + i * op.cols;
-    map(Program::Mul, {each(x), each(x)}, squares.data(), op.cols);
-    const float meanSquare = scalar(Program::Mul, {laneSum(squares.data(), op.cols), inverseCols});
-    const float r = scalar(Program::Rsqrt, {scalar(Program::Add, {meanSquare, eps})});
-    float *out = dst + i * op.cols;
-    map(Program::Mul, {each(x), every(&r)}, out, op.cols);
-    if (weight)
-      map(Program::Mul, {each(out), each(weight)}, out, op.cols);
-    if (rstd)
-      rstd[i] = r;
-  }
+  forRowRanges(op.rows, op.cols, [&](uint64_t first, uint64_t end) {
+    std::vector<float> squares(op.cols);
+    for (uint64_t i = first; i < end; ++i) {
+      const float *x = src + i * op.cols;
+      map(Program::Mul, {each(x), each(x)}, squares.data(), op.cols);
+      const float meanSquare =
+          scalar(Program::Mul, {laneSum(squares.data(), op.cols), inverseCols});
+      const float r = scalar(Program::Rsqrt, {scalar(Program::Add, {meanSquare, eps})});
+      float *out = dst + i * op.cols;
+      map(Program::Mul, {each(x), every(&r)}, out, op.cols);
+      if (weight)
+        map(Program::Mul, {each(out), each(weight)}, out, op.cols);
+      if (rstd)
+        rstd[i] = r;
+    }
+  });
 }
 
 Work work(const isa::inst::Layernorm &op) {
@@ -96,25 +102,27 @@ void execute(ExecContext &ctx, const isa::inst::Layernorm &op) {
   float *dst = ctx.write<float>(op.dst, n).data();
   const float inverseCols = scalar(Program::Recip, {static_cast<float>(op.cols)});
   const float eps = op.eps;
-  std::vector<float> centred(op.cols), squares(op.cols);
-  for (uint64_t i = 0; i < op.rows; ++i) {
-    const float *x = src + i * op.cols;
-    const float mean = scalar(Program::Mul, {laneSum(x, op.cols), inverseCols});
-    map(Program::Sub, {each(x), every(&mean)}, centred.data(), op.cols);
-    map(Program::Mul, {each(centred.data()), each(centred.data())}, squares.data(), op.cols);
-    const float variance = scalar(Program::Mul, {laneSum(squares.data(), op.cols), inverseCols});
-    const float r = scalar(Program::Rsqrt, {scalar(Program::Add, {variance, eps})});
-    float *out = dst + i * op.cols;
-    map(Program::Mul, {each(centred.data()), every(&r)}, out, op.cols);
-    if (weight)
-      map(Program::Mul, {each(out), each(weight)}, out, op.cols);
-    if (bias)
-      map(Program::Add, {each(out), each(bias)}, out, op.cols);
-    if (stats) {
-      stats[2 * i] = mean;
-      stats[2 * i + 1] = r;
+  forRowRanges(op.rows, op.cols, [&](uint64_t first, uint64_t end) {
+    std::vector<float> centred(op.cols), squares(op.cols);
+    for (uint64_t i = first; i < end; ++i) {
+      const float *x = src + i * op.cols;
+      const float mean = scalar(Program::Mul, {laneSum(x, op.cols), inverseCols});
+      map(Program::Sub, {each(x), every(&mean)}, centred.data(), op.cols);
+      map(Program::Mul, {each(centred.data()), each(centred.data())}, squares.data(), op.cols);
+      const float variance = scalar(Program::Mul, {laneSum(squares.data(), op.cols), inverseCols});
+      const float r = scalar(Program::Rsqrt, {scalar(Program::Add, {variance, eps})});
+      float *out = dst + i * op.cols;
+      map(Program::Mul, {each(centred.data()), every(&r)}, out, op.cols);
+      if (weight)
+        map(Program::Mul, {each(out), each(weight)}, out, op.cols);
+      if (bias)
+        map(Program::Add, {each(out), each(bias)}, out, op.cols);
+      if (stats) {
+        stats[2 * i] = mean;
+        stats[2 * i + 1] = r;
+      }
     }
-  }
+  });
 }
 
 } // namespace npu::sim

@@ -33,7 +33,7 @@ template <class Op> void unary(ExecContext &ctx, const Op &op) {
   inputs[0] = each(src);
   for (size_t i = 0; i < scalars.size(); ++i)
     inputs[1 + i] = every(&scalars[i]);
-  arith::apply(program, inputs, dst, op.n);
+  applyOnThreads(program, inputs, dst, op.n);
 }
 
 } // namespace

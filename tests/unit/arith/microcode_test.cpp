@@ -43,6 +43,16 @@ std::vector<Program> allPrograms() {
   return all;
 }
 
+// The host implementations this CPU can run (the reference excluded).
+std::vector<Implementation> hostImplementations() {
+  std::vector<Implementation> impls;
+  if (hostHasAvx2Fma())
+    impls.insert(impls.end(), {Implementation::HostScalar, Implementation::Avx2});
+  if (hostHasAvx512())
+    impls.push_back(Implementation::Avx512);
+  return impls;
+}
+
 // Evaluates `program` on columns of inputs with one implementation.
 std::vector<uint32_t> run(Program program, const std::vector<std::vector<uint32_t>> &columns,
                           Implementation impl) {
@@ -91,20 +101,21 @@ TEST_P(MicrocodeTest, ImplementationsAgreeBitForBit) {
   const Program program = GetParam();
   auto columns = inputsFor(program, 200'000, 10 + static_cast<uint64_t>(program));
   std::vector<uint32_t> reference = run(program, columns, Implementation::Reference);
-  std::vector<uint32_t> scalar = run(program, columns, Implementation::HostScalar);
-  std::vector<uint32_t> avx2 = run(program, columns, Implementation::Avx2);
-  int failures = 0;
-  for (size_t i = 0; i < reference.size(); ++i) {
-    if ((scalar[i] != reference[i] || avx2[i] != reference[i]) && ++failures <= 10) {
-      std::string args;
-      for (const auto &c : columns)
-        args += (args.empty() ? "" : ", ") + hex(c[i]);
-      ADD_FAILURE() << programInfo(program).name << "(" << args << "): reference "
-                    << hex(reference[i]) << ", host scalar " << hex(scalar[i]) << ", avx2 "
-                    << hex(avx2[i]);
+  for (Implementation impl : hostImplementations()) {
+    std::vector<uint32_t> host = run(program, columns, impl);
+    int failures = 0;
+    for (size_t i = 0; i < reference.size(); ++i) {
+      if (host[i] != reference[i] && ++failures <= 10) {
+        std::string args;
+        for (const auto &c : columns)
+          args += (args.empty() ? "" : ", ") + hex(c[i]);
+        ADD_FAILURE() << programInfo(program).name << "(" << args << "): reference "
+                      << hex(reference[i]) << ", " << implementationName(impl) << " "
+                      << hex(host[i]);
+      }
     }
+    EXPECT_EQ(failures, 0) << implementationName(impl);
   }
-  EXPECT_EQ(failures, 0);
 }
 
 TEST_P(MicrocodeTest, EvaluateMatchesApply) {
@@ -116,10 +127,8 @@ TEST_P(MicrocodeTest, EvaluateMatchesApply) {
     for (const auto &c : columns)
       in.push_back(c[i]);
     ASSERT_EQ(evaluate(program, in), reference[i]) << programInfo(program).name;
-    if (hostHasAvx2Fma()) {
-      ASSERT_EQ(evaluate(program, in, Implementation::HostScalar), reference[i]);
-      ASSERT_EQ(evaluate(program, in, Implementation::Avx2), reference[i]);
-    }
+    for (Implementation impl : hostImplementations())
+      ASSERT_EQ(evaluate(program, in, impl), reference[i]) << implementationName(impl);
   }
 }
 
@@ -137,11 +146,12 @@ TEST(Microcode, ArityIsChecked) {
 }
 
 TEST(Microcode, BroadcastOperandsAndTails) {
-  // Every length up to three vectors, a broadcast divisor, in place.
-  for (Implementation impl : {Implementation::Reference, Implementation::Avx2}) {
-    if (impl != Implementation::Reference && !hostHasAvx2Fma())
-      continue;
-    for (size_t n = 0; n <= 24; ++n) {
+  // Every length up to three vectors of the widest, a broadcast divisor, in
+  // place.
+  std::vector<Implementation> impls = hostImplementations();
+  impls.push_back(Implementation::Reference);
+  for (Implementation impl : impls) {
+    for (size_t n = 0; n <= 48; ++n) {
       std::vector<float> a(n), out(n);
       for (size_t i = 0; i < n; ++i)
         a[i] = static_cast<float>(i) + 0.5f;
@@ -155,6 +165,36 @@ TEST(Microcode, BroadcastOperandsAndTails) {
         EXPECT_EQ(a[i], -(static_cast<float>(i) + 0.5f));
     }
   }
+}
+
+TEST(Microcode, MisalignedTailsAgreeWithReference) {
+  // Every length class of the vector loops (empty, tails, whole vectors and
+  // a tail), from every word offset of a cache line's first vector, with
+  // broadcast and element operands mixed.
+  OperandSource src(7);
+  std::vector<uint32_t> a(80), b(80);
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = src.mixed();
+    b[i] = src.mixed();
+  }
+  const auto asFloats = [](const std::vector<uint32_t> &v, size_t offset) {
+    return reinterpret_cast<const float *>(v.data() + offset);
+  };
+  for (Implementation impl : hostImplementations())
+    for (Program program : {Program::Exp, Program::Sigmoid, Program::Pow, Program::Div})
+      for (size_t offset = 0; offset < 16; offset += 3)
+        for (size_t n = 0; n + offset <= 64; ++n)
+          for (bool broadcastB : {false, true}) {
+            std::vector<Operand> in = {{asFloats(a, offset)}};
+            if (programInfo(program).numInputs == 2)
+              in.push_back({asFloats(b, offset), broadcastB});
+            std::vector<uint32_t> want(n + 1, 0xdeadbeefu), got(n + 1, 0xdeadbeefu);
+            apply(program, in, reinterpret_cast<float *>(want.data()), n,
+                  Implementation::Reference);
+            apply(program, in, reinterpret_cast<float *>(got.data()), n, impl);
+            ASSERT_EQ(got, want) << programInfo(program).name << " on " << implementationName(impl)
+                                 << ", n " << n << ", offset " << offset;
+          }
 }
 
 // The binary32 result the spec gives an exact value (here: a double that is
@@ -403,9 +443,8 @@ TEST(Microcode, CastProgramsReadIntegersAsBits) {
       {Program::F2lzhi, {0x4f800000}, 1},
       {Program::Abs, {0x00000001}, 0},
   };
-  std::vector<Implementation> impls = {Implementation::Reference};
-  if (hostHasAvx2Fma())
-    impls.insert(impls.end(), {Implementation::HostScalar, Implementation::Avx2});
+  std::vector<Implementation> impls = hostImplementations();
+  impls.push_back(Implementation::Reference);
   for (Implementation impl : impls)
     for (const Case &c : cases)
       EXPECT_EQ(evaluate(c.program, c.in, impl), c.want)

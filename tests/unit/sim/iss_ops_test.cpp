@@ -267,6 +267,78 @@ TEST(IssOps, UnaryFunctions) {
   }
 }
 
+// Packets large enough that the ISS splits them over its host threads
+// (NPU_ISS_THREADS, by default every core; vector_ops.h): ranges of
+// elements, whole rows of the row instructions, the recipe runner's steps.
+// Each part computes its elements as one thread would, so the reference
+// model's bits come out whatever the split. The lengths leave a tail past
+// every vector width.
+TEST(IssOps, LargePacketsSplitOverThreadsAgreeWithTheReferenceModel) {
+  constexpr uint32_t kElements = 3 * (1u << 16) + 77, kRows = 301, kCols = 1001;
+  {
+    Twin twin(4100);
+    isa::inst::Add add;
+    add.rows = 3;
+    add.cols = kElements / 3;
+    add.a = twin.floats(uint64_t(add.rows) * add.cols);
+    add.b = twin.floats(uint64_t(add.rows) * add.cols);
+    add.dst = add.a;
+    add.alpha = 0.75f;
+    twin.runAndCompare(validPacketOf(add), "ADD in place, alpha 0.75");
+  }
+  for (isa::DType type : {isa::DType::f32, isa::DType::bf16}) {
+    Twin twin(4101);
+    isa::inst::Exp exp;
+    exp.n = kElements;
+    exp.dtype = type;
+    exp.src = twin.floats(kElements, 25);
+    exp.dst = twin.floats(kElements);
+    twin.runAndCompare(validPacketOf(exp), "EXP");
+    isa::inst::Silu silu;
+    silu.n = kElements;
+    silu.dtype = type;
+    silu.src = exp.src;
+    silu.dst = silu.src;
+    twin.runAndCompare(validPacketOf(silu), "SILU in place");
+  }
+  for (isa::DType type : {isa::DType::f32, isa::DType::f16}) {
+    Twin twin(4102);
+    isa::inst::Softmax softmax;
+    softmax.rows = kRows;
+    softmax.cols = kCols;
+    softmax.dtype = type;
+    softmax.scale = 0.5f;
+    softmax.causal = true;
+    softmax.offset = 600;
+    softmax.src = twin.floats(uint64_t(kRows) * kCols, 2);
+    softmax.dst = twin.floats(uint64_t(kRows) * kCols);
+    twin.runAndCompare(validPacketOf(softmax), "SOFTMAX causal");
+    isa::inst::Rmsnorm rmsnorm;
+    rmsnorm.rows = kRows;
+    rmsnorm.cols = kCols;
+    rmsnorm.dtype = type;
+    rmsnorm.eps = 1e-6f;
+    rmsnorm.use_weight = rmsnorm.write_rstd = true;
+    rmsnorm.src = softmax.src;
+    rmsnorm.weight = twin.floats(kCols, 2);
+    rmsnorm.rstd = twin.floats(kRows);
+    rmsnorm.dst = twin.floats(uint64_t(kRows) * kCols);
+    twin.runAndCompare(validPacketOf(rmsnorm), "RMSNORM");
+    isa::inst::Layernorm layernorm;
+    layernorm.rows = kRows;
+    layernorm.cols = kCols;
+    layernorm.dtype = type;
+    layernorm.eps = 1e-5f;
+    layernorm.use_weight = layernorm.use_bias = layernorm.write_stats = true;
+    layernorm.src = softmax.src;
+    layernorm.weight = rmsnorm.weight;
+    layernorm.bias = twin.floats(kCols, 2);
+    layernorm.stats = twin.floats(2 * kRows);
+    layernorm.dst = layernorm.src;
+    twin.runAndCompare(validPacketOf(layernorm), "LAYERNORM in place");
+  }
+}
+
 TEST(IssOps, Reductions) {
   const auto runCase = []<class Op>(std::type_identity<Op>, int t) {
     Twin twin(700 + t);

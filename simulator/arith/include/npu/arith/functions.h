@@ -17,11 +17,14 @@ enum class Implementation {
   Reference,  // integer-only golden model (npu/arith/softfloat.h), one element at a time
   HostScalar, // host FPU, one element at a time (needs AVX2 and FMA)
   Avx2,       // host FPU, 8 elements at a time (needs AVX2 and FMA)
+  Avx512,     // host FPU, 16 elements at a time (needs AVX-512 F and DQ besides)
 };
 
 // Whether this CPU can run HostScalar and Avx2.
 bool hostHasAvx2Fma();
-// Avx2 when the host has it, else Reference.
+// Whether this CPU can run Avx512 (and so every other implementation).
+bool hostHasAvx512();
+// Avx512, else Avx2, whichever the host has first; else Reference.
 Implementation fastestImplementation();
 const char *implementationName(Implementation impl);
 
@@ -36,8 +39,8 @@ struct Operand {
 // dst[i] = program(inputs[0][i], inputs[1][i], ...) for i < n, with
 // inputs.size() == microcode::kPrograms[program].numInputs (checked: throws
 // std::invalid_argument). dst may alias an input that is not broadcast.
-// Installs FloatEnvGuard itself; throws std::runtime_error when `impl` needs
-// AVX2 and FMA and the host lacks them.
+// Installs FloatEnvGuard itself; throws std::runtime_error when the host
+// lacks the instructions `impl` needs.
 void apply(Program program, std::span<const Operand> inputs, float *dst, size_t n,
            Implementation impl = fastestImplementation());
 
