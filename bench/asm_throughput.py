@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+import machine
+
 
 def npu_source(lines, rng):
     out = [
@@ -87,24 +89,6 @@ def x86_source(lines, rng):
 
 # Issue 17's target for npu-as lines/s over GNU as lines/s.
 TARGET_RATIO = 1.5
-# The ISA extensions worth naming (of /proc/cpuinfo's flags).
-EXTENSIONS = ("sse4_2", "avx", "fma", "avx2", "bmi2", "avx512f", "avx512bw", "avx512vl")
-
-
-def machine():
-    model, flags = "?", set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "model name":
-                    model = value.strip()
-                elif key.strip() == "flags":
-                    flags = set(value.split())
-    except OSError:
-        pass
-    return {"cpu": model, "hardware_threads": os.cpu_count(),
-            "isa_extensions": [e for e in EXTENSIONS if e in flags]}
 
 
 def load_average():
@@ -150,10 +134,9 @@ def main():
         sys.exit(f"asm_throughput: --reference {args.reference} is not an executable")
     if not shutil.which("as"):
         sys.exit("asm_throughput: GNU as (binutils) is needed as the baseline")
-    host = machine()
+    host = machine.describe()
     load_before = load_average()
-    print(f"CPU: {host['cpu']}, {host['hardware_threads']} hardware threads; ISA extensions: "
-          f"{' '.join(host['isa_extensions']) or '?'}; load average {load_before}")
+    print(machine.line())
     print(f"{args.lines:,} lines, best of {args.runs} runs")
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:

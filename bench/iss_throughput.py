@@ -32,33 +32,14 @@ import subprocess
 import sys
 import time
 
+import machine
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 # The rows whose numpy baseline is float32 sgemm on inputs widened from a 16-bit type.
 WIDENED = ("matmul_bf16_1024", "matmul_f16_1024")
 # The rows of the ISS's GEMM kernel alone (no packet checks, no cycle model)
 # and the numpy row each compares with.
 KERNEL_ROWS = {"gemm_kernel_512": "matmul_512", "gemm_kernel_1024": "matmul_1024"}
-
-
-# The ISA extensions worth naming for a GEMM (of /proc/cpuinfo's flags).
-EXTENSIONS = ("sse4_2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl",
-              "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16")
-
-
-def machine() -> str:
-    model, flags = "?", set()
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                model = value.strip()
-            elif key.strip() == "flags":
-                flags = set(value.split())
-    except OSError:
-        pass
-    extensions = " ".join(e for e in EXTENSIONS if e in flags) or "?"
-    return (f"CPU: {model}, {os.cpu_count()} hardware threads; ISA extensions: {extensions}; "
-            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def numpy_baseline(threads: int, widened: bool) -> dict:
@@ -146,8 +127,8 @@ def main() -> None:
                         help="also write the raw figures (both sides, ratios, machine) here")
     args = parser.parse_args()
     build = pathlib.Path(args.build)
-    print(machine())
-    report = {"machine": machine(), "load_average_before": os.getloadavg(), "runs": []}
+    print(machine.line())
+    report = {"machine": machine.describe(), "load_average_before": os.getloadavg(), "runs": []}
     for threads in (1, 2):
         iss_runs, base_runs, hosts, blas = [], [], [], None
         for _ in range(args.repeats):
