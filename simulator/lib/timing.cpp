@@ -441,8 +441,11 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
   Traffic periodTraffic;
   for (uint64_t k = 0; k < chunks; ++k) {
     if (repeats && k % period == 0) {
-      if (k + period > steadyChunks || firstDone_ > c || (grant_ < 1e299 && portFree_ > c)) {
+      if (k + period > steadyChunks) {
         repeats = false;
+      } else if (firstDone_ > c || (grant_ < 1e299 && portFree_ > c)) {
+        // A time before `c` that the shift would not move still counts.
+        periodBefore.reset();
       } else {
         ChunkState state = chunkState(k, c, readerFree, slotDone, reads, writes);
         if (periodBefore && state.settled && state == *periodBefore) {
