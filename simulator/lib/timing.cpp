@@ -164,8 +164,10 @@ uint64_t stepCycles(uint16_t first, uint16_t count) {
 class VectorEngine {
 public:
   VectorEngine(const isa::recipe::Recipe &r, const isa::Instruction &decoded, Port &port,
-               const MemoryTiming &memory, uint64_t nextFetch, std::span<const uint32_t> indexRows)
-      : r_(r), decoded_(decoded), port_(port), indexRows_(indexRows), latency_(memory.latency),
+               const MemoryTiming &memory, uint64_t nextFetch, std::span<const uint32_t> indexRows,
+               bool extrapolate)
+      : r_(r), decoded_(decoded), port_(port), indexRows_(indexRows), extrapolate_(extrapolate),
+        latency_(memory.latency),
         wait_(memory.stallPercent ? double(memory.stallPercent) / double(100 - memory.stallPercent)
                                   : 0.0),
         beat_(memory.beatCycles() + wait_), nextFetch_(double(nextFetch)) {
@@ -186,13 +188,31 @@ private:
   struct Write {
     uint64_t address, bytes;
     double lastBeat, done;
-    unsigned slot; // of the output buffers its beats leave
+    unsigned slot;   // of the output buffers its beats leave
+    unsigned stream; // 4 + the output stream, or kNoStream
+    bool operator==(const Write &) const = default;
   };
+  static constexpr unsigned kNoStream = 7;
+  // What decides a pass's further chunks from chunk `k` on: the times
+  // relative to the steps' cycle, the addresses relative to the chunk's,
+  // the slots relative to the ones chunk k uses.
+  struct ChunkState {
+    double readerFree, readFollow, readData;
+    std::array<double, 3> readDone, slotDone;
+    std::vector<double> readAccepts;
+    std::vector<Write> writes;
+    bool settled = true; // no write before a pass that writes none may still delay it
+    bool operator==(const ChunkState &) const = default;
+  };
+  ChunkState chunkState(uint64_t k, double c, double readerFree,
+                        const std::array<double, kSlots> &slotDone, bool reads, bool writes) const;
+  // Whether chunks of the pass may be advanced by whole periods.
+  bool periodic(uint64_t row, unsigned reads, unsigned writes) const;
 
   // A read the engine raises at `t`; the cycle its done pulses.
   double read(double t, uint64_t address, uint64_t bytes, bool follows);
   // A write the steps raise at `t`; the cycle the port takes it.
-  double write(double t, uint64_t address, uint64_t bytes);
+  double write(double t, uint64_t address, uint64_t bytes, unsigned stream = kNoStream);
   double afterPrefetch(double t) const { return t >= grant_ && t < portFree_ ? portFree_ : t; }
   // The pass's chunks from `c` (its first S_PASS); the cycle after it.
   double pass(const isa::recipe::Pass &pass, uint64_t row, double c);
@@ -233,6 +253,7 @@ private:
   const isa::Instruction &decoded_;
   Port &port_;
   std::span<const uint32_t> indexRows_; // per row, its index's row (Work::Runs::rows)
+  const bool extrapolate_;
   const double latency_, wait_, beat_;
   double nextFetch_;
   // The read engine: a request may follow the newest from `readFollow`
@@ -273,7 +294,7 @@ double VectorEngine::read(double t, uint64_t address, uint64_t bytes, bool follo
   return readData_;
 }
 
-double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
+double VectorEngine::write(double t, uint64_t address, uint64_t bytes, unsigned stream) {
   port_.add({0, bytes});
   for (;;) {
     double at = afterPrefetch(t);
@@ -308,9 +329,69 @@ double VectorEngine::write(double t, uint64_t address, uint64_t bytes) {
   });
   if (writes_.size() == 4)
     writes_.erase(writes_.begin());
-  writes_.push_back({address, bytes, last, response + 1, outputSlot_});
+  writes_.push_back({address, bytes, last, response + 1, outputSlot_, stream});
   firstDone_ = std::min(firstDone_, response + 1);
   return t;
+}
+
+VectorEngine::ChunkState VectorEngine::chunkState(uint64_t k, double c, double readerFree,
+                                                  const std::array<double, kSlots> &slotDone,
+                                                  bool reads, bool writes) const {
+  ChunkState state{};
+  if (reads) {
+    state.readerFree = readerFree - c;
+    state.readFollow = readFollow_ - c;
+    state.readData = readData_ - c;
+    for (unsigned i = 0; i < kSlots; ++i) {
+      state.readDone[i] = readDone_[i] - c;
+      state.slotDone[i] = slotDone[(k + i) % kSlots] - c;
+    }
+  }
+  for (double a : readAccepts_)
+    state.readAccepts.push_back(a - c);
+  for (Write w : writes_) {
+    if (!writes) {
+      // Writes before a pass that writes none only delay its reads, which
+      // are all raised from `c` on: done by then they no longer count.
+      state.settled &= w.done + 1 <= c;
+      continue;
+    }
+    if (w.stream != kNoStream)
+      w.address -= k * kChunk * elementBytes_[w.stream];
+    w.lastBeat -= c;
+    w.done -= c;
+    w.slot ^= outputSlot_;
+    state.writes.push_back(w);
+  }
+  return state;
+}
+
+bool VectorEngine::periodic(uint64_t row, unsigned reads, unsigned writes) const {
+  // The times stay whole numbers of cycles (exact in a double) only
+  // without wait states.
+  if (!extrapolate_ || wait_ != 0)
+    return false;
+  const uint64_t cols = decoded_.operands[r_.cols];
+  const unsigned streams = reads | writes << 4;
+  for (unsigned s = 0; s < 7; ++s) {
+    if (!(streams >> s & 1))
+      continue;
+    // Addresses that wrap would change which requests overlap.
+    const uint64_t start = streamAddress(s, row, 0), bytes = satMul(cols, elementBytes_[s]);
+    if (start > UINT64_MAX - bytes)
+      return false;
+    // A read and a write stream of different element sizes move apart from
+    // chunk to chunk: unless their ranges are disjoint, whether a read waits
+    // for a write is not periodic.
+    for (unsigned w = 4; w < 7 && s < 4; ++w) {
+      if (!(streams >> w & 1) || elementBytes_[w] == elementBytes_[s])
+        continue;
+      const uint64_t other = streamAddress(w, row, 0), otherBytes = satMul(cols, elementBytes_[w]);
+      if (start < other + otherBytes && other < start + bytes)
+        return false;
+    }
+  }
+  return true;
 }
 
 double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
@@ -342,7 +423,70 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
   std::array<double, kSlots> slotDone{};
   for (uint64_t k = 0; reads && k < std::min<uint64_t>(chunks, kSlots); ++k)
     slotDone[k] = readChunk(k, k ? readerFree + 1 : c + 1);
+  constexpr uint64_t kPage = 4096;
+  // A long row's chunks repeat but for where their requests start within a
+  // beat and a 4 KiB page, which repeats every `period` chunks: once the
+  // engine's state (chunkState) after a period is the one before it, the
+  // next periods repeat it, moved by its cycles and bytes. They are skipped
+  // up to the chunks whose reads or writes are short or may let the
+  // prefetch in, which are simulated.
+  uint64_t period = 1;
+  for (unsigned s = 0; s < 7; ++s)
+    if ((reads | writes << 4) >> s & 1)
+      period = std::lcm(period, kPage / std::gcd(kChunk * elementBytes_[s], kPage));
+  const uint64_t steadyChunks = chunks > kSlots + 1 ? chunks - kSlots - 1 : 0;
+  bool repeats = steadyChunks >= 3 * period && periodic(row, reads, writes);
+  std::optional<ChunkState> periodBefore;
+  double periodStart = 0;
+  Traffic periodTraffic;
   for (uint64_t k = 0; k < chunks; ++k) {
+    if (repeats && k % period == 0) {
+      if (k + period > steadyChunks) {
+        repeats = false;
+      } else if (firstDone_ > c || (grant_ < 1e299 && portFree_ > c)) {
+        // A time before `c` that the shift would not move still counts.
+        periodBefore.reset();
+      } else {
+        ChunkState state = chunkState(k, c, readerFree, slotDone, reads, writes);
+        if (periodBefore && state.settled && state == *periodBefore) {
+          const uint64_t periods = (steadyChunks - k) / period;
+          const double shift = double(periods) * (c - periodStart);
+          if (c + shift < 0x1p52) {
+            const Traffic one = port_.traffic() - periodTraffic;
+            port_.add({satMul(periods, one.bytesRead), satMul(periods, one.bytesWritten)});
+            c += shift;
+            if (reads) {
+              readerFree += shift;
+              readFollow_ += shift;
+              readData_ += shift;
+              // Chunk k's slot is k mod kSlots.
+              const std::array<double, kSlots> before = slotDone;
+              for (unsigned i = 0; i < kSlots; ++i) {
+                readDone_[i] += shift;
+                slotDone[(k + periods * period + i) % kSlots] = before[(k + i) % kSlots] + shift;
+              }
+            }
+            for (double &a : readAccepts_)
+              a += shift;
+            if (writes)
+              for (Write &w : writes_) {
+                if (w.stream != kNoStream)
+                  w.address += periods * period * kChunk * elementBytes_[w.stream];
+                w.lastBeat += shift;
+                w.done += shift;
+              }
+            if (p.outputs && periods * period % 2)
+              outputSlot_ ^= 1;
+            k += periods * period;
+          }
+          repeats = false;
+        } else {
+          periodBefore = std::move(state);
+          periodStart = c;
+          periodTraffic = port_.traffic();
+        }
+      }
+    }
     const uint64_t j0 = k * kChunk, length = std::min(kChunk, cols - j0);
     // S_PASS at c; S_IN until the slot's reads are done; the beats of a
     // write from the output slot the steps write.
@@ -368,7 +512,7 @@ double VectorEngine::pass(const isa::recipe::Pass &p, uint64_t row, double c) {
     std::erase_if(readAccepts_, [&](double a) { return a < stepsEnd - 0.5; });
     for (unsigned s = 0; s < 3; ++s)
       if (writes >> s & 1)
-        c = write(c, streamAddress(4 + s, row, j0), elementBytes_[4 + s] * length) + 1;
+        c = write(c, streamAddress(4 + s, row, j0), elementBytes_[4 + s] * length, 4 + s) + 1;
     if (p.outputs)
       outputSlot_ ^= 1;
   }
@@ -593,8 +737,12 @@ uint64_t matrixCycles(const Work &work, Port &port, uint64_t nextFetch, bool mem
     if (!slot.filled || !(slot.request == key) || slot.latency != memoryTiming.latency ||
         slot.bytesPerCycle != memoryTiming.bytesPerCycle ||
         slot.stallPercent != memoryTiming.stallPercent)
-      slot = {key, memoryTiming.latency, memoryTiming.bytesPerCycle, memoryTiming.stallPercent,
-              requestCycles(key), true};
+      slot = {key,
+              memoryTiming.latency,
+              memoryTiming.bytesPerCycle,
+              memoryTiming.stallPercent,
+              requestCycles(key),
+              true};
     return slot.cycles;
   };
   const uint64_t blocksM = ceilDiv(m, BR), blocksN = ceilDiv(n, BR), panels = ceilDiv(k, KC);
@@ -758,7 +906,7 @@ std::optional<uint64_t> vectorLaneCycles(const isa::Instruction &decoded) {
 }
 
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
-                          const MemoryTiming &memory, Prefetch prefetch) {
+                          const MemoryTiming &memory, Prefetch prefetch, bool extrapolate) {
   // Absurd operands give absurd estimates: every sum and product saturates
   // at 2^64-1 rather than wrap to a small count.
   const isa::InstrInfo &info = isa::info(decoded.opcode);
@@ -775,9 +923,9 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
   case isa::Engine::Vector:
     if (const isa::recipe::Recipe *recipe = recipeOf(decoded)) {
       bool prefetched = false;
-      cycles =
-          satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch, work.runs.rows)
-                             .run(prefetched));
+      cycles = satAdd(cycles, VectorEngine(*recipe, decoded, engine, memory, nextFetch,
+                                           work.runs.rows, extrapolate)
+                                  .run(prefetched));
       Traffic traffic = engine.traffic();
       traffic.upperBound =
           recipe->indexSkip >= 0 && int32_t(uint32_t(decoded.operands[recipe->indexSkip])) >= 0;

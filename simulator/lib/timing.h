@@ -38,8 +38,12 @@ struct PacketTiming {
 struct Prefetch {
   bool prefetched = false, prefetching = false;
 };
+// `extrapolate` false simulates every chunk of a vector packet's rows, none
+// from the repeating state of the ones before: the reference the cycle model
+// is tested against (tests/unit/sim/vector_timing_test.cpp).
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
-                          const MemoryTiming &memory, Prefetch prefetch = {});
+                          const MemoryTiming &memory, Prefetch prefetch = {},
+                          bool extrapolate = true);
 
 // The matrix engine's part of packetTiming for `work` (its cycles and
 // requested bytes; `nextFetch`, the cycles of the next packet's fetch when
