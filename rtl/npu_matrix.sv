@@ -319,7 +319,9 @@ module npu_matrix (
       logic [HB-1:0] h;
       w = WB'(j) - beat_first[WB-1:0];
       h = HB'(j) - beat_first[HB-1:0];
-      if (!run_half)
+      if (!mem_rd_valid)
+        beat_word[j] = '0;
+      else if (!run_half)
         beat_word[j] = mem_rd_data[32 * w +: 32];
       else if (32'(run_type) == npu_isa_pkg::DTYPE_BF16)
         beat_word[j] = npu_convert_pkg::widen_bf16(mem_rd_data[16 * h +: 16]);
@@ -339,17 +341,26 @@ module npu_matrix (
                                 : (XB+1)'(mem_wr_addr[XB+2:2] - mem_wr_row_start[XB+2:2]);
   assign store_i = mem_wr_row[TB-1:0];
   assign store_ta = mem_wr_row[XB-1:TB];
+  // The row and its beat are formed only while C is stored (the port takes
+  // the matrix engine's write data only then), so that a Verilated model
+  // skips them in the other cycles.
+  logic storing;
+  assign storing = mstate == M_RUN && run_kind == RUN_C_STORE;
   always_comb begin
+    logic [31:0] value;
+    value = '0;
     for (int x = 0; x < BR; x++)
-      store_row[x] = acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32];
-    for (int h = 0; h < HALVES; h++) begin
-      logic [31:0] value;
-      value = store_row[XB'(h) + store_first[XB-1:0]];
-      mem_wr_data[16*h +: 16] = 32'(out_type) == npu_isa_pkg::DTYPE_BF16
-                                    ? npu_convert_pkg::narrow_bf16(value)
-                                    : npu_convert_pkg::narrow_f16(value);
-    end
-    if (!out_half)
+      store_row[x] = storing ? acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32] : '0;
+    mem_wr_data = '0;
+    if (storing && out_half)
+      for (int h = 0; h < HALVES; h++) begin
+        value = store_row[XB'(h) + store_first[XB-1:0]];
+        if (32'(out_type) == npu_isa_pkg::DTYPE_BF16)
+          mem_wr_data[16*h +: 16] = npu_convert_pkg::narrow_bf16(value);
+        else
+          mem_wr_data[16*h +: 16] = npu_convert_pkg::narrow_f16(value);
+      end
+    else if (storing)
       for (int w = 0; w < WORDS; w++)
         mem_wr_data[32*w +: 32] = store_row[XB'(w) + store_first[XB-1:0]];
   end
@@ -408,25 +419,33 @@ module npu_matrix (
   // Accumulator initialisation: +0 for every tile, or the old C row by row
   // with acc (a beat's elements are in one block row; those of one PE
   // column, in tiles tb, tb + 1, ..., go to its load ports in that order).
+  // (Decoded only while a beat of old C arrives: a Verilated model skips the
+  // array's ports in every other cycle.)
   assign pe_clear = mstate == M_DECIDE && acc_phase == ACC_INIT && !accumulate;
+  logic c_beat;
+  assign c_beat = mstate == M_RUN && run_kind == RUN_C_LOAD && mem_rd_valid;
   always_comb begin
+    int unsigned port;
+    port = 0;
     for (int i = 0; i < T; i++)
       for (int j = 0; j < T; j++) begin
-        int unsigned port;
-        port = 0;
         pe_load[i][j] = '0;
         pe_load_slot[i][j] = '0;
         pe_value[i][j] = '0;
-        for (int ta_load = 0; ta_load < BT; ta_load++)
-          for (int tb_load = 0; tb_load < BT; tb_load++)
-            if (mstate == M_RUN && run_kind == RUN_C_LOAD && port < LOADS &&
-                beat_row == XB'(ta_load * T + i) && beat_hit[tb_load * T + j]) begin
-              pe_load[i][j][port] = 1'b1;
-              pe_load_slot[i][j][SB*port +: SB] = SB'(ta_load * BT + tb_load);
-              pe_value[i][j][32*port +: 32] = beat_word[(tb_load * T + j) % HALVES];
-              port = port + 1;
-            end
       end
+    if (c_beat)
+      for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) begin
+          port = 0;
+          for (int ta_load = 0; ta_load < BT; ta_load++)
+            for (int tb_load = 0; tb_load < BT; tb_load++)
+              if (port < LOADS && beat_row == XB'(ta_load * T + i) && beat_hit[tb_load * T + j]) begin
+                pe_load[i][j][port] = 1'b1;
+                pe_load_slot[i][j][SB*port +: SB] = SB'(ta_load * BT + tb_load);
+                pe_value[i][j][32*port +: 32] = beat_word[(tb_load * T + j) % HALVES];
+                port = port + 1;
+              end
+        end
   end
 
   // All runs of the kind in one request (the port posts the C rows' writes).
