@@ -369,7 +369,41 @@ module npu_matrix (
   // x (A_COL); B[x][c] element c of run x (B_ROW) or element x of run c
   // (B_COL). (C rows go to the PEs, pe_load.) Entries are written at
   // constant positions (no address decoders), and the panels are touched
-  // only in the cycles that load, copy or consume them.
+  // only in the cycles that load, copy or consume them. A beat writes
+  // a_entries[r] of load buffer row r (b_entries[c] of column c): the
+  // elements of the beat in order along a run (A_ROW, B_COL), or element r
+  // (c) of the beat into entry beat_row across the runs (A_COL, B_ROW). A
+  // row is written whole, so that a Verilated model keeps one pending write
+  // per row rather than one per entry.
+  logic [KC-1:0] a_entries [BR];
+  logic [KC-1:0] b_entries [BR];
+  logic [32*HALVES-1:0] beat_words;
+  always_comb begin
+    for (int r = 0; r < BR; r++) begin
+      a_entries[r] = '0;
+      b_entries[r] = '0;
+    end
+    for (int j = 0; j < HALVES; j++) beat_words[32*j +: 32] = beat_word[j];
+    if (mstate == M_RUN && mem_rd_valid)
+      for (int r = 0; r < BR; r++)
+        unique case (run_kind)
+          RUN_A_ROW: if (beat_row == XB'(r)) a_entries[r] = beat_hit[KC-1:0];
+          RUN_A_COL: if (beat_hit[r]) a_entries[r] = KC'(1) << beat_row;
+          RUN_B_ROW: if (beat_hit[r]) b_entries[r] = KC'(1) << beat_row;
+          RUN_B_COL: if (beat_row == XB'(r)) b_entries[r] = beat_hit[KC-1:0];
+          default: ;
+        endcase
+  end
+  // `row` with the entries of `entries` replaced: entry x by word x mod
+  // HALVES of `words` (along a run) or by `word`.
+  function automatic logic [32*KC-1:0] with_entries(input logic [32*KC-1:0] row,
+                                                    input logic [KC-1:0] entries, input logic along,
+                                                    input logic [32*HALVES-1:0] words,
+                                                    input logic [31:0] word);
+    with_entries = row;
+    for (int x = 0; x < KC; x++)
+      if (entries[x]) with_entries[32*x +: 32] = along ? words[32*(x % HALVES) +: 32] : word;
+  endfunction
   always_ff @(posedge clk) begin
     if (take) begin
       for (int r = 0; r < BR; r++) begin
@@ -382,30 +416,15 @@ module npu_matrix (
         b_cur[r] <= b_cur[r] >> 32;
       end
     end
-    if (mstate == M_RUN && mem_rd_valid) begin
-      unique case (run_kind)
-        RUN_A_ROW:
-          for (int r = 0; r < BR; r++)
-            if (beat_row == XB'(r))
-              for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) a_load[r][32*x +: 32] <= beat_word[x % HALVES];
-        RUN_A_COL:
-          for (int r = 0; r < BR; r++)
-            if (beat_hit[r])
-              for (int x = 0; x < KC; x++)
-                if (beat_row == XB'(x)) a_load[r][32*x +: 32] <= beat_word[r % HALVES];
-        RUN_B_ROW:
-          for (int c = 0; c < BR; c++)
-            if (beat_hit[c])
-              for (int x = 0; x < KC; x++)
-                if (beat_row == XB'(x)) b_load[c][32*x +: 32] <= beat_word[c % HALVES];
-        RUN_B_COL:
-          for (int c = 0; c < BR; c++)
-            if (beat_row == XB'(c))
-              for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) b_load[c][32*x +: 32] <= beat_word[x % HALVES];
-        default: ;
-      endcase
+  end
+  for (genvar r = 0; r < BR; r++) begin : g_load_row
+    always_ff @(posedge clk) begin
+      if (|a_entries[r])
+        a_load[r] <= with_entries(a_load[r], a_entries[r], run_kind == RUN_A_ROW, beat_words,
+                                  beat_word[r % HALVES]);
+      if (|b_entries[r])
+        b_load[r] <= with_entries(b_load[r], b_entries[r], run_kind == RUN_B_COL, beat_words,
+                                  beat_word[r % HALVES]);
     end
   end
 
