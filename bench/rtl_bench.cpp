@@ -1,8 +1,6 @@
 // npu-rtl-bench: simulation speed of the Verilated npu_top, in simulated
 // clock cycles per wall-clock second, on a GEMM stream and a softmax
-// stream; prints one JSON object per workload. It is built twice, against a
-// single-threaded model (npu-rtl-bench) and a model Verilated with
-// --threads (npu-rtl-bench-mt); bench/rtl_cycles.py runs both.
+// stream; prints one JSON object per workload (bench/rtl_cycles.py runs it).
 #include "rtl_stream.h"
 
 #include <cstdio>
