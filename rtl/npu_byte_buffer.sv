@@ -42,8 +42,16 @@ module npu_byte_buffer #(
   assign wr_rot = wr_offset[SHIFT-1:0];
   assign wr_row0 = wr_offset[SHIFT+ROW_BITS-1:SHIFT];
   assign wr_row1 = wr_row0 + ROW_BITS'(1);
-  assign wr_rotated = rotate_left(wr_data, wr_rot);
-  assign wr_mask_rotated = rotate_mask(wr_strb, wr_rot);
+  // Rotated only in the cycles that write (a Verilated model then skips the
+  // wide shifts in the others).
+  always_comb begin
+    wr_rotated = '0;
+    wr_mask_rotated = '0;
+    if (wr_en) begin
+      wr_rotated = rotate_left(wr_data, wr_rot);
+      wr_mask_rotated = rotate_mask(wr_strb, wr_rot);
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (wr_en) begin

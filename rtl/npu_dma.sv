@@ -289,18 +289,25 @@ module npu_dma (
   assign element_gap = next_element - mem_rd_addr;
   assign first_offset = 10'(element_gap[5:0]);
   assign pitch_bytes = 10'(pitch[5:0]);
+  // (Only for a beat of a packed run, the one use: a Verilated model skips
+  // the byte multiplexers in every other cycle.)
   always_comb begin
+    logic [4:0] at;             // a byte's place in the beat (when it is packed)
     packed_count = '0;
-    for (int k = 0; k < PACK_MAX; k++) begin
-      if (element_gap < 64'(BEAT_BYTES) && first_offset + 10'(k) * pitch_bytes < 10'(BEAT_BYTES) &&
-          16'(k) < elements_left)
-        packed_count = 5'(k + 1);
-    end
-    for (int j = 0; j < BEAT_BYTES; j++) begin
-      logic [4:0] at;           // the byte's place in the beat (when it is packed)
-      at = 5'(first_offset + 10'(j >> esize_log2) * pitch_bytes + (10'(j) & 10'(element_bytes - 64'd1)));
-      packed_data[8*j +: 8] = mem_rd_data[8*at +: 8];
-      packed_strb[j] = 32'(j >> esize_log2) < 32'(packed_count);
+    packed_data = '0;
+    packed_strb = '0;
+    at = '0;
+    if (buf_wr_en && run_packed) begin
+      for (int k = 0; k < PACK_MAX; k++) begin
+        if (element_gap < 64'(BEAT_BYTES) && first_offset + 10'(k) * pitch_bytes < 10'(BEAT_BYTES) &&
+            16'(k) < elements_left)
+          packed_count = 5'(k + 1);
+      end
+      for (int j = 0; j < BEAT_BYTES; j++) begin
+        at = 5'(first_offset + 10'(j >> esize_log2) * pitch_bytes + (10'(j) & 10'(element_bytes - 64'd1)));
+        packed_data[8*j +: 8] = mem_rd_data[8*at +: 8];
+        packed_strb[j] = 32'(j >> esize_log2) < 32'(packed_count);
+      end
     end
   end
 
@@ -325,12 +332,15 @@ module npu_dma (
   // The index bytes of a beat: each byte at its distance from index_addr.
   logic [63:0] index_captured;
   always_comb begin
+    logic [63:0] distance;
     index_captured = index_value;
-    for (int i = 0; i < npu_isa_pkg::HW_AXI_DATA_BYTES; i++) begin
-      logic [63:0] distance;
-      distance = mem_rd_addr + 64'(i) - index_addr;
-      if (mem_rd_strb[i] && distance < 64'd8) index_captured[8 * distance[2:0] +: 8] = mem_rd_data[8*i +: 8];
-    end
+    distance = '0;
+    // (Only for a beat of the index, the one use.)
+    if (state == S_INDEX && mem_rd_valid)
+      for (int i = 0; i < npu_isa_pkg::HW_AXI_DATA_BYTES; i++) begin
+        distance = mem_rd_addr + 64'(i) - index_addr;
+        if (mem_rd_strb[i] && distance < 64'd8) index_captured[8 * distance[2:0] +: 8] = mem_rd_data[8*i +: 8];
+      end
   end
   logic signed [63:0] index_signed;
   assign index_signed = emb_i64 ? $signed(index_value) : 64'($signed(index_value[31:0]));

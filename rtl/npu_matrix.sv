@@ -319,7 +319,9 @@ module npu_matrix (
       logic [HB-1:0] h;
       w = WB'(j) - beat_first[WB-1:0];
       h = HB'(j) - beat_first[HB-1:0];
-      if (!run_half)
+      if (!mem_rd_valid)
+        beat_word[j] = '0;
+      else if (!run_half)
         beat_word[j] = mem_rd_data[32 * w +: 32];
       else if (32'(run_type) == npu_isa_pkg::DTYPE_BF16)
         beat_word[j] = npu_convert_pkg::widen_bf16(mem_rd_data[16 * h +: 16]);
@@ -339,17 +341,26 @@ module npu_matrix (
                                 : (XB+1)'(mem_wr_addr[XB+2:2] - mem_wr_row_start[XB+2:2]);
   assign store_i = mem_wr_row[TB-1:0];
   assign store_ta = mem_wr_row[XB-1:TB];
+  // The row and its beat are formed only while C is stored (the port takes
+  // the matrix engine's write data only then), so that a Verilated model
+  // skips them in the other cycles.
+  logic storing;
+  assign storing = mstate == M_RUN && run_kind == RUN_C_STORE;
   always_comb begin
+    logic [31:0] value;
+    value = '0;
     for (int x = 0; x < BR; x++)
-      store_row[x] = acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32];
-    for (int h = 0; h < HALVES; h++) begin
-      logic [31:0] value;
-      value = store_row[XB'(h) + store_first[XB-1:0]];
-      mem_wr_data[16*h +: 16] = 32'(out_type) == npu_isa_pkg::DTYPE_BF16
-                                    ? npu_convert_pkg::narrow_bf16(value)
-                                    : npu_convert_pkg::narrow_f16(value);
-    end
-    if (!out_half)
+      store_row[x] = storing ? acc[store_i][x % T][32 * {store_ta, BTB'(x / T)} +: 32] : '0;
+    mem_wr_data = '0;
+    if (storing && out_half)
+      for (int h = 0; h < HALVES; h++) begin
+        value = store_row[XB'(h) + store_first[XB-1:0]];
+        if (32'(out_type) == npu_isa_pkg::DTYPE_BF16)
+          mem_wr_data[16*h +: 16] = npu_convert_pkg::narrow_bf16(value);
+        else
+          mem_wr_data[16*h +: 16] = npu_convert_pkg::narrow_f16(value);
+      end
+    else if (storing)
       for (int w = 0; w < WORDS; w++)
         mem_wr_data[32*w +: 32] = store_row[XB'(w) + store_first[XB-1:0]];
   end
@@ -358,7 +369,41 @@ module npu_matrix (
   // x (A_COL); B[x][c] element c of run x (B_ROW) or element x of run c
   // (B_COL). (C rows go to the PEs, pe_load.) Entries are written at
   // constant positions (no address decoders), and the panels are touched
-  // only in the cycles that load, copy or consume them.
+  // only in the cycles that load, copy or consume them. A beat writes
+  // a_entries[r] of load buffer row r (b_entries[c] of column c): the
+  // elements of the beat in order along a run (A_ROW, B_COL), or element r
+  // (c) of the beat into entry beat_row across the runs (A_COL, B_ROW). A
+  // row is written whole, so that a Verilated model keeps one pending write
+  // per row rather than one per entry.
+  logic [KC-1:0] a_entries [BR];
+  logic [KC-1:0] b_entries [BR];
+  logic [32*HALVES-1:0] beat_words;
+  always_comb begin
+    for (int r = 0; r < BR; r++) begin
+      a_entries[r] = '0;
+      b_entries[r] = '0;
+    end
+    for (int j = 0; j < HALVES; j++) beat_words[32*j +: 32] = beat_word[j];
+    if (mstate == M_RUN && mem_rd_valid)
+      for (int r = 0; r < BR; r++)
+        unique case (run_kind)
+          RUN_A_ROW: if (beat_row == XB'(r)) a_entries[r] = beat_hit[KC-1:0];
+          RUN_A_COL: if (beat_hit[r]) a_entries[r] = KC'(1) << beat_row;
+          RUN_B_ROW: if (beat_hit[r]) b_entries[r] = KC'(1) << beat_row;
+          RUN_B_COL: if (beat_row == XB'(r)) b_entries[r] = beat_hit[KC-1:0];
+          default: ;
+        endcase
+  end
+  // `row` with the entries of `entries` replaced: entry x by word x mod
+  // HALVES of `words` (along a run) or by `word`.
+  function automatic logic [32*KC-1:0] with_entries(input logic [32*KC-1:0] row,
+                                                    input logic [KC-1:0] entries, input logic along,
+                                                    input logic [32*HALVES-1:0] words,
+                                                    input logic [31:0] word);
+    with_entries = row;
+    for (int x = 0; x < KC; x++)
+      if (entries[x]) with_entries[32*x +: 32] = along ? words[32*(x % HALVES) +: 32] : word;
+  endfunction
   always_ff @(posedge clk) begin
     if (take) begin
       for (int r = 0; r < BR; r++) begin
@@ -371,30 +416,15 @@ module npu_matrix (
         b_cur[r] <= b_cur[r] >> 32;
       end
     end
-    if (mstate == M_RUN && mem_rd_valid) begin
-      unique case (run_kind)
-        RUN_A_ROW:
-          for (int r = 0; r < BR; r++)
-            if (beat_row == XB'(r))
-              for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) a_load[r][32*x +: 32] <= beat_word[x % HALVES];
-        RUN_A_COL:
-          for (int r = 0; r < BR; r++)
-            if (beat_hit[r])
-              for (int x = 0; x < KC; x++)
-                if (beat_row == XB'(x)) a_load[r][32*x +: 32] <= beat_word[r % HALVES];
-        RUN_B_ROW:
-          for (int c = 0; c < BR; c++)
-            if (beat_hit[c])
-              for (int x = 0; x < KC; x++)
-                if (beat_row == XB'(x)) b_load[c][32*x +: 32] <= beat_word[c % HALVES];
-        RUN_B_COL:
-          for (int c = 0; c < BR; c++)
-            if (beat_row == XB'(c))
-              for (int x = 0; x < KC; x++)
-                if (beat_hit[x]) b_load[c][32*x +: 32] <= beat_word[x % HALVES];
-        default: ;
-      endcase
+  end
+  for (genvar r = 0; r < BR; r++) begin : g_load_row
+    always_ff @(posedge clk) begin
+      if (|a_entries[r])
+        a_load[r] <= with_entries(a_load[r], a_entries[r], run_kind == RUN_A_ROW, beat_words,
+                                  beat_word[r % HALVES]);
+      if (|b_entries[r])
+        b_load[r] <= with_entries(b_load[r], b_entries[r], run_kind == RUN_B_COL, beat_words,
+                                  beat_word[r % HALVES]);
     end
   end
 
@@ -408,25 +438,33 @@ module npu_matrix (
   // Accumulator initialisation: +0 for every tile, or the old C row by row
   // with acc (a beat's elements are in one block row; those of one PE
   // column, in tiles tb, tb + 1, ..., go to its load ports in that order).
+  // (Decoded only while a beat of old C arrives: a Verilated model skips the
+  // array's ports in every other cycle.)
   assign pe_clear = mstate == M_DECIDE && acc_phase == ACC_INIT && !accumulate;
+  logic c_beat;
+  assign c_beat = mstate == M_RUN && run_kind == RUN_C_LOAD && mem_rd_valid;
   always_comb begin
+    int unsigned port;
+    port = 0;
     for (int i = 0; i < T; i++)
       for (int j = 0; j < T; j++) begin
-        int unsigned port;
-        port = 0;
         pe_load[i][j] = '0;
         pe_load_slot[i][j] = '0;
         pe_value[i][j] = '0;
-        for (int ta_load = 0; ta_load < BT; ta_load++)
-          for (int tb_load = 0; tb_load < BT; tb_load++)
-            if (mstate == M_RUN && run_kind == RUN_C_LOAD && port < LOADS &&
-                beat_row == XB'(ta_load * T + i) && beat_hit[tb_load * T + j]) begin
-              pe_load[i][j][port] = 1'b1;
-              pe_load_slot[i][j][SB*port +: SB] = SB'(ta_load * BT + tb_load);
-              pe_value[i][j][32*port +: 32] = beat_word[(tb_load * T + j) % HALVES];
-              port = port + 1;
-            end
       end
+    if (c_beat)
+      for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) begin
+          port = 0;
+          for (int ta_load = 0; ta_load < BT; ta_load++)
+            for (int tb_load = 0; tb_load < BT; tb_load++)
+              if (port < LOADS && beat_row == XB'(ta_load * T + i) && beat_hit[tb_load * T + j]) begin
+                pe_load[i][j][port] = 1'b1;
+                pe_load_slot[i][j][SB*port +: SB] = SB'(ta_load * BT + tb_load);
+                pe_value[i][j][32*port +: 32] = beat_word[(tb_load * T + j) % HALVES];
+                port = port + 1;
+              end
+        end
   end
 
   // All runs of the kind in one request (the port posts the C rows' writes).

@@ -430,24 +430,52 @@ module npu_vector (
   logic [31:0]   lane_ob_storage [L][P];
   logic [BO-1:0] lane_ob_pos [L][P];
   logic [P-1:0]  lane_ob_in_beat [L];
+  // The ports are placed only in the cycles that move beats (a read beat
+  // for the reader, a write with beats to leave): a Verilated model
+  // evaluates the placement under these conditions, and the buffers use
+  // the ports' other fields only with a write strobe or a beat leaving.
+  logic beat_arriving, beats_leaving;
+  assign beat_arriving = rq_count != '0 && mem_rd_valid;
   for (genvar l = 0; l < L; l++) begin : g_lane
     // The lane's ports, word p's at [2p +: 2], [GB p +: GB] and [32p +: 32].
     logic [P-1:0]    ib_write;
     logic [2*P-1:0]  ib_stream, ob_stream;
     logic [GB*P-1:0] ib_group, ob_group;
     logic [32*P-1:0] ib_data, ob_data;
-    for (genvar p = 0; p < P; p++) begin : g_port
-      logic          in_beat, in_high, out_high;
+    always_comb begin
+      logic          in_beat, in_high;
       logic [BO-1:0] in_pos;
-      assign {in_beat, in_high, ib_group[GB*p +: GB], in_pos} = beat_port(LB'(l), p, rd_offset, rd_size);
-      assign ib_write[p] = rq_count != '0 && mem_rd_valid && in_beat && mem_rd_strb[in_pos];
-      assign ib_stream[2*p +: 2] = rq_stream[rb_head] + 2'(in_high);
-      assign ib_data[32*p +: 32] = lane_form(rd_type, 32'(mem_rd_data >> {in_pos, 3'b000}));
-      assign {lane_ob_in_beat[l][p], out_high, ob_group[GB*p +: GB], lane_ob_pos[l][p]} =
-          beat_port(LB'(l), p, wr_offset, stream_size[wr_stream]);
-      assign ob_stream[2*p +: 2] = 2'(wr_stream - 3'd4) + 2'(out_high);
-      assign lane_ob_storage[l][p] = storage_form(stream_type[wr_stream], ob_data[32*p +: 32]);
+      ib_write = '0;
+      ib_stream = '0;
+      ib_group = '0;
+      ib_data = '0;
+      {in_beat, in_high, in_pos} = '0;
+      if (beat_arriving)
+        for (int p = 0; p < P; p++) begin
+          {in_beat, in_high, ib_group[GB*p +: GB], in_pos} = beat_port(LB'(l), p, rd_offset, rd_size);
+          ib_write[p] = in_beat && mem_rd_strb[in_pos];
+          ib_stream[2*p +: 2] = rq_stream[rb_head] + 2'(in_high);
+          ib_data[32*p +: 32] = lane_form(rd_type, 32'(mem_rd_data >> {in_pos, 3'b000}));
+        end
     end
+    always_comb begin
+      logic out_high;
+      ob_stream = '0;
+      ob_group = '0;
+      lane_ob_in_beat[l] = '0;
+      for (int p = 0; p < P; p++) lane_ob_pos[l][p] = '0;
+      out_high = 1'b0;
+      if (beats_leaving)
+        for (int p = 0; p < P; p++) begin
+          {lane_ob_in_beat[l][p], out_high, ob_group[GB*p +: GB], lane_ob_pos[l][p]} =
+              beat_port(LB'(l), p, wr_offset, stream_size[wr_stream]);
+          ob_stream[2*p +: 2] = 2'(wr_stream - 3'd4) + 2'(out_high);
+        end
+    end
+    always_comb
+      for (int p = 0; p < P; p++)
+        if (beats_leaving) lane_ob_storage[l][p] = storage_form(stream_type[wr_stream], ob_data[32*p +: 32]);
+        else lane_ob_storage[l][p] = '0;
     npu_vector_lane #(.G(G), .NS(NS), .P(P)) u_lane (
       .clk,
       .ib_write, .ib_slot(rq_slot[rb_head]), .ib_stream, .ib_group, .ib_data,
@@ -528,6 +556,7 @@ module npu_vector (
   logic [1:0]  wq_head, wq_tail;
   logic [2:0]  wq_count;
   assign wr_beats_next = wr_beats - 6'(mem_wr_accept);
+  assign beats_leaving = wr_beats != '0;
 
   // The reader's request goes when the port's read engine can take it; the
   // steps' write otherwise (the reader asks at most two chunks ahead). The
@@ -594,7 +623,7 @@ module npu_vector (
         for (int w = 0; w < WORDS; w++)
           mem_wr_data[32*w +: 32] = npu_isa_pkg::dtype_bytes_log2(su_row_store_type[2:0]) == 2'd0
                                     ? {4{row_store_storage[7:0]}} : {2{row_store_storage[15:0]}};
-    end else begin
+    end else if (beats_leaving) begin
       // Every byte of the beat is one lane's (of its element in the chunk):
       // each element's storage form is placed at its position.
       for (int l = 0; l < L; l++)
@@ -624,12 +653,15 @@ module npu_vector (
   logic [31:0] staged_next [8];
   always_comb begin
     logic [255:0] bytes;
+    logic [63:0] distance;
     for (int x = 0; x < 8; x++) bytes[32*x +: 32] = staged[x];
-    for (int i = 0; i < npu_isa_pkg::HW_AXI_DATA_BYTES; i++) begin
-      logic [63:0] distance;
-      distance = mem_rd_addr + 64'(i) - load_addr;
-      if (mem_rd_strb[i] && distance < 64'd32) bytes[{distance[4:0], 3'b000} +: 8] = mem_rd_data[8*i +: 8];
-    end
+    distance = '0;
+    // (Only for a beat of a scalar load, the one use.)
+    if (mem_rd_valid && (state == S_PRE_LOAD || state == S_ROW_LOAD))
+      for (int i = 0; i < npu_isa_pkg::HW_AXI_DATA_BYTES; i++) begin
+        distance = mem_rd_addr + 64'(i) - load_addr;
+        if (mem_rd_strb[i] && distance < 64'd32) bytes[{distance[4:0], 3'b000} +: 8] = mem_rd_data[8*i +: 8];
+      end
     for (int x = 0; x < 8; x++) staged_next[x] = bytes[32*x +: 32];
   end
 
