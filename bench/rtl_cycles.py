@@ -16,28 +16,11 @@ import pathlib
 import subprocess
 import sys
 
+import machine
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 VTA_TSIM_CYCLES_PER_SECOND = 190_000  # published figure, not measured here
 TARGET_CYCLES_PER_SECOND = 1_000_000  # issue 17
-# The ISA extensions worth naming (of /proc/cpuinfo's flags).
-EXTENSIONS = ("sse4_2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl")
-
-
-def machine() -> dict:
-    model, flags = "?", set()
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                model = value.strip()
-            elif key.strip() == "flags":
-                flags = set(value.split())
-    except OSError:
-        pass
-    return {"cpu_model": model, "hardware_threads": os.cpu_count(),
-            "isa_extensions": [e for e in EXTENSIONS if e in flags],
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
-
 
 def run(binary: pathlib.Path, repeat: int) -> list[dict]:
     result = subprocess.run([str(binary), str(repeat)], capture_output=True, text=True, check=True)
@@ -64,10 +47,10 @@ def main() -> int:
         parser.error("--repeat and --runs must be at least 1")
     build = pathlib.Path(args.build_dir)
     subprocess.run(["ninja", "-C", str(build), "npu-rtl-bench"], check=True, stdout=subprocess.DEVNULL)
-    before = machine()
+    before = machine.describe()
     results = best_of(build / "bin" / "npu-rtl-bench", args.repeat, args.runs)
-    after = machine()
-    print(f"CPU: {before['cpu_model']}, {before['hardware_threads']} hardware threads; "
+    after = machine.describe()
+    print(f"CPU: {before['cpu']}, {before['hardware_threads']} hardware threads; "
           f"ISA extensions: {' '.join(before['isa_extensions']) or '?'}; load average "
           f"{' '.join(map(str, before['load_average']))} before, "
           f"{' '.join(map(str, after['load_average']))} after; best of {args.runs} runs")
