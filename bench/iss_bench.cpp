@@ -121,18 +121,15 @@ int main() {
   mul.b = b;
   mul.rows = 1;
   mul.cols = kElements;
-  isa::inst::Exp exp;
-  exp.dst = c;
-  exp.src = a;
-  exp.n = kElements;
-  isa::inst::Sigmoid sigmoid;
-  sigmoid.dst = c;
-  sigmoid.src = a;
-  sigmoid.n = kElements;
-  isa::inst::Silu silu;
-  silu.dst = c;
-  silu.src = a;
-  silu.n = kElements;
+  const auto unary = [&]<class Inst>(Inst op) {
+    op.dst = c;
+    op.src = a;
+    op.n = kElements;
+    return op;
+  };
+  const auto exp = unary(isa::inst::Exp{});
+  const auto sigmoid = unary(isa::inst::Sigmoid{});
+  const auto silu = unary(isa::inst::Silu{});
   // The row instructions on 4096 rows of 1024 (a long sequence's attention
   // scores, a batch of tokens' hidden states); the weight in b.
   constexpr uint32_t kRows = 4096, kCols = 1024;
