@@ -225,18 +225,18 @@ defvar ShiftDoc = " (an amount outside [0, width) gives ";
 def AND : BitwiseOp<"and", 0xb0, "a & b", BitwiseTypes>;
 def OR : BitwiseOp<"or", 0xb1, "a | b", BitwiseTypes>;
 def XOR : BitwiseOp<"xor", 0xb2, "a ^ b", BitwiseTypes>;
-def SHL : BitwiseOp<"shl", 0xb3, "a << b" # ShiftDoc # "0)", ShiftTypes>;
-def SHR : BitwiseOp<"shr", 0xb4, "a >> b, arithmetic" # ShiftDoc # "the sign fill, 0 or -1)",
+def SHL : BitwiseOp<"shl", 0xb3, !strconcat("a << b", ShiftDoc, "0)"), ShiftTypes>;
+def SHR : BitwiseOp<"shr", 0xb4, !strconcat("a >> b, arithmetic", ShiftDoc, "the sign fill, 0 or -1)"),
                     ShiftTypes>;
 def NOT : BitwiseNotOp<"not", 0xb5, BitwiseTypes>;
 def ANDS : BitwiseScalarOp<"ands", 0xb8, "and", 0, "a & s", BitwiseTypes>;
 def ORS : BitwiseScalarOp<"ors", 0xb9, "or", 0, "a | s", BitwiseTypes>;
 def XORS : BitwiseScalarOp<"xors", 0xba, "xor", 0, "a ^ s", BitwiseTypes>;
-def SHLS : BitwiseScalarOp<"shls", 0xbb, "shl", 0, "a << s" # ShiftDoc # "0)", ShiftTypes>;
+def SHLS : BitwiseScalarOp<"shls", 0xbb, "shl", 0, !strconcat("a << s", ShiftDoc, "0)"), ShiftTypes>;
 def SHRS : BitwiseScalarOp<"shrs", 0xbc, "shr", 0,
-                           "a >> s, arithmetic" # ShiftDoc # "the sign fill, 0 or -1)",
+                           !strconcat("a >> s, arithmetic", ShiftDoc, "the sign fill, 0 or -1)"),
                            ShiftTypes>;
-def RSHLS : BitwiseScalarOp<"rshls", 0xbd, "shl", 1, "s << a" # ShiftDoc # "0)", ShiftTypes>;
+def RSHLS : BitwiseScalarOp<"rshls", 0xbd, "shl", 1, !strconcat("s << a", ShiftDoc, "0)"), ShiftTypes>;
 def RSHRS : BitwiseScalarOp<"rshrs", 0xbe, "shr", 1,
-                            "s >> a, arithmetic" # ShiftDoc # "the sign fill, 0 or -1)",
+                            !strconcat("s >> a, arithmetic", ShiftDoc, "the sign fill, 0 or -1)"),
                             ShiftTypes>;

@@ -40,10 +40,10 @@ def SOFTMAX : Instruction<"softmax", 0x60, "nn",
      FlagOp<"causal", 4, "mask columns j > i + offset">,
      FlagOp<"log", 5, "produce log-softmax">, DTypeOf<FloatTypes>],
     "$dst, $src, $rows, $cols", Cost<E_Vector, 8, 16>, "Row softmax (or log-softmax) with optional causal mask."> {
-  let Semantics = "Per row i: z[j] = scale*src[i][j], or -inf where causal and j > i + offset; "
+  let Semantics = !strconcat("Per row i: z[j] = scale*src[i][j], or -inf where causal and j > i + offset; "
                   "m = ROW_MAX(z); e[j] = exp(z[j] - m); s = ROW_SUM(e); "
                   "dst[i][j] = e[j] * recip(s), or with log: (z[j] - m) - log(s). "
-                  "A fully masked row yields NaN. " # RowHalfFloats;
+                  "A fully masked row yields NaN. ", RowHalfFloats);
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>];
   let Disjoints = [Disjoint<"dst", "src", 1>];
@@ -78,9 +78,9 @@ def RMSNORM : Instruction<"rmsnorm", 0x61, "nn",
      FlagOp<"use_weight", 4, "multiply by weight">,
      FlagOp<"write_rstd", 5, "store the per-row rstd for the backward pass">, DTypeOf<FloatTypes>],
     "$dst, $src, $weight, $rstd, $rows, $cols, $eps", Cost<E_Vector, 8, 6>, "Root-mean-square normalisation."> {
-  let Semantics = "Per row i: ms = ROW_SUM(x*x) * (1/cols); r = rsqrt(ms + eps); "
+  let Semantics = !strconcat("Per row i: ms = ROW_SUM(x*x) * (1/cols); r = rsqrt(ms + eps); "
                   "dst[i][j] = (x[j] * r) * weight[j] (weight step only with use_weight); "
-                  "rstd[i] = r with write_rstd (binary32). " # RowHalfFloats;
+                  "rstd[i] = r with write_rstd (binary32). ", RowHalfFloats);
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"weight", "r", Product<["cols"], 1, "dtype">, "use_weight">,
@@ -125,10 +125,10 @@ def LAYERNORM : Instruction<"layernorm", 0x62, "nn",
      DTypeOf<FloatTypes>],
     "$dst, $src, $weight, $bias, $stats, $rows, $cols, $eps", Cost<E_Vector, 8, 8>,
     "Layer normalisation."> {
-  let Semantics = "Per row i: m = ROW_SUM(x) * (1/cols); v = ROW_SUM((x - m)*(x - m)) * (1/cols); "
+  let Semantics = !strconcat("Per row i: m = ROW_SUM(x) * (1/cols); v = ROW_SUM((x - m)*(x - m)) * (1/cols); "
                   "r = rsqrt(v + eps); dst[i][j] = ((x[j] - m) * r) * weight[j] + bias[j] (the "
                   "weight step only with use_weight, the bias step only with use_bias); "
-                  "stats[i] = (m, r) with write_stats (binary32). " # RowHalfFloats;
+                  "stats[i] = (m, r) with write_stats (binary32). ", RowHalfFloats);
   let Memory = [MemOperand<"dst", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"src", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"weight", "r", Product<["cols"], 1, "dtype">, "use_weight">,
@@ -160,8 +160,8 @@ def SOFTMAX_BWD : Instruction<"softmax_bwd", 0x70, "backward",
      AddrOp<"dy", S_Src1, "gradient of the output">] # RowsCols #
     [FlagOp<"log", 5, "y is a log-softmax output">, DTypeOf<FloatTypes>],
     "$dx, $y, $dy, $rows, $cols", Cost<E_Vector, 8, 6>, "Backward of SOFTMAX."> {
-  let Semantics = "Per row: s = ROW_SUM(dy*y); dx[j] = y[j] * (dy[j] - s). "
-                  "With log: s = ROW_SUM(dy); dx[j] = dy[j] - exp(y[j]) * s. " # RowHalfFloats;
+  let Semantics = !strconcat("Per row: s = ROW_SUM(dy*y); dx[j] = y[j] * (dy[j] - s). "
+                  "With log: s = ROW_SUM(dy); dx[j] = dy[j] - exp(y[j]) * s. ", RowHalfFloats);
   let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"y", "r", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"dy", "r", Product<["rows", "cols"], 1, "dtype">>];
@@ -215,10 +215,9 @@ def RMSNORM_BWD : Instruction<"rmsnorm_bwd", 0x71, "backward",
      FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOf<FloatTypes>],
     "$dx, $x, $dy, $weight, $rstd, $dweight, $rows, $cols", Cost<E_Vector, 8, 10>,
     "Backward of RMSNORM: input and weight gradients."> {
-  let Semantics = "Per row with r = rstd[i], g[j] = dy[j]*weight[j] (or dy[j]): "
+  let Semantics = !strconcat("Per row with r = rstd[i], g[j] = dy[j]*weight[j] (or dy[j]): "
                   "c = ROW_SUM(g*x) * (1/cols) * r*r; dx[j] = r * (g[j] - x[j]*c). "
-                  "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i." #
-                  NormBwdHalfFloats;
+                  "dweight[j] = sum over rows in increasing i of dy[i][j]*x[i][j]*r_i.", NormBwdHalfFloats);
   // The RTL accumulates dweight in memory (it reads it back): "rw".
   let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"x", "r", Product<["rows", "cols"], 1, "dtype">>,
@@ -275,11 +274,10 @@ def LAYERNORM_BWD : Instruction<"layernorm_bwd", 0x75, "backward",
      FlagOp<"write_dweight", 5, "store the weight gradient">, DTypeOf<FloatTypes>],
     "$dx, $x, $dy, $weight, $stats, $dweight, $rows, $cols", Cost<E_Vector, 8, 14>,
     "Backward of LAYERNORM: input and weight gradients (the bias gradient is COL_SUM of dy)."> {
-  let Semantics = "Per row i with (m, r) = stats[i], xhat[j] = (x[j] - m) * r, "
+  let Semantics = !strconcat("Per row i with (m, r) = stats[i], xhat[j] = (x[j] - m) * r, "
                   "g[j] = dy[j]*weight[j] (or dy[j]): a = ROW_SUM(g) * (1/cols); "
                   "b = ROW_SUM(g*xhat) * (1/cols); dx[j] = r * ((g[j] - a) - xhat[j]*b). "
-                  "dweight[j] = sum over rows in increasing i of dy[i][j]*xhat[i][j]." #
-                  NormBwdHalfFloats;
+                  "dweight[j] = sum over rows in increasing i of dy[i][j]*xhat[i][j].", NormBwdHalfFloats);
   // The RTL accumulates dweight in memory (it reads it back): "rw".
   let Memory = [MemOperand<"dx", "w", Product<["rows", "cols"], 1, "dtype">>,
                 MemOperand<"x", "r", Product<["rows", "cols"], 1, "dtype">>,
@@ -310,8 +308,8 @@ class PointwiseBwd<string mnemonic, int opcode, MicroProgram prog, string fn,
         !foldl("$dx, $x, $dy, $n", extra, syntax, o, syntax # ", $" # o.Name),
         Cost<E_Vector, 4, !size(prog.Steps)>, "Backward of " # fn # "."> {
   MicroProgram Program = prog;
-  let Semantics = "dx[i] = dy[i] * " # fn # "'(x[i]), evaluated by the micro-program '" #
-                  prog.Name # "' of docs/arith.md" # PointwiseHalfFloats;
+  let Semantics = !strconcat("dx[i] = dy[i] * ", fn, "'(x[i]), evaluated by the micro-program '",
+                             prog.Name, "' of docs/arith.md", PointwiseHalfFloats);
   let Memory = [MemOperand<"dx", "w", Product<["n"], 1, "dtype">>,
                 MemOperand<"x", "r", Product<["n"], 1, "dtype">>,
                 MemOperand<"dy", "r", Product<["n"], 1, "dtype">>];
@@ -333,8 +331,9 @@ def MP_tanh_bwd : MicroProgram<"tanh_bwd", ["y", "dy"],
     "dy * (1 - y^2), y = tanh(u) the forward's output; 1 - y^2 by a fused multiply-add.">;
 def TANH_BWD : PointwiseBwd<"tanh_bwd", 0x77, MP_tanh_bwd, "TANH", [],
                             "forward output y = tanh(u)"> {
-  let Semantics = "dx[i] = dy[i] * (1 - x[i]^2), x being TANH's output (tanh' = 1 - tanh^2), "
-                  "evaluated by the micro-program 'tanh_bwd' of docs/arith.md" # PointwiseHalfFloats;
+  let Semantics = !strconcat("dx[i] = dy[i] * (1 - x[i]^2), x being TANH's output (tanh' = 1 - tanh^2), "
+                             "evaluated by the micro-program 'tanh_bwd' of docs/arith.md",
+                             PointwiseHalfFloats);
 }
 
 // A program of four inputs: the engine's steps take two, and each step
@@ -351,8 +350,8 @@ class ClampBwdRecipe
 }
 def CLAMP_BWD : PointwiseBwd<"clamp_bwd", 0x76, MP_clamp_bwd, "CLAMP",
                              [F32Op<"lo", S_P1, "lower bound">, F32Op<"hi", S_P2, "upper bound">]> {
-  let Semantics = "dx[i] = dy[i] where lo <= x[i] <= hi (ordered: +0 for a NaN x, lo or hi), "
-                  "else +0, evaluated by the micro-program 'clamp_bwd' of docs/arith.md" #
-                  PointwiseHalfFloats;
+  let Semantics = !strconcat("dx[i] = dy[i] where lo <= x[i] <= hi (ordered: +0 for a NaN x, lo or hi), "
+                             "else +0, evaluated by the micro-program 'clamp_bwd' of docs/arith.md",
+                             PointwiseHalfFloats);
   let Recipes = [ClampBwdRecipe<>];
 }

@@ -38,15 +38,15 @@ defvar RowRounding = "; bf16 and f16 accumulate in binary32 (elements widened ex
                      "dst rounds once on store.";
 
 def ROW_SUM : ReduceOp<"row_sum", 0x50, "Sum of each row.",
-                       "dst[i] = sum over j of src[i][j]. " # LaneOrder # RowRounding,
+                       !strconcat("dst[i] = sum over j of src[i][j]. ", LaneOrder, RowRounding),
                        RowReduceRecipe<"sum">, 0, FloatTypes>;
 def ROW_MAX : ReduceOp<"row_max", 0x51, "Maximum of each row.",
-                       "dst[i] = max over j of src[i][j] (NaN if any is NaN). " # LaneOrder #
-                           RowRounding,
+                       !strconcat("dst[i] = max over j of src[i][j] (NaN if any is NaN). ",
+                                  LaneOrder, RowRounding),
                        RowReduceRecipe<"max">, 0, FloatTypes>;
 def ROW_MEAN : ReduceOp<"row_mean", 0x52, "Mean of each row.",
-                        "dst[i] = ROW_SUM(i) * (1/cols), the reciprocal rounded first. " #
-                            LaneOrder # RowRounding,
+                        !strconcat("dst[i] = ROW_SUM(i) * (1/cols), the reciprocal rounded first. ",
+                                   LaneOrder, RowRounding),
                         RowReduceRecipe<"sum", [Run<"recip", "COLS", "", "K3">],
                                         [Run<"mul", "K2", "K3", "K2">]>, 0, FloatTypes>;
 // dst is an accumulator in memory: dst += src row by row.

@@ -78,6 +78,19 @@ def test_isa_doc_lists_every_instruction():
             assert f"| `{op['name']}` |" in body, f"{instr['mnemonic']}: operand {op['name']} missing"
 
 
+def test_isa_text_holds_no_variable_names():
+    # TableGen 16 pastes a defvar's name, not its text, after `#` in these
+    # .td contexts ("a << b" # ShiftDoc gave "a << bShiftDoc"): the .td files
+    # use !strconcat, and no string variable's name may reach the ISA's text.
+    names = sorted({m.group(1) for td in (REPO / "isa").glob("*.td")
+                    for m in re.finditer(r'^\s*defvar\s+(\w+)\s*=\s*"', td.read_text(), re.M)})
+    assert names, "no string defvar found: the pattern is stale"
+    texts = {"docs/isa.md": (REPO / "docs" / "isa.md").read_text(),
+             "npu-isa --json": run([tool("npu-isa"), "--json"]).stdout}
+    leaks = [f"{name} in {where}" for name in names for where, text in texts.items() if name in text]
+    assert not leaks, leaks
+
+
 def _binaries():
     for directory in ("bin", "lib"):
         for path in sorted((build_dir() / directory).glob("*")):
