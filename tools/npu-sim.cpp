@@ -146,7 +146,8 @@ std::vector<uint8_t> npyPayload(const std::string &path, std::vector<uint8_t> by
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
       throw InputError(path + ": truncated .npy header");
-    headerLength = bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
+    headerLength =
+        bytes[8] | size_t(bytes[9]) << 8 | size_t(bytes[10]) << 16 | size_t(bytes[11]) << 24;
     start = 12;
   } else {
     throw InputError(path + ": unsupported .npy version " + std::to_string(major));
@@ -288,9 +289,8 @@ bin::Object loadProgram(const std::string &path, const std::vector<std::string> 
   }
   as::Options options;
   options.includeDirs = includeDirs;
-  as::AssembleResult result =
-      as::assembleString(std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()),
-                         path, options);
+  as::AssembleResult result = as::assembleString(
+      std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()), path, options);
   for (const as::Diagnostic &d : result.diagnostics)
     std::cerr << as::formatDiagnostic(d);
   if (!result.ok())
@@ -467,8 +467,41 @@ const char *stopName(Stop stop, int sig) {
   return "?";
 }
 
+std::string sizeText(uint64_t bytes) {
+  for (const auto &[shift, unit] : {std::pair{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}})
+    if (bytes >= (uint64_t(1) << shift) && bytes % (uint64_t(1) << shift) == 0)
+      return std::to_string(bytes >> shift) + " " + unit;
+  return std::to_string(bytes) + " B";
+}
+
+const char *accessText(bool readable, bool writable) {
+  return readable ? (writable ? "rw" : "r") : (writable ? "w" : "none");
+}
+
+// --print-memory-map: the map in effect as a Markdown table. The memory-map
+// tables of docs/simulator.md and docs/assembly.md are this output for the
+// defaults (scripts/update-memory-map-doc writes them, a test compares).
+void printMemoryMap(const mem::AddressMap &map) {
+  std::vector<mem::Region> regions = map.regions;
+  std::sort(regions.begin(), regions.end(),
+            [](const mem::Region &a, const mem::Region &b) { return a.base < b.base; });
+  std::cout << "| region | base | end (exclusive) | size | permissions | engines | kind |\n"
+               "|---|---|---|---|---|---|---|\n";
+  for (const mem::Region &r : regions) {
+    // A validated region ends at 2^64 at most: the sum wraps to 0 there.
+    const uint64_t end = r.base + r.size;
+    std::cout << "| `" << r.name << "` | `" << hex(r.base, 9) << "` | `"
+              << (end == 0 ? std::string("2^64") : hex(end, 9)) << "` | " << sizeText(r.size)
+              << " | " << accessText(r.readable, r.writable) << " | "
+              << accessText(r.engineReadable(), r.engineWritable()) << " | "
+              << (r.kind == mem::Region::Kind::Csr ? "CSR window (no memory)"
+                  : r.isCommandRing()              ? "command ring"
+                                                   : "memory")
+              << " |\n";
+  }
+}
+
 int run(const po::variables_map &vm, RunMonitor &monitor) {
-  const std::string input = vm["input"].as<std::string>();
   const auto includeDirs = vm["include"].as<std::vector<std::string>>();
   const auto mode = sim::parseMode(vm["mode"].as<std::string>());
   if (!mode)
@@ -510,6 +543,13 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
   for (const std::string &spec : vm["region"].as<std::vector<std::string>>())
     map.applyOverride(spec);
   map.validate();
+  if (vm.count("print-memory-map")) {
+    printMemoryMap(map);
+    return 0;
+  }
+  if (!vm.count("input"))
+    throw po::error("the option '--input' is required but missing");
+  const std::string input = vm["input"].as<std::string>();
 
   // Ranges are checked against the map before anything runs, so that a
   // typo does not cost a long run (and no buffer of an absurd size is
@@ -768,8 +808,10 @@ int main(int argc, char **argv) {
       "include,I", po::value<std::vector<std::string>>()->default_value({}, ""),
       "include directory for .npuasm input")("ignore-isa-hash",
                                              "run a .npubin built for a different ISA encoding")(
-      "quiet,q", "print only errors and mismatches")("input", po::value<std::string>()->required(),
-                                                     "program: .npubin or .npuasm");
+      "quiet,q", "print only errors and mismatches")(
+      "print-memory-map",
+      "print the address map (the defaults, or --memory-config's, with --region's changes) as a "
+      "Markdown table and exit")("input", po::value<std::string>(), "program: .npubin or .npuasm");
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
