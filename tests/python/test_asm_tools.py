@@ -16,7 +16,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ERRORS = ROOT / "tests" / "asm" / "errors"
-EXAMPLES = ["gemm.npuasm", "softmax.npuasm"]
+# Every example kernel, so that a new one is round-tripped too.
+EXAMPLES = sorted(str(p.relative_to(ROOT / "examples"))
+                  for p in (ROOT / "examples").rglob("*.npuasm"))
 
 
 def build_dirs():
