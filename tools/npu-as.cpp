@@ -1,9 +1,11 @@
 // npu-as: assembles .npuasm source into an .npubin container.
 #include "cli.h"
 #include "npu/asm/assembler.h"
+#include "npu/asm/grammar.h"
 #include "npu/support/file_io.h"
 
 #include <cstdio>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,12 +13,15 @@
 int main(int argc, char **argv) {
   namespace po = npu::cli::po;
   po::options_description options("Options");
-  options.add_options()("input", po::value<std::string>()->required(), "source file (.npuasm)")(
+  options.add_options()("input", po::value<std::string>(), "source file (.npuasm)")(
       "output,o", po::value<std::string>(), "output container (default: input with .npubin)")(
       "include,I", po::value<std::vector<std::string>>()->composing(),
       "add a directory to the .include/.incbin search path")("listing,l", po::value<std::string>(),
                                                              "write a listing to this file")(
-      "Werror", "treat warnings as errors (also spelled -Werror)");
+      "Werror", "treat warnings as errors (also spelled -Werror)")(
+      "grammar", po::value<std::string>(),
+      "print the editor grammar of the language and exit: vim (syntax file), textmate (VS Code) "
+      "or pygments (lexer module); docs/assembly.md, \"Editor support\"");
   po::positional_options_description positional;
   positional.add("input", 1);
   po::variables_map vm;
@@ -34,6 +39,32 @@ int main(int argc, char **argv) {
   if (auto exit = npu::cli::parse(tool, argc, argvFixed.data(), options, positional, vm))
     return *exit;
 
+  if (vm.count("grammar")) {
+    const std::string name = vm["grammar"].as<std::string>();
+    const std::optional<npu::as::GrammarFormat> format = npu::as::parseGrammarFormat(name);
+    if (!format) {
+      std::fprintf(stderr, "npu-as: error: unknown grammar '%s' (use vim, textmate or pygments)\n",
+                   name.c_str());
+      return npu::cli::kExitUsage;
+    }
+    if (!vm.count("output")) {
+      std::cout << npu::as::editorGrammar(*format);
+      return npu::cli::closeStdout(tool, npu::cli::kExitOk);
+    }
+    try {
+      npu::io::OutputFile file(vm["output"].as<std::string>());
+      file.write(npu::as::editorGrammar(*format));
+      file.commit();
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "npu-as: error: %s\n", e.what());
+      return npu::cli::kExitOutput;
+    }
+    return npu::cli::kExitOk;
+  }
+  if (!vm.count("input")) {
+    std::fprintf(stderr, "npu-as: error: the option '--input' is required but missing\n");
+    return npu::cli::kExitUsage;
+  }
   const std::string input = vm["input"].as<std::string>();
   std::string output = vm.count("output") ? vm["output"].as<std::string>() : std::string();
   if (!vm.count("output")) {

@@ -23,7 +23,8 @@ std::string syntaxOf(const InstrInfo &ins) {
   for (const OperandInfo &op : ins.operandList()) {
     if (!op.optional)
       continue;
-    s += std::string(first ? " " : "") + "[, " + op.name + (op.kind == OperandKind::Flag ? "" : "=…") + "]";
+    s += std::string(first ? " " : "") + "[, " + op.name +
+         (op.kind == OperandKind::Flag ? "" : "=…") + "]";
     first = false;
   }
   return s;
@@ -33,7 +34,8 @@ void printSummary() {
   std::printf("NPU ISA v%u.%u, hash %016llx: %u instructions\n", kIsaVersionMajor, kIsaVersionMinor,
               static_cast<unsigned long long>(kIsaHash), kNumOpcodes);
   std::printf("hardware: %ux%u matrix tile, %u vector lanes, %u-byte AXI bus, %u-packet ring\n\n",
-              hw::kMatrixTile, hw::kMatrixTile, hw::kVectorLanes, hw::kAxiDataBytes, hw::kRingEntries);
+              hw::kMatrixTile, hw::kMatrixTile, hw::kVectorLanes, hw::kAxiDataBytes,
+              hw::kRingEntries);
   std::printf("%-6s %-14s %-12s %-8s %s\n", "opcode", "mnemonic", "family", "engine", "syntax");
   for (const InstrInfo &ins : instructions())
     std::printf("0x%02x   %-14s %-12s %-8s %s\n", static_cast<unsigned>(ins.opcode), ins.mnemonic,
@@ -46,11 +48,13 @@ void printDetail(const InstrInfo &ins) {
               syntaxOf(ins).c_str());
   std::printf("  %-12s %-7s %-9s %s\n", "operand", "kind", "bits", "description");
   for (const OperandInfo &op : ins.operandList()) {
-    std::string bits = std::to_string(op.bitOffset) + "-" + std::to_string(op.bitOffset + op.bitWidth - 1);
+    std::string bits =
+        std::to_string(op.bitOffset) + "-" + std::to_string(op.bitOffset + op.bitWidth - 1);
     std::printf("  %-12s %-7s %-9s %s%s\n", op.name, kindName(op.kind), bits.c_str(), op.doc,
                 op.optional ? " (optional)" : "");
   }
-  std::printf("\n  cost: %u setup cycles, %u per lane-element\n", ins.setupCycles, ins.perElementCycles);
+  std::printf("\n  cost: %u setup cycles, %u per lane-element\n", ins.setupCycles,
+              ins.perElementCycles);
 }
 
 std::string jsonString(const char *s) {
@@ -64,20 +68,34 @@ std::string jsonString(const char *s) {
 }
 
 void printJson() {
-  std::printf("{\"version\": \"%u.%u\", \"hash\": \"%016llx\", \"instructions\": [\n", kIsaVersionMajor,
-              kIsaVersionMinor, static_cast<unsigned long long>(kIsaHash));
+  std::printf("{\"version\": \"%u.%u\", \"hash\": \"%016llx\", \"instructions\": [\n",
+              kIsaVersionMajor, kIsaVersionMinor, static_cast<unsigned long long>(kIsaHash));
   bool firstInstr = true;
   for (const InstrInfo &ins : instructions()) {
-    std::printf("%s  {\"name\": %s, \"mnemonic\": %s, \"opcode\": %u, \"family\": %s, \"engine\": \"%s\", "
-                "\"operands\": [",
-                firstInstr ? "" : ",\n", jsonString(ins.name).c_str(), jsonString(ins.mnemonic).c_str(),
-                static_cast<unsigned>(ins.opcode), jsonString(ins.family).c_str(), engineName(ins.engine));
+    std::printf(
+        "%s  {\"name\": %s, \"mnemonic\": %s, \"opcode\": %u, \"family\": %s, \"engine\": \"%s\", "
+        "\"operands\": [",
+        firstInstr ? "" : ",\n", jsonString(ins.name).c_str(), jsonString(ins.mnemonic).c_str(),
+        static_cast<unsigned>(ins.opcode), jsonString(ins.family).c_str(), engineName(ins.engine));
     firstInstr = false;
     for (uint32_t i = 0; i < ins.numOperands; ++i) {
       const OperandInfo &op = ins.operands[i];
-      std::printf("%s{\"name\": %s, \"kind\": \"%s\", \"offset\": %u, \"width\": %u, \"optional\": %s}",
-                  i ? ", " : "", jsonString(op.name).c_str(), kindName(op.kind), op.bitOffset, op.bitWidth,
-                  op.optional ? "true" : "false");
+      std::printf(
+          "%s{\"name\": %s, \"kind\": \"%s\", \"offset\": %u, \"width\": %u, \"optional\": %s",
+          i ? ", " : "", jsonString(op.name).c_str(), kindName(op.kind), op.bitOffset, op.bitWidth,
+          op.optional ? "true" : "false");
+      // An enumeration operand: the names of the values it accepts.
+      if (op.kind == OperandKind::Enum) {
+        std::printf(", \"values\": [");
+        bool firstValue = true;
+        for (uint32_t v = 0; v < op.enumInfo->numValues; ++v)
+          if (const EnumValueInfo &value = op.enumInfo->values[v]; op.accepts(value.value)) {
+            std::printf("%s%s", firstValue ? "" : ", ", jsonString(value.name).c_str());
+            firstValue = false;
+          }
+        std::printf("]");
+      }
+      std::printf("}");
     }
     std::printf("]}");
   }
@@ -89,7 +107,8 @@ void printJson() {
 int main(int argc, char **argv) {
   namespace po = npu::cli::po;
   po::options_description options("Options");
-  options.add_options()("instr,i", po::value<std::string>(), "describe one instruction by mnemonic")(
+  options.add_options()("instr,i", po::value<std::string>(),
+                        "describe one instruction by mnemonic")(
       "json", "print the instruction set as JSON");
   po::positional_options_description positional;
   po::variables_map vm;

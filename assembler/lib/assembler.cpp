@@ -245,27 +245,23 @@ enum class Directive {
   Warning,
 };
 
+constexpr std::pair<const char *, Directive> kDirectives[] = {
+    {".equ", Directive::Equ},       {".set", Directive::Set},     {".include", Directive::Include},
+    {".macro", Directive::Macro},   {".endm", Directive::Endm},   {".rept", Directive::Rept},
+    {".endr", Directive::Endr},     {".if", Directive::If},       {".ifdef", Directive::Ifdef},
+    {".ifndef", Directive::Ifndef}, {".elif", Directive::Elif},   {".else", Directive::Else},
+    {".endif", Directive::Endif},   {".text", Directive::Text},   {".data", Directive::Data},
+    {".check", Directive::Check},   {".align", Directive::Align}, {".byte", Directive::Byte},
+    {".half", Directive::Half},     {".word", Directive::Word},   {".quad", Directive::Quad},
+    {".float", Directive::Float},   {".fill", Directive::Fill},   {".incbin", Directive::Incbin},
+    {".ascii", Directive::Ascii},   {".asciz", Directive::Asciz}, {".meta", Directive::Meta},
+    {".packet", Directive::Packet}, {".error", Directive::Error}, {".warning", Directive::Warning},
+};
+
 const NameTable<Directive> &directives() {
   static const NameTable<Directive> map = [] {
-    static constexpr std::pair<const char *, Directive> kAll[] = {
-        {".equ", Directive::Equ},         {".set", Directive::Set},
-        {".include", Directive::Include}, {".macro", Directive::Macro},
-        {".endm", Directive::Endm},       {".rept", Directive::Rept},
-        {".endr", Directive::Endr},       {".if", Directive::If},
-        {".ifdef", Directive::Ifdef},     {".ifndef", Directive::Ifndef},
-        {".elif", Directive::Elif},       {".else", Directive::Else},
-        {".endif", Directive::Endif},     {".text", Directive::Text},
-        {".data", Directive::Data},       {".check", Directive::Check},
-        {".align", Directive::Align},     {".byte", Directive::Byte},
-        {".half", Directive::Half},       {".word", Directive::Word},
-        {".quad", Directive::Quad},       {".float", Directive::Float},
-        {".fill", Directive::Fill},       {".incbin", Directive::Incbin},
-        {".ascii", Directive::Ascii},     {".asciz", Directive::Asciz},
-        {".meta", Directive::Meta},       {".packet", Directive::Packet},
-        {".error", Directive::Error},     {".warning", Directive::Warning},
-    };
     NameTable<Directive> table;
-    for (const auto &[name, d] : kAll)
+    for (const auto &[name, d] : kDirectives)
       table.emplace(name).first->second = d;
     return table;
   }();
@@ -2535,6 +2531,13 @@ AssembleResult assembleFile(const std::string &path, const Options &options) {
 AssembleResult assembleString(std::string_view text, std::string_view name,
                               const Options &options) {
   return Assembler(options).run(name, text);
+}
+
+std::vector<std::string> directiveNames() {
+  std::vector<std::string> names;
+  for (const auto &[name, directive] : kDirectives)
+    names.emplace_back(name);
+  return names;
 }
 
 } // namespace npu::as

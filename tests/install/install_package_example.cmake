@@ -22,7 +22,10 @@ file(RENAME ${WORK_DIR}/installed ${WORK_DIR}/moved)
 set(prefix ${WORK_DIR}/moved)
 foreach(file include/npu_runtime.h include/npu/rt/runtime.h include/npu/isa/npu_isa_gen.h
              ${LIBDIR}/libnpu_rt.so ${LIBDIR}/cmake/npu/npuConfig.cmake
-             ${LIBDIR}/pkgconfig/npu.pc bin/npu-as bin/npu-sim)
+             ${LIBDIR}/pkgconfig/npu.pc bin/npu-as bin/npu-sim
+             share/npu/editors/vim/syntax/npuasm.vim share/npu/editors/vscode/package.json
+             share/npu/editors/vscode/syntaxes/npuasm.tmLanguage.json
+             share/npu/editors/pygments/npuasm_lexer.py)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "the installed tree has no ${file}")
   endif()
