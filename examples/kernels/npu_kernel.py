@@ -1,5 +1,5 @@
-"""Runs an example kernel on npu-sim with numpy inputs and compares its
-outputs with a float64 numpy reference.
+"""Runs an example kernel on the NPU (the Python package npu, docs/python.md)
+with numpy inputs and compares its outputs with a float64 numpy reference.
 
 A kernel declares its shapes and buffer addresses with `.equ NAME, value`
 lines; the scripts read them from the kernel itself so that the two cannot
@@ -9,18 +9,16 @@ from __future__ import annotations
 import os
 import pathlib
 import re
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
-def npu_sim() -> pathlib.Path:
-    build = pathlib.Path(os.environ.get("NPU_BUILD_DIR", REPO / "build"))
-    return build / "bin" / "npu-sim"
+BUILD = pathlib.Path(os.environ.get("NPU_BUILD_DIR", REPO / "build"))
+if (BUILD / "python").is_dir():
+    # The package of the build the scripts are run against, before any other.
+    sys.path.insert(0, str(BUILD / "python"))
+import npu  # noqa: E402
 
 
 def constants(kernel: pathlib.Path) -> dict[str, int]:
@@ -34,25 +32,19 @@ def constants(kernel: pathlib.Path) -> dict[str, int]:
 
 
 def run(kernel: pathlib.Path, inputs: dict[str, np.ndarray], outputs: dict[str, tuple]) -> dict[str, np.ndarray]:
-    """Loads each input at the address named by its key, runs the kernel and
-    returns each output (address name -> (shape,)) as float32."""
+    """Loads each input at the address named by its key, runs the kernel
+    (on $NPU_BACKEND, else the ISS) and returns each output (address name ->
+    (shape,)) as float32."""
     addresses = constants(kernel)
-    with tempfile.TemporaryDirectory() as tmp:
-        args = [str(npu_sim()), "--quiet", str(kernel)]
-        for name, array in inputs.items():
-            if array.dtype not in (np.float32, np.int32, np.int64):
-                raise TypeError(f"input {name} is {array.dtype}; the device takes float32, int32 or int64")
-            path = pathlib.Path(tmp) / f"{name}.npy"
-            np.save(path, np.ascontiguousarray(array))
-            args += ["--load", f"{path}@{addresses[name]:#x}"]
-        for name, (shape,) in outputs.items():
-            path = pathlib.Path(tmp) / f"{name}.out.npy"
-            args += ["--dump", f"{addresses[name]:#x}:{int(np.prod(shape)) * 4}:{path}:f32"]
-        result = subprocess.run(args, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"npu-sim failed ({result.returncode}):\n{result.stdout}{result.stderr}")
-        return {name: np.load(pathlib.Path(tmp) / f"{name}.out.npy").reshape(shape)
-                for name, (shape,) in outputs.items()}
+    program = npu.assemble(kernel)
+    device = npu.Device(backend=None)
+    device.load(program)
+    for name, array in inputs.items():
+        if array.dtype not in (np.float32, np.int32, np.int64):
+            raise TypeError(f"input {name} is {array.dtype}; the device takes float32, int32 or int64")
+        device.write(addresses[name], array)
+    device.run(program, load=False)
+    return {name: device.read(addresses[name], shape, np.float32) for name, (shape,) in outputs.items()}
 
 
 def compare(name: str, got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> bool:

@@ -1,13 +1,17 @@
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
-# Skips fail under NPU_REQUIRE_FULL_COVERAGE=1 (see full_coverage.py).
-pytest_plugins = ["full_coverage"]
-
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# The Python package npu of the build under test, before any installed one.
+sys.path.insert(0, str(pathlib.Path(os.environ.get("NPU_BUILD_DIR", REPO / "build")) / "python"))
+
+# Skips fail under NPU_REQUIRE_FULL_COVERAGE=1 (see full_coverage.py);
+# npu.testing gives kernel tests the npu_device fixture.
+pytest_plugins = ["full_coverage", "npu.testing"]
 
 
 def build_dir() -> pathlib.Path:
