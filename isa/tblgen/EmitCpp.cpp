@@ -376,6 +376,25 @@ void emitCppTables(const IsaModel &model, llvm::raw_ostream &os) {
     os << i << ", ";
   os << "};\n\n";
 
+  // The decoder finds a packet's instruction by its opcode in one load (for
+  // the opcodes below kDirectOpcodes; larger ones by binary search).
+  constexpr uint32_t kDirectOpcodes = 4096;
+  constexpr uint16_t kNoInstruction = 0xffff;
+  uint32_t directOpcodes = 1; // a table of none would be an array of no elements
+  for (const InstructionDef &inst : model.instructions)
+    if (inst.opcode < kDirectOpcodes)
+      directOpcodes = std::max(directOpcodes, inst.opcode + 1);
+  std::vector<uint16_t> byOpcode(directOpcodes, kNoInstruction);
+  for (size_t i = 0; i < model.instructions.size(); ++i)
+    if (model.instructions[i].opcode < directOpcodes)
+      byOpcode[model.instructions[i].opcode] = static_cast<uint16_t>(i);
+  os << "// Indices into kInstrs by opcode, kNoInstr for none; larger opcodes are\n"
+        "// found in kInstrs.\nconstexpr uint16_t kNoInstr = "
+     << kNoInstruction << ";\nconst uint16_t kByOpcode[] = {";
+  for (uint16_t i : byOpcode)
+    os << i << ", ";
+  os << "};\n\n";
+
   os << "const EnumInfo *const kEnums[] = {";
   for (const EnumTypeDef &e : model.enums)
     os << "&kEnum" << e.name << ", ";
