@@ -157,9 +157,8 @@ void benchChain(rt::Runtime &runtime) {
   });
   mem::PhysicalMemory memory;
   sim::Iss iss(memory, sim::Mode::Both);
-  fillChain(chain, [&](uint64_t address, const float *data) {
-    memory.write(address, data, kChainBytes);
-  });
+  fillChain(chain,
+            [&](uint64_t address, const float *data) { memory.write(address, data, kChainBytes); });
 
   constexpr uint64_t kPairs = 20'000;
   constexpr int kRounds = 7;

@@ -134,8 +134,8 @@ TEST(VectorTiming, MemoMatchesPacketTiming) {
       const Prefetch prefetch{bool(rng() & 1), bool(rng() & 1)};
       const PacketTiming remembered = memo.timing(packet, decoded, work, prefetch);
       const PacketTiming computed = packetTiming(decoded, work, memory, prefetch);
-      SCOPED_TRACE(testing::Message() << "timing " << t << " step " << i << " "
-                                      << isa::info(decoded.opcode).mnemonic);
+      SCOPED_TRACE(testing::Message()
+                   << "timing " << t << " step " << i << " " << isa::info(decoded.opcode).mnemonic);
       EXPECT_EQ(remembered.cycles, computed.cycles);
       EXPECT_EQ(remembered.traffic.bytesRead, computed.traffic.bytesRead);
       EXPECT_EQ(remembered.traffic.bytesWritten, computed.traffic.bytesWritten);
