@@ -12,6 +12,7 @@ namespace npu::isa {
 namespace {
 
 using tables::kByMnemonic;
+using tables::kByOpcode;
 using tables::kEnums;
 using tables::kInstrs;
 using tables::kPacketFields;
@@ -93,6 +94,21 @@ std::string checkOperand(const InstrInfo &ins, const OperandInfo &op, uint64_t r
   return {};
 }
 
+// checkOperand's verdict without its message: decode asks it of every
+// operand of every packet, and builds the message only for a failure.
+bool operandValid(const OperandInfo &op, uint64_t raw) {
+  if (raw & ~widthMask(op.bitWidth))
+    return false;
+  if (const int64_t value = operandValue(op, raw);
+      op.hasRange && (value < op.min || value > op.max))
+    return false;
+  if (op.kind == OperandKind::Addr && raw % op.align)
+    return false;
+  if (op.kind == OperandKind::Enum && !op.enumInfo->findValue(raw))
+    return false;
+  return op.accepts(raw);
+}
+
 } // namespace
 
 bool OperandInfo::accepts(uint64_t raw) const {
@@ -163,6 +179,8 @@ std::span<const EnumInfo *const> enums() {
 }
 
 const InstrInfo *findOpcode(uint32_t opcode) {
+  if (opcode < std::size(kByOpcode))
+    return kByOpcode[opcode] == tables::kNoInstr ? nullptr : &kInstrs[kByOpcode[opcode]];
   auto it =
       std::lower_bound(std::begin(kInstrs), std::end(kInstrs), opcode,
                        [](const InstrInfo &i, uint32_t op) { return uint32_t(i.opcode) < op; });
@@ -274,6 +292,8 @@ bool decode(std::span<const uint8_t, kPacketBytes> bytes, Instruction &out, std:
   for (uint32_t i = 0; i < ins->numOperands; ++i) {
     const OperandInfo &op = ins->operands[i];
     out.operands[i] = extractBits(bytes, op.bitOffset, op.bitWidth);
+    if (operandValid(op, out.operands[i]))
+      continue;
     DecodeError code;
     if (std::string message = checkOperand(*ins, op, out.operands[i], &code); !message.empty()) {
       if (operand)

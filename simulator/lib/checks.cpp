@@ -151,7 +151,8 @@ std::string invalidValueText(const isa::OperandInfo &op, uint64_t raw) {
 
 } // namespace
 
-FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRanges &ranges) {
+FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRanges &ranges,
+                       isa::Instruction *decoded) {
   isa::Instruction inst;
   isa::DecodeError why;
   int failing;
@@ -200,6 +201,8 @@ FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRa
               .length = static_cast<uint64_t>(std::min(endA, endB) - first)};
     }
   }
+  if (decoded)
+    *decoded = inst;
   return {};
 }
 

@@ -110,11 +110,13 @@ std::optional<Roofline> roofline(std::span<const uint8_t, isa::kPacketBytes> pac
 }
 
 Iss::Iss(mem::PhysicalMemory &memory, Mode mode, const MemoryTiming &timing)
-    : memory_(memory), mode_(mode), timing_(timing) {
-  timing_.validate();
+    : memory_(memory), mode_(mode), timing_(std::make_unique<PacketTimingMemo>(timing)) {
+  timing.validate();
   // A bad NPU_ISS_THREADS fails here rather than in the first MATMUL.
   kernels::issThreads();
 }
+
+Iss::~Iss() = default;
 
 void Iss::resetStats() {
   stats_ = Stats{};
@@ -126,12 +128,13 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
                bool nextQueued) {
   const bool prefetched = std::exchange(prefetched_, false);
   OperandRanges ranges;
-  FaultFacts facts = checkPacket(packet, memory_.map(), ranges);
+  isa::Instruction decoded;
+  FaultFacts facts = checkPacket(packet, memory_.map(), ranges, &decoded);
   if (facts.code != mem::FaultCode::None) {
     facts.packetIndex = static_cast<int64_t>(index);
     throw mem::DeviceFault(describeFault(facts, packet, memory_.map()));
   }
-  const isa::InstrInfo &info = *isa::findOpcode(isa::detail::load32(packet.data(), 0));
+  const isa::InstrInfo &info = isa::info(decoded.opcode);
   ExecContext ctx(memory_, index, info, packet, ranges);
   const bool executes = mode_ != Mode::Perf;
   arith::FloatEnvGuard floatEnv;
@@ -153,13 +156,11 @@ bool Iss::step(std::span<const uint8_t, isa::kPacketBytes> packet, uint64_t inde
   work.runs.rows = ctx.gatheredRows();
 
   // Every mode counts the bytes the engine requests; func charges no cycles.
-  isa::Instruction decoded;
-  isa::decode(packet, decoded, nullptr, nullptr);
   // The RTL prefetches the next packet while the matrix or the vector
   // engine computes.
   const bool prefetching =
       nextQueued && (info.engine == isa::Engine::Matrix || info.engine == isa::Engine::Vector);
-  const PacketTiming timing = packetTiming(decoded, work, timing_, {prefetched, prefetching});
+  const PacketTiming timing = timing_->timing(packet, decoded, work, {prefetched, prefetching});
   prefetched_ = timing.nextPrefetched;
   const uint64_t cycles = mode_ == Mode::Func ? 0 : timing.cycles;
   const PacketRecord record{.index = index,

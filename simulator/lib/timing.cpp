@@ -936,6 +936,25 @@ PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
   return {cycles, engine.traffic(), info.engine == isa::Engine::Matrix && prefetch.prefetching};
 }
 
+PacketTiming PacketTimingMemo::timing(PacketBytes packet, const isa::Instruction &decoded,
+                                      const Work &work, Prefetch prefetch) {
+  if (!work.runs.rows.empty())
+    return packetTiming(decoded, work, memory_, prefetch);
+  uint64_t hash = uint64_t(prefetch.prefetched) | uint64_t(prefetch.prefetching) << 1;
+  for (unsigned word = 0; word < isa::kPacketBytes / 8; ++word)
+    hash = (hash ^ isa::detail::load64(packet.data(), word * 8)) * 0x9e3779b97f4a7c15ull;
+  Entry &entry = entries_[(hash >> 32) % kEntries];
+  if (!entry.filled || entry.prefetch.prefetched != prefetch.prefetched ||
+      entry.prefetch.prefetching != prefetch.prefetching ||
+      !std::equal(packet.begin(), packet.end(), entry.packet.begin())) {
+    entry.filled = true;
+    entry.prefetch = prefetch;
+    std::copy(packet.begin(), packet.end(), entry.packet.begin());
+    entry.timing = packetTiming(decoded, work, memory_, prefetch);
+  }
+  return entry.timing;
+}
+
 PacketTiming matrixTiming(const Work &work, const MemoryTiming &memory, uint64_t nextFetch,
                           bool memo) {
   Port port(memory);

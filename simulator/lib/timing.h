@@ -8,6 +8,7 @@
 #include "context.h"
 #include "npu/sim/memory_timing.h"
 
+#include <array>
 #include <optional>
 
 namespace npu::sim {
@@ -44,6 +45,37 @@ struct Prefetch {
 PacketTiming packetTiming(const isa::Instruction &decoded, const Work &work,
                           const MemoryTiming &memory, Prefetch prefetch = {},
                           bool extrapolate = true);
+
+// packetTiming under one memory timing, remembering the packets it timed
+// last. A packet's timing depends on its bytes (all of them, once it passed
+// the decode checks: the reserved bits are zero), the prefetch and the
+// memory timing alone, except for a gather's rows (Work::Runs::rows), which
+// the data decides: those are always computed. A stream of small packets
+// that repeat (a training step's, a loop's) then pays a lookup instead of
+// the vector engine's walk, which costs several times the arithmetic of a
+// packet of a thousand elements.
+class PacketTimingMemo {
+public:
+  explicit PacketTimingMemo(const MemoryTiming &memory) : memory_(memory) {}
+  const MemoryTiming &memory() const { return memory_; }
+  // packetTiming(decoded, work, memory(), prefetch), for `decoded` the
+  // decoding of `packet`.
+  PacketTiming timing(PacketBytes packet, const isa::Instruction &decoded, const Work &work,
+                      Prefetch prefetch);
+
+private:
+  struct Entry {
+    bool filled = false;
+    Prefetch prefetch;
+    std::array<uint8_t, isa::kPacketBytes> packet;
+    PacketTiming timing;
+  };
+  // Direct-mapped: enough for the distinct packets of a loop body, small
+  // enough to stay in the L1 cache.
+  static constexpr size_t kEntries = 128;
+  MemoryTiming memory_;
+  std::array<Entry, kEntries> entries_{};
+};
 
 // The matrix engine's part of packetTiming for `work` (its cycles and
 // requested bytes; `nextFetch`, the cycles of the next packet's fetch when

@@ -39,6 +39,24 @@ uint64_t randomOperand(const isa::OperandInfo &info, std::mt19937_64 &rng) {
   }
 }
 
+// An instruction that recipe `r` runs, its operands at random.
+isa::Instruction randomInstruction(const isa::recipe::Recipe &r, std::mt19937_64 &rng) {
+  const isa::InstrInfo &info = isa::info(static_cast<isa::Opcode>(r.opcode));
+  isa::Instruction decoded;
+  decoded.opcode = static_cast<isa::Opcode>(r.opcode);
+  for (uint32_t o = 0; o < info.numOperands; ++o)
+    decoded.operands[o] = randomOperand(info.operands[o], rng);
+  for (unsigned c = 0; c < r.numConditions; ++c) {
+    const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
+    if (when.equal)
+      decoded.operands[when.operand] = when.value;
+    else
+      while (decoded.operands[when.operand] == when.value)
+        decoded.operands[when.operand] = randomOperand(info.operands[when.operand], rng);
+  }
+  return decoded;
+}
+
 // Random packets of every recipe: long rows (many periods of chunks, odd
 // lengths), short rows, one or a few rows, operands at any place (in place,
 // overlapping or apart), indexed rows, under random memory timings and
@@ -49,19 +67,7 @@ TEST(VectorTiming, SkippedPeriodsMatchEveryChunkSimulated) {
   const size_t recipes = std::size(isa::recipe::kRecipes);
   for (int i = 0; i < 1500; ++i) {
     const isa::recipe::Recipe &r = isa::recipe::kRecipes[i % recipes];
-    const isa::InstrInfo &info = isa::info(static_cast<isa::Opcode>(r.opcode));
-    isa::Instruction decoded;
-    decoded.opcode = static_cast<isa::Opcode>(r.opcode);
-    for (uint32_t o = 0; o < info.numOperands; ++o)
-      decoded.operands[o] = randomOperand(info.operands[o], rng);
-    for (unsigned c = 0; c < r.numConditions; ++c) {
-      const isa::recipe::Condition &when = isa::recipe::kConditions[r.firstCondition + c];
-      if (when.equal)
-        decoded.operands[when.operand] = when.value;
-      else
-        while (decoded.operands[when.operand] == when.value)
-          decoded.operands[when.operand] = randomOperand(info.operands[when.operand], rng);
-    }
+    isa::Instruction decoded = randomInstruction(r, rng);
     // In place half of the time: the reads then wait for the writes.
     if (rng() % 2 && r.streamOperand[0] >= 0 && r.streamOperand[4] >= 0)
       decoded.operands[r.streamOperand[4]] =
@@ -91,6 +97,51 @@ TEST(VectorTiming, SkippedPeriodsMatchEveryChunkSimulated) {
     EXPECT_EQ(fast.traffic.bytesRead, slow.traffic.bytesRead);
     EXPECT_EQ(fast.traffic.bytesWritten, slow.traffic.bytesWritten);
     EXPECT_EQ(fast.nextPrefetched, slow.nextPrefetched);
+  }
+}
+
+// The memo against the model: a pool of packets larger than its table
+// (packets that evict each other, and packets that come back), each under
+// either prefetch, with and without a gather's rows, under a few memory
+// timings. Every answer equals packetTiming's.
+TEST(VectorTiming, MemoMatchesPacketTiming) {
+  std::mt19937_64 rng(4417);
+  const size_t recipes = std::size(isa::recipe::kRecipes);
+  std::vector<isa::Instruction> pool;
+  for (size_t i = 0; i < 3 * recipes; ++i) {
+    const isa::recipe::Recipe &r = isa::recipe::kRecipes[i % recipes];
+    isa::Instruction decoded = randomInstruction(r, rng);
+    decoded.operands[r.cols] = 1 + rng() % 3000;
+    if (r.rows >= 0)
+      decoded.operands[r.rows] = 1 + rng() % 4;
+    pool.push_back(decoded);
+  }
+  for (int t = 0; t < 3; ++t) {
+    MemoryTiming memory;
+    memory.latency = unsigned(rng() % 60);
+    memory.bytesPerCycle = t == 0 ? 32 : 8;
+    memory.stallPercent = t == 2 ? 20 : 0;
+    PacketTimingMemo memo(memory);
+    for (int i = 0; i < 3000; ++i) {
+      // Mostly the first few, as a loop's packets; now and then any.
+      const isa::Instruction &decoded = pool[rng() % 4 ? rng() % 8 : rng() % pool.size()];
+      isa::Packet packet;
+      isa::encode(decoded, packet);
+      Work work;
+      const std::vector<uint32_t> indexRows(8, uint32_t(rng() % 3));
+      if (rng() % 8 == 0)
+        work.runs.rows = indexRows;
+      const Prefetch prefetch{bool(rng() & 1), bool(rng() & 1)};
+      const PacketTiming remembered = memo.timing(packet, decoded, work, prefetch);
+      const PacketTiming computed = packetTiming(decoded, work, memory, prefetch);
+      SCOPED_TRACE(testing::Message()
+                   << "timing " << t << " step " << i << " " << isa::info(decoded.opcode).mnemonic);
+      EXPECT_EQ(remembered.cycles, computed.cycles);
+      EXPECT_EQ(remembered.traffic.bytesRead, computed.traffic.bytesRead);
+      EXPECT_EQ(remembered.traffic.bytesWritten, computed.traffic.bytesWritten);
+      EXPECT_EQ(remembered.traffic.upperBound, computed.traffic.upperBound);
+      EXPECT_EQ(remembered.nextPrefetched, computed.nextPrefetched);
+    }
   }
 }
 

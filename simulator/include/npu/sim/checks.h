@@ -53,8 +53,10 @@ struct FaultFacts {
 
 // The checks of `packet` in their order. Returns the first failure's facts
 // (code None when the packet may start, with every memory operand's range in
-// `ranges`, indexed like InstrInfo::memory). packetIndex is left at -1.
-FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRanges &ranges);
+// `ranges`, indexed like InstrInfo::memory, and, if given, the decoded
+// packet in *decoded). packetIndex is left at -1.
+FaultFacts checkPacket(PacketBytes packet, const mem::AddressMap &map, OperandRanges &ranges,
+                       isa::Instruction *decoded = nullptr);
 
 // The bytes a memory operand of `inst` covers, whatever its address: from
 // `below` bytes under the address (a view with negative strides), `bytes`

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,6 +21,8 @@
 #include <vector>
 
 namespace npu::sim {
+
+class PacketTimingMemo;
 
 // func: execute, no timing. perf: timing only, memory untouched (for fast
 // architecture studies on long traces). both: execute and time; its cycle
@@ -68,6 +71,7 @@ public:
   // isa/hardware.td unless given).
   explicit Iss(mem::PhysicalMemory &memory, Mode mode = Mode::Func,
                const MemoryTiming &timing = {});
+  ~Iss();
 
   // Executes one packet. Returns true if it was HALT. A fault throws
   // mem::DeviceFault carrying `index` as the packet index, described by
@@ -96,7 +100,7 @@ public:
 private:
   mem::PhysicalMemory &memory_;
   Mode mode_;
-  MemoryTiming timing_;
+  std::unique_ptr<PacketTimingMemo> timing_; // the cycle model under the memory's timing
   bool prefetched_ = false; // the packet to run next was fetched during the last
   Stats stats_;
   bool recording_ = false;
