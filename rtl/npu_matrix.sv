@@ -306,27 +306,31 @@ module npu_matrix (
   assign beat_first = run_half ? (XB+1)'(mem_rd_addr[XB+1:1] - mem_rd_row_start[XB+1:1])
                                : (XB+1)'(mem_rd_addr[XB+2:2] - mem_rd_row_start[XB+2:2]);
   assign beat_row = XB'(mem_rd_row);
+  // (Placed only while a beat arrives: a Verilated model evaluates this
+  // block in both evaluations of every cycle, and skips the loops then.)
   always_comb begin
-    for (int x = 0; x < BR; x++) begin
-      logic [XB:0] offset;
-      offset = (XB+1)'(x) - beat_first;
-      beat_hit[x] = mem_rd_valid &&
-                    (run_half ? offset < (XB+1)'(HALVES) && mem_rd_strb[2 * offset[HB-1:0]]
-                              : offset < (XB+1)'(WORDS) && mem_rd_strb[4 * offset[WB-1:0]]);
-    end
-    for (int j = 0; j < HALVES; j++) begin
-      logic [WB-1:0] w;
-      logic [HB-1:0] h;
-      w = WB'(j) - beat_first[WB-1:0];
-      h = HB'(j) - beat_first[HB-1:0];
-      if (!mem_rd_valid)
-        beat_word[j] = '0;
-      else if (!run_half)
-        beat_word[j] = mem_rd_data[32 * w +: 32];
-      else if (32'(run_type) == npu_isa_pkg::DTYPE_BF16)
-        beat_word[j] = npu_convert_pkg::widen_bf16(mem_rd_data[16 * h +: 16]);
-      else
-        beat_word[j] = npu_convert_pkg::widen_f16(mem_rd_data[16 * h +: 16]);
+    logic [XB:0] offset;
+    logic [WB-1:0] w;
+    logic [HB-1:0] h;
+    {offset, w, h} = '0;
+    beat_hit = '0;
+    for (int j = 0; j < HALVES; j++) beat_word[j] = '0;
+    if (mem_rd_valid) begin
+      for (int x = 0; x < BR; x++) begin
+        offset = (XB+1)'(x) - beat_first;
+        beat_hit[x] = run_half ? offset < (XB+1)'(HALVES) && mem_rd_strb[2 * offset[HB-1:0]]
+                               : offset < (XB+1)'(WORDS) && mem_rd_strb[4 * offset[WB-1:0]];
+      end
+      for (int j = 0; j < HALVES; j++) begin
+        w = WB'(j) - beat_first[WB-1:0];
+        h = HB'(j) - beat_first[HB-1:0];
+        if (!run_half)
+          beat_word[j] = mem_rd_data[32 * w +: 32];
+        else if (32'(run_type) == npu_isa_pkg::DTYPE_BF16)
+          beat_word[j] = npu_convert_pkg::widen_bf16(mem_rd_data[16 * h +: 16]);
+        else
+          beat_word[j] = npu_convert_pkg::widen_f16(mem_rd_data[16 * h +: 16]);
+      end
     end
   end
 
