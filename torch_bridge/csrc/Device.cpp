@@ -60,7 +60,7 @@ struct ThreadState {
   uint64_t flushed = 0;           // packets submitted by this thread
   int depth = 0;                  // OpScope nesting
   uint64_t attributedInScope = 0; // packets counted by nested scopes
-  bool endOfOp = false;           // flush() called by the outermost OpScope as it ends
+  bool deviceWorkOnly = false;    // the running flush() is followed by no host access
 };
 thread_local ThreadState t_state;
 
@@ -192,7 +192,7 @@ void raise(const rt::Error &error) {
 
 void flush() {
   std::vector<isa::Packet> &pending = t_state.pending;
-  noteFlush(pending, !t_state.endOfOp);
+  noteFlush(pending, !t_state.deviceWorkOnly);
   if (pending.empty())
     return;
   uint32_t queue = 0;
@@ -226,6 +226,17 @@ void flush() {
     logLine("NPU", "  submitted " + std::to_string(pending.size()) + " packet(s)");
   pending.clear();
   allocator().releaseDeferred();
+}
+
+void flushDeviceWork() {
+  t_state.deviceWorkOnly = true;
+  try {
+    flush();
+  } catch (...) {
+    t_state.deviceWorkOnly = false;
+    throw;
+  }
+  t_state.deviceWorkOnly = false;
 }
 
 void synchronize() {
@@ -296,14 +307,11 @@ OpScope::~OpScope() {
                        " (" + std::to_string(own) + (own == 1 ? " packet)" : " packets)"));
   if (state.depth == 0) {
     state.attributedInScope = 0;
-    state.endOfOp = true;
     try {
-      flush();
-      state.endOfOp = false;
+      flushDeviceWork();
     } catch (const c10::Error &e) {
       // A destructor must not throw: report the failed submission here; the
       // device was reset by raise().
-      state.endOfOp = false;
       logLine("NPU", std::string("submit failed: ") + e.what_without_backtrace());
     }
   }

@@ -36,10 +36,14 @@ GraphPool *capturePool() noexcept;
 // An allocation of the running capture at `address`: packets from the next
 // one built on may use it.
 void noteCaptureAllocation(uint64_t address);
-// flush() is submitting `packets`; `explicitFlush` when it was not called by
-// an op as it ended (a host copy, a wait for the device: what a replay could
-// not repeat).
+// flush() is submitting `packets`; `explicitFlush` unless it was called
+// through flushDeviceWork(): a host copy or a wait for the device may
+// follow, which a replay could not repeat.
 void noteFlush(const std::vector<isa::Packet> &packets, bool explicitFlush);
+// flush() for a caller that only submits device work, with no host access
+// after it (an op as it ends, a storage resize): a capture records it as
+// replayable. Defined in Device.cpp.
+void flushDeviceWork();
 
 // --- Capture ----------------------------------------------------------------------
 
