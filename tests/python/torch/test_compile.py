@@ -204,3 +204,16 @@ def test_tiny_qwen2_forward_bit_identical_to_eager(stats):
     s = stats()
     # One graph per sequence length, the positions and causal mask included (arange, compares on the npu).
     assert s["breaks"] == 0 and s["graphs"] == 2 and s["replays"] == 2
+
+
+def test_a_host_read_breaks_the_graph(stats):
+    # nll_loss reads its targets on the host (docs/pytorch.md, Training).
+    def loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(logits * 2.0, target)
+
+    compiled = torch.compile(loss, backend="npu")
+    for seed in range(3):
+        g = torch.Generator().manual_seed(seed)
+        logits, target = torch.randn(6, 5, generator=g).npu(), torch.randint(0, 5, (6,), generator=g).npu()
+        _bits_equal(compiled(logits, target), loss(logits, target))
+    assert stats()["break_reasons"] == {"host synchronisation": 1}
