@@ -69,5 +69,9 @@ setup(
     # `import torch` loads the bridge (PyTorch's device-backend autoload;
     # TORCH_DEVICE_BACKEND_AUTOLOAD=0 turns it off), so `import npu_bridge`
     # is optional, as for OpenReg.
-    entry_points={"torch.backends": ["npu = npu_bridge_autoload:load"]},
+    entry_points={
+        "torch.backends": ["npu = npu_bridge_autoload:load"],
+        # torch.compile(backend="npu"), loaded by Dynamo when first named.
+        "torch_dynamo_backends": ["npu = npu_bridge.compile:npu_backend"],
+    },
 )

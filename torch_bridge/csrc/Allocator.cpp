@@ -1,6 +1,7 @@
 #include "Allocator.h"
 
 #include "Device.h"
+#include "GraphCapture.h"
 
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
@@ -16,6 +17,16 @@ constexpr uint64_t kGranule = 512;
 // another thread reused one before those packets ran, they would read its
 // data. They join the cache when the packets are submitted.
 thread_local std::vector<uint64_t> t_deferred;
+
+// A free block of `size` from `blocks` (block size -> addresses), or 0.
+uint64_t takeBlock(std::unordered_map<uint64_t, std::vector<uint64_t>> &blocks, uint64_t size) {
+  const auto it = blocks.find(size);
+  if (it == blocks.end() || it->second.empty())
+    return 0;
+  const uint64_t address = it->second.back();
+  it->second.pop_back();
+  return address;
+}
 } // namespace
 
 uint64_t DeviceAllocator::blockSize(uint64_t bytes) {
@@ -28,10 +39,12 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
     return {nullptr, nullptr, &releaseBlock, device};
   const uint64_t size = blockSize(bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t address = 0;
-  if (auto it = cache_.find(size); it != cache_.end() && !it->second.empty()) {
-    address = it->second.back();
-    it->second.pop_back();
+  // A capture's allocations reuse the blocks its graph freed before taking new ones.
+  GraphPool *pool = capturePool();
+  uint64_t address = pool ? takeBlock(pool->free, size) : 0;
+  if (address != 0) {
+    ++stats_.cacheHits;
+  } else if ((address = takeBlock(cache_, size)) != 0) {
     --stats_.cachedBlocks;
     ++stats_.cacheHits;
   } else {
@@ -57,6 +70,14 @@ c10::DataPtr DeviceAllocator::allocate(size_t bytes) {
     }
     stats_.reservedBytes.increase(size);
     stats_.reservedBlocks.increase(1);
+  }
+  if (pool) {
+    if (pool->blocks.emplace(address, size).second) {
+      pool->bytes += size;
+      pools_.emplace(address, pool);
+    }
+    ++pool->liveBlocks;
+    noteCaptureAllocation(address);
   }
   live_.emplace(address, Block{size, bytes});
   stats_.liveBlocks.increase(1);
@@ -95,8 +116,25 @@ void DeviceAllocator::release(uint64_t address) {
   ++stats_.frees;
   stats_.allocatedBytes.decrease(block.size);
   stats_.requestedBytes.decrease(block.requested);
+  if (const auto owner = pools_.find(address); owner != pools_.end()) {
+    owner->second->free[block.size].push_back(address);
+    --owner->second->liveBlocks;
+    return;
+  }
   cache_[block.size].push_back(address);
   ++stats_.cachedBlocks;
+}
+
+void DeviceAllocator::releasePool(GraphPool &pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &[address, size] : pool.blocks)
+    pools_.erase(address);
+  for (auto &[size, addresses] : pool.free) {
+    std::vector<uint64_t> &cached = cache_[size];
+    cached.insert(cached.end(), addresses.begin(), addresses.end());
+    stats_.cachedBlocks += addresses.size();
+  }
+  pool.free.clear();
 }
 
 void DeviceAllocator::copy_data(void *dest, const void *src, size_t count) const {

@@ -15,6 +15,8 @@
 
 namespace npu::bridge {
 
+struct GraphPool;
+
 // A c10::DeviceAllocator, so that torch.accelerator's memory functions
 // (memory_allocated, memory_stats, empty_cache, ...) reach it as they reach
 // CUDA's caching allocator.
@@ -62,6 +64,9 @@ public:
   void releaseDeferred();
   // The block size an allocation of `bytes` occupies.
   static uint64_t blockSize(uint64_t bytes);
+  // Gives the blocks of a graph's pool (GraphCapture.h) back: the free ones
+  // to the cache, the live ones to the cache once freed.
+  void releasePool(GraphPool &pool);
 
 private:
   struct Block {
@@ -74,6 +79,7 @@ private:
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, Block> live_;                  // address -> block
   std::unordered_map<uint64_t, std::vector<uint64_t>> cache_; // block size -> addresses
+  std::unordered_map<uint64_t, GraphPool *> pools_;           // address -> owning pool
   Stats stats_;
 };
 

@@ -1,6 +1,7 @@
 #include "Device.h"
 
 #include "Allocator.h"
+#include "GraphCapture.h"
 
 #include <c10/util/ApproximateClock.h>
 #include <c10/util/Exception.h>
@@ -37,6 +38,7 @@ std::mutex g_runtimeMutex;
 std::atomic<rt::Runtime *> g_runtime{nullptr};
 
 std::atomic<uint64_t> g_packetCount{0};
+std::atomic<uint64_t> g_submissionCount{0};
 
 std::mutex g_statsMutex;
 std::vector<OpCounter *> &opCounters() {
@@ -58,6 +60,7 @@ struct ThreadState {
   uint64_t flushed = 0;           // packets submitted by this thread
   int depth = 0;                  // OpScope nesting
   uint64_t attributedInScope = 0; // packets counted by nested scopes
+  bool deviceWorkOnly = false;    // the running flush() is followed by no host access
 };
 thread_local ThreadState t_state;
 
@@ -158,6 +161,10 @@ bool hasPendingPackets() noexcept {
   return !t_state.pending.empty();
 }
 
+size_t pendingPacketCount() noexcept {
+  return t_state.pending.size();
+}
+
 c10::StreamId currentStreamId() noexcept {
   return t_state.stream;
 }
@@ -185,6 +192,7 @@ void raise(const rt::Error &error) {
 
 void flush() {
   std::vector<isa::Packet> &pending = t_state.pending;
+  noteFlush(pending, !t_state.deviceWorkOnly);
   if (pending.empty())
     return;
   uint32_t queue = 0;
@@ -195,6 +203,7 @@ void flush() {
     throw;
   }
   g_packetCount.fetch_add(pending.size(), std::memory_order_relaxed);
+  g_submissionCount.fetch_add(1, std::memory_order_relaxed);
   t_state.flushed += pending.size();
   try {
     // While a profile records, batches are noted and submitted under one
@@ -217,6 +226,17 @@ void flush() {
     logLine("NPU", "  submitted " + std::to_string(pending.size()) + " packet(s)");
   pending.clear();
   allocator().releaseDeferred();
+}
+
+void flushDeviceWork() {
+  t_state.deviceWorkOnly = true;
+  try {
+    flush();
+  } catch (...) {
+    t_state.deviceWorkOnly = false;
+    throw;
+  }
+  t_state.deviceWorkOnly = false;
 }
 
 void synchronize() {
@@ -288,7 +308,7 @@ OpScope::~OpScope() {
   if (state.depth == 0) {
     state.attributedInScope = 0;
     try {
-      flush();
+      flushDeviceWork();
     } catch (const c10::Error &e) {
       // A destructor must not throw: report the failed submission here; the
       // device was reset by raise().
@@ -303,6 +323,10 @@ bool logOps() {
 
 uint64_t packetCount() {
   return g_packetCount.load(std::memory_order_relaxed);
+}
+
+uint64_t submissionCount() {
+  return g_submissionCount.load(std::memory_order_relaxed);
 }
 
 std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats() {

@@ -63,6 +63,7 @@ void synchronize();
 std::vector<isa::Packet> &pendingPackets();
 // Whether this thread has built packets it has not submitted yet.
 bool hasPendingPackets() noexcept;
+size_t pendingPacketCount() noexcept;
 
 // The calling thread's current npu stream (Guard.cpp). A stream id is the
 // id of the runtime command queue its packets go to (docs/pytorch.md,
@@ -109,7 +110,8 @@ bool logOps();
 
 // --- Statistics ---------------------------------------------------------------
 
-uint64_t packetCount(); // packets submitted through the bridge since start
+uint64_t packetCount();     // packets submitted through the bridge since start
+uint64_t submissionCount(); // runtime submissions (batches of packets) since start
 std::map<std::string, std::pair<uint64_t, uint64_t>> nativeOpStats(); // op -> (calls, packets)
 
 // The ATen ops that one instruction computes, as their registration lines

@@ -1,6 +1,7 @@
 // npu_bridge._C: what torch.npu (npu_bridge/device.py) needs from C++.
 #include "Allocator.h"
 #include "Device.h"
+#include "GraphCapture.h"
 #include "Ops.h"
 
 #include <torch/csrc/Generator.h>
@@ -117,6 +118,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_empty_cache", [] { allocator().releaseCache(); });
   m.def("_mem_get_info", [] { return allocator().getMemoryInfo(0); });
   m.def("_packet_count", &packetCount);
+  m.def("_submission_count", &submissionCount);
   m.def("_op_stats", &nativeOpStats);
   m.def("_fallback_stats", &fallbackStats);
   m.def("_widened_stats", &widenedStats);
@@ -132,6 +134,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("_capture_end", &endCapture);
   m.def("_capturing", [] { return runtime().capturing(); });
   m.def("_shutdown", &shutdown);
+  py::class_<GraphStream>(m, "_GraphStream")
+      .def("bind", &GraphStream::bind, py::arg("inputs"), py::arg("outputs"))
+      .def("replay", &GraphStream::replay, py::arg("inputs"), py::arg("outputs"))
+      .def("owns", &GraphStream::owns, py::arg("address"))
+      .def_property_readonly("packets", &GraphStream::packetCount)
+      .def_property_readonly("patches", &GraphStream::patchCount)
+      .def_property_readonly("pool_bytes", &GraphStream::poolBytes)
+      .def_property_readonly("explicit_flushes", &GraphStream::explicitFlushes);
+  m.def("_graph_capture_begin", &beginGraphCapture);
+  m.def("_graph_capture_counters", &graphCaptureCounters);
+  m.def("_graph_capture_end", &endGraphCapture);
   m.def("_default_generator", [] {
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(defaultGenerator()));
   });

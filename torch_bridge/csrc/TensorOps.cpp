@@ -2,6 +2,7 @@
 // fills. Views only change metadata; fills are FILL / COPY_STRIDED packets.
 #include "Allocator.h"
 #include "Device.h"
+#include "GraphCapture.h"
 #include "Layout.h"
 #include "Ops.h"
 
@@ -419,7 +420,7 @@ void resizeStorageBytes(c10::StorageImpl *storage, size_t bytes) {
                {int64_t(keep)}, c10::IntArrayRef(&one, 1), 1);
   }
   // The old block is handed back only after the copy reading it is queued.
-  flush();
+  flushDeviceWork();
   storage->set_data_ptr_noswap(std::move(fresh));
   storage->set_nbytes(bytes);
 }

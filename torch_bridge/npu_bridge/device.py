@@ -47,6 +47,9 @@ __all__ = [
     "widened_stats",
     "reset_stats",
     "device_stats",
+    "submission_count",
+    "compile_stats",
+    "reset_compile_stats",
     "debug_level",
     "set_debug_level",
     "strict",
@@ -390,6 +393,26 @@ def reset_stats() -> None:
     _C._reset_stats()
 
 
+def submission_count() -> int:
+    """Runtime submissions (batches of packets) made through the bridge since start."""
+    return _C._submission_count()
+
+
+def compile_stats() -> dict[str, object]:
+    """What torch.compile(backend="npu") did since the last reset_compile_stats():
+    captured graphs, packets per graph, pool bytes, graph breaks and their
+    reasons, replays, compile time (npu_bridge/compile.py)."""
+    from . import compile as _compile
+
+    return _compile.compile_stats()
+
+
+def reset_compile_stats() -> None:
+    from . import compile as _compile
+
+    _compile.reset_compile_stats()
+
+
 def device_stats() -> dict[str, int]:
     """Device cycles (since the device's last reset) and packets submitted."""
     return dict(_C._device_stats())
@@ -436,9 +459,9 @@ def set_host_random(enabled: bool) -> None:
 
 _NO_INDUCTOR = (
     "torch.compile's default backend (Inductor) generates CPU and GPU kernels and has no code "
-    "generator for the npu device. Use torch.compile(..., backend=\"aot_eager\") or "
-    "backend=\"eager\": they capture the graph (and its backward) and run its ops on the npu "
-    "as eager mode does."
+    "generator for the npu device. Use torch.compile(..., backend=\"npu\"), which records each "
+    "graph's packets once and replays them, or backend=\"aot_eager\" or backend=\"eager\": they "
+    "capture the graph (and its backward) and run its ops on the npu as eager mode does."
 )
 
 
