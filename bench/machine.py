@@ -67,3 +67,17 @@ def line(with_blas: bool = False) -> str:
         text += (f"; BLAS: {lib['internal_api']} {lib['version']} kernel {lib['architecture']}, "
                  f"{lib['num_threads']} thread(s)")
     return text
+
+
+def finish(benchmark: str, load_before: list[float], json_path: pathlib.Path | None, **figures) -> None:
+    """Prints the load average after a run and, given a path, writes the
+    run's figures there as JSON with the benchmark's name, the machine and
+    the load average before and after."""
+    import json
+
+    load_after = describe()["load_average"]
+    print(f"load average before {load_before}, after {load_after}")
+    if json_path:
+        json_path.write_text(json.dumps({
+            "benchmark": benchmark, "machine": describe(), "load_average_before": load_before,
+            "load_average_after": load_after, **figures}, indent=2) + "\n")

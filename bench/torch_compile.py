@@ -19,7 +19,6 @@ Compilation (the first calls) is excluded. Not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import statistics
 import sys
@@ -128,13 +127,8 @@ def main() -> int:
               f"compiled {m['compiled'] * 1e3:8.2f} ms  compiled/npu {r['compiled_vs_npu']:5.2f} "
               f"(<= {TARGET_VS_EAGER_NPU}: {verdict})  compiled/cpu {r['compiled_vs_cpu']:5.2f}  "
               f"graphs {r['graphs']} breaks {r['breaks']} packets {r['packets_per_graph']}")
-    load_after = machine.describe()["load_average"]
-    print(f"load average before {load_before}, after {load_after}")
-    if args.json:
-        args.json.write_text(json.dumps({
-            "benchmark": "torch_compile", "machine": machine.describe(), "torch": torch.__version__,
-            "runs": args.runs, "steps": args.steps, "load_average_before": load_before,
-            "load_average_after": load_after, "rows": rows}, indent=2) + "\n")
+    machine.finish("torch_compile", load_before, args.json, torch=torch.__version__, runs=args.runs,
+                   steps=args.steps, rows=rows)
     return 0
 
 

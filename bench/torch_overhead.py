@@ -26,7 +26,6 @@ Not a test.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pathlib
 import sys
@@ -167,14 +166,9 @@ def main() -> int:
               f"ratio {r['ratio']:5.2f}  {target}")
     per_forward = {op: n // (args.forwards * args.best + args.best) for op, n in sorted(fallbacks.items())}
     print(f"CPU fallbacks per forward: {per_forward or 'none'}")
-    load_after = machine.describe()["load_average"]
-    print(f"load average before {load_before}, after {load_after}")
-    if args.json:
-        args.json.write_text(json.dumps({
-            "benchmark": "torch_overhead", "machine": machine.describe(), "torch": torch.__version__,
-            "threads": args.threads, "best_of": args.best, "load_average_before": load_before,
-            "load_average_after": load_after, "rows": rows, "targets": TARGETS,
-            "fallbacks_per_forward": per_forward}, indent=2) + "\n")
+    machine.finish("torch_overhead", load_before, args.json, torch=torch.__version__,
+                   threads=args.threads, best_of=args.best, rows=rows, targets=TARGETS,
+                   fallbacks_per_forward=per_forward)
     return 0
 
 
