@@ -2,6 +2,7 @@
 // RTL benchmarks alike, see the same values.
 #pragma once
 
+#include "npu/isa/isa.h"
 #include "npu/mem/physical_memory.h"
 
 #include <cstdint>
@@ -18,6 +19,19 @@ inline void fillRandom(mem::PhysicalMemory &memory, uint64_t address, uint64_t c
   for (float &v : values)
     v = d(rng);
   memory.write(address, values.data(), count * 4);
+}
+
+// The packet of a binary elementwise instruction (ADD, MUL, ...) on one row
+// of `count` fp32 elements: dst = a op b.
+template <class Instruction>
+isa::Packet rowPacket(uint64_t dst, uint64_t a, uint64_t b, uint32_t count) {
+  Instruction op;
+  op.dst = dst;
+  op.a = a;
+  op.b = b;
+  op.rows = 1;
+  op.cols = count;
+  return isa::packetOf(op);
 }
 
 } // namespace npu::bench

@@ -109,18 +109,6 @@ int main() {
   const uint64_t a = kActivations, b = a + uint64_t(kElements) * 4, c = b + uint64_t(kElements) * 4;
   bench::fillRandom(memory, a, kElements);
   bench::fillRandom(memory, b, kElements);
-  isa::inst::Add add;
-  add.dst = c;
-  add.a = a;
-  add.b = b;
-  add.rows = 1;
-  add.cols = kElements;
-  isa::inst::Mul mul;
-  mul.dst = c;
-  mul.a = a;
-  mul.b = b;
-  mul.rows = 1;
-  mul.cols = kElements;
   const auto unary = [&]<class Inst>(Inst op) {
     op.dst = c;
     op.src = a;
@@ -152,8 +140,8 @@ int main() {
     uint64_t elements;
   };
   const VectorOp vectorOps[] = {
-      {"add_2^24", isa::packetOf(add), kElements},
-      {"mul_2^24", isa::packetOf(mul), kElements},
+      {"add_2^24", bench::rowPacket<isa::inst::Add>(c, a, b, kElements), kElements},
+      {"mul_2^24", bench::rowPacket<isa::inst::Mul>(c, a, b, kElements), kElements},
       {"exp_2^24", isa::packetOf(exp), kElements},
       {"sigmoid_2^24", isa::packetOf(sigmoid), kElements},
       {"silu_2^24", isa::packetOf(silu), kElements},

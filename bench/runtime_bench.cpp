@@ -5,6 +5,7 @@
 // the cost per packet of a chain of small elementwise packets (the torch
 // loop `z = z * y; z = z + x` on 32x32 fp32) against the host arithmetic
 // alone as the floor.
+#include "bench_data.h"
 #include "npu/arith/functions.h"
 #include "npu/rt/runtime.h"
 #include "npu/sim/iss.h"
@@ -81,22 +82,12 @@ struct Chain {
 };
 
 Chain makeChain(uint64_t x, uint64_t y, uint64_t z0, uint64_t z1) {
-  Chain chain{x, y, z0, z1, {}, {}};
-  isa::inst::Mul mul;
-  mul.dst = z1;
-  mul.a = z0;
-  mul.b = y;
-  mul.rows = 1;
-  mul.cols = kChainElements;
-  mul.toPacket(chain.mul.data());
-  isa::inst::Add add;
-  add.dst = z0;
-  add.a = z1;
-  add.b = x;
-  add.rows = 1;
-  add.cols = kChainElements;
-  add.toPacket(chain.add.data());
-  return chain;
+  return {x,
+          y,
+          z0,
+          z1,
+          bench::rowPacket<isa::inst::Mul>(z1, z0, y, kChainElements),
+          bench::rowPacket<isa::inst::Add>(z0, z1, x, kChainElements)};
 }
 
 // The data of the chain: z stays finite and normal (y = 1, x = 0.25 adds a
@@ -208,8 +199,9 @@ int main() {
     for (uint64_t batch : {uint64_t(1), uint64_t(64), uint64_t(4096)}) {
       const uint64_t count = batch == 1 ? kCount / 20 : kCount;
       const Result r = measure(packet, count, batch, runtime);
-      std::printf("%-22s %8llu %16.0f %16.0f %7.2fx\n", name, static_cast<unsigned long long>(batch),
-                  r.runtimePerSecond, r.directPerSecond, r.directPerSecond / r.runtimePerSecond);
+      std::printf("%-22s %8llu %16.0f %16.0f %7.2fx\n", name,
+                  static_cast<unsigned long long>(batch), r.runtimePerSecond, r.directPerSecond,
+                  r.directPerSecond / r.runtimePerSecond);
     }
   benchChain(runtime);
   std::printf("load average after: %s\n", loadAverage().c_str());
