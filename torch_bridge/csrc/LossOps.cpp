@@ -1,26 +1,28 @@
 // The negative log-likelihood loss (cross_entropy is log_softmax followed by
-// it): nll_loss_forward and nll_loss_backward.
+// it): nll_loss_forward and nll_loss_backward, on the device from end to end
+// so that a compiled graph has no host round trip in it.
 //
-// The targets are integer bookkeeping that no instruction can inspect (no
-// compare, no integer arithmetic): the host reads them (one wait for the
-// device), checks them as the CPU kernel does (out-of-range targets raise
-// its error) and turns the kept ones (target != ignore_index) into flat
-// positions row * classes + target. The float work runs on the device:
-// EMBEDDING gathers the selected log-probabilities (and the class weights),
-// ROW_SUM / DIV / NEG reduce them, and EMBEDDING_BWD scatters the gradient
-// into a zeroed grad_input in the CPU kernel's rounding order.
+// The targets stay on the device: NES marks the rows that count (target !=
+// ignore_index), SELECTS gives the ignored rows class 0 so that every GATHER
+// stays in range, and a target outside [0, classes) faults the GATHER that
+// reads it (a device fault at the next synchronisation, as CUDA's
+// device-side assert). The ignored rows' terms are zeroed by SELECTS after
+// the arithmetic: a zero is exact in every sum, and -inf or NaN read for an
+// ignored row never reaches a result. ROW_SUM accumulates element j in lane
+// j mod L, so a zero in place of an ignored row moves the later rows to other
+// lanes: the sums agree with the CPU's to the reductions' tolerance, not bit
+// for bit (docs/pytorch.md).
 #include "Device.h"
 #include "Layout.h"
 #include "Ops.h"
 
-#include <ATen/core/grad_mode.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/nll_loss_backward_ops.h>
 #include <ATen/ops/nll_loss_forward_ops.h>
 #include <torch/library.h>
 
 #include <bit>
-#include <mutex>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -52,110 +54,53 @@ Problem checkProblem(const at::Tensor &self, const at::Tensor &target,
   return {self.dim() == 2 ? self.size(0) : 1, classes, reduction == kNone && self.dim() == 2};
 }
 
+// The ISA's compares and IOTA take the ignore index and the class count as
+// int32 immediates, and its types have no uint8: other targets run on the
+// CPU.
 bool lowerable(const at::Tensor &self, const at::Tensor &target,
-               const std::optional<at::Tensor> &weight) {
-  return isFloatNpu(self) && isNpu(target) &&
-         (target.scalar_type() == at::kLong || target.scalar_type() == at::kByte) &&
-         (!weight || !weight->defined() || isFloatNpu(*weight));
+               const std::optional<at::Tensor> &weight, int64_t ignoreIndex) {
+  constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+  return isFloatNpu(self) && (self.dim() == 0 || self.size(-1) <= kInt32Max) && isNpu(target) &&
+         target.scalar_type() == at::kLong && ignoreIndex >= std::numeric_limits<int32_t>::min() &&
+         ignoreIndex <= kInt32Max && (!weight || !weight->defined() || isFloatNpu(*weight));
 }
 
 bool hasWeight(const std::optional<at::Tensor> &weight) {
   return weight && weight->defined();
 }
 
-// The kept targets, as npu int64 vectors of `count` entries (rows of one
-// uploaded 3 x count tensor).
-struct Selection {
-  int64_t count = 0;
-  at::Tensor flat;    // row * classes + target: the position in the input
-  at::Tensor classes; // target: the row of the weight
-  at::Tensor rows;    // row: the position in a per-sample loss
+// dst = kept ? a : 0 over rows elements of `type`.
+void emitZeroUnlessKept(const at::Tensor &dst, const at::Tensor &kept, const at::Tensor &a,
+                        isa::DType type) {
+  isa::inst::Selects select;
+  select.dst = addressOf(dst);
+  select.a = addressOf(a);
+  select.mask = addressOf(kept);
+  select.rows = 1;
+  select.cols = u32(kept.numel(), "target count");
+  select.s = 0; // +0.0 and integer 0 alike
+  select.dtype = type;
+  emit(select);
+}
+
+// Per row: whether it counts, and its target with the ignored rows' set to 0.
+struct Targets {
+  at::Tensor kept;  // bool [rows]
+  at::Tensor index; // int64 [rows]
 };
 
-Selection selectTargets(const at::Tensor &target, const Problem &problem, int64_t ignoreIndex) {
-  const at::Tensor host = download(target).to(at::kLong).contiguous();
-  const int64_t *t = host.const_data_ptr<int64_t>();
-  std::vector<int64_t> kept;
-  for (int64_t row = 0; row < host.numel(); ++row) {
-    if (t[row] == ignoreIndex)
-      continue;
-    TORCH_CHECK(t[row] >= 0 && t[row] < problem.classes, "Target ", t[row], " is out of bounds.");
-    kept.push_back(row);
-  }
-  const int64_t count = static_cast<int64_t>(kept.size());
-  at::Tensor table = at::empty({3, count}, at::kLong);
-  int64_t *flat = table[0].data_ptr<int64_t>(), *classes = table[1].data_ptr<int64_t>(),
-          *rows = table[2].data_ptr<int64_t>();
-  for (int64_t k = 0; k < count; ++k) {
-    flat[k] = kept[k] * problem.classes + t[kept[k]];
-    classes[k] = t[kept[k]];
-    rows[k] = kept[k];
-  }
-  const at::Tensor onDevice = emptyNpu({3, count}, at::kLong);
-  if (count > 0)
-    upload(onDevice, table);
-  return {count, onDevice[0], onDevice[1], onDevice[2]};
-}
-
-// A loss's backward reads the same targets as its forward (autograd saved
-// the tensor): a forward that records a graph keeps its selection for it,
-// keyed by the target tensor and its version, so that the targets are read
-// once per step. The backward takes it. One entry, shared by all threads:
-// autograd runs the backward on its device thread.
-struct SelectionCache {
-  c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl> target{
-      c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()};
-  uint32_t version = 0;
-  int64_t ignoreIndex = 0, classes = 0, rows = 0;
-  std::optional<Selection> selection;
-};
-
-std::mutex &selectionMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-SelectionCache &selectionCache() {
-  static SelectionCache cache;
-  return cache;
-}
-
-bool sameTargets(const SelectionCache &cache, const at::Tensor &target, const Problem &problem,
-                 int64_t ignoreIndex) {
-  return cache.selection && cache.target.lock().get() == target.unsafeGetTensorImpl() &&
-         cache.version == target._version() && cache.ignoreIndex == ignoreIndex &&
-         cache.classes == problem.classes && cache.rows == problem.rows;
-}
-
-Selection forwardSelection(const at::Tensor &self, const at::Tensor &target, const Problem &problem,
-                           int64_t ignoreIndex) {
-  Selection selection = selectTargets(target, problem, ignoreIndex);
-  std::lock_guard<std::mutex> lock(selectionMutex());
-  SelectionCache &cache = selectionCache();
-  cache.selection.reset();
-  if (c10::GradMode::is_enabled() && self.requires_grad()) {
-    cache.target = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>(
-        target.getIntrusivePtr());
-    cache.version = target._version();
-    cache.ignoreIndex = ignoreIndex;
-    cache.classes = problem.classes;
-    cache.rows = problem.rows;
-    cache.selection = selection;
-  }
-  return selection;
-}
-
-Selection backwardSelection(const at::Tensor &target, const Problem &problem, int64_t ignoreIndex) {
-  {
-    std::lock_guard<std::mutex> lock(selectionMutex());
-    SelectionCache &cache = selectionCache();
-    if (sameTargets(cache, target, problem, ignoreIndex)) {
-      Selection selection = std::move(*cache.selection);
-      cache.selection.reset();
-      return selection;
-    }
-  }
-  return selectTargets(target, problem, ignoreIndex);
+Targets deviceTargets(const at::Tensor &target, const Problem &problem, int64_t ignoreIndex) {
+  const at::Tensor t = contiguousOnDevice(target);
+  Targets targets{emptyNpu({problem.rows}, at::kBool), emptyNpu({problem.rows}, at::kLong)};
+  isa::inst::Nes kept;
+  kept.dst = addressOf(targets.kept);
+  kept.a = addressOf(t);
+  kept.s = std::bit_cast<float>(static_cast<int32_t>(ignoreIndex)); // an int32 for i64
+  kept.n = u32(problem.rows, "target count");
+  kept.dtype = isa::DType::i64;
+  emit(kept);
+  emitZeroUnlessKept(targets.index, targets.kept, t, isa::DType::i64);
+  return targets;
 }
 
 // dst[0] = the sum of the `count` floats at src (count > 0).
@@ -172,12 +117,13 @@ void emitFillFloat(const at::Tensor &t, float value) {
   emitFillWords(addressOf(t), std::bit_cast<uint32_t>(value), t.numel());
 }
 
-// The weights of the kept targets' classes (count entries).
-at::Tensor keptWeights(const at::Tensor &weight, const Selection &selection, int64_t classes) {
+// Per row: the weight of its target's class (ignored rows: class 0's).
+at::Tensor targetWeights(const at::Tensor &weight, const Targets &targets, int64_t classes) {
   const at::Tensor w = contiguousOnDevice(weight);
-  at::Tensor kept = emptyNpu({selection.count}, at::kFloat);
-  emitEmbedding(addressOf(kept), addressOf(w), selection.classes, 1, classes);
-  return kept;
+  at::Tensor picked = emptyNpu({targets.index.numel()}, at::kFloat);
+  emitIndexGather(picked, w, targets.index, 1, classes, targets.index.numel(), 1,
+                  isa::GatherMode::shared, false);
+  return picked;
 }
 
 std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Tensor &self,
@@ -188,43 +134,54 @@ std::tuple<at::Tensor, at::Tensor> nllLossImpl(OpCounter &counter, const at::Ten
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(self) + "[" + shapeString(target) + "]");
-  at::Tensor output = emptyNpu(
-      problem.perSample ? std::vector<int64_t>{problem.rows} : std::vector<int64_t>{}, at::kFloat);
+  const int64_t rows = problem.rows;
+  at::Tensor output =
+      emptyNpu(problem.perSample ? std::vector<int64_t>{rows} : std::vector<int64_t>{}, at::kFloat);
   at::Tensor totalWeight = emptyNpu({}, at::kFloat);
-  const Selection kept = forwardSelection(self, target, problem, ignoreIndex);
-  const int64_t count = kept.count;
-  // The selected log-probabilities, times their class weights.
-  const at::Tensor input = contiguousOnDevice(self);
-  at::Tensor picked = emptyNpu({count}, at::kFloat);
-  at::Tensor weights;
-  if (count > 0) {
-    emitEmbedding(addressOf(picked), addressOf(input), kept.flat, 1, input.numel());
-    if (hasWeight(weight)) {
-      weights = keptWeights(*weight, kept, problem.classes);
-      emitBinary<isa::inst::Mul>(picked, picked, weights);
-    }
-  }
-  if (reduction == kNone) {
+  if (rows == 0) {
+    // No terms: the sum 0, the mean 0 / 0 (NaN), as on the CPU.
     emitFillFloat(totalWeight, 0.0f);
-  } else if (hasWeight(weight) && count > 0) {
-    emitSumOf(totalWeight, weights, count);
-  } else {
-    emitFillFloat(totalWeight, static_cast<float>(count));
-  }
-  if (problem.perSample) {
-    // -picked scattered into zeros at the kept rows.
-    emitFillFloat(output, 0.0f);
-    if (count > 0) {
-      emitUnary<isa::inst::Neg>(addressOf(picked), addressOf(picked), count);
-      emitEmbeddingBackward(addressOf(output), addressOf(picked), kept.rows, 1, problem.rows);
+    if (!problem.perSample) {
+      emitFillFloat(output, 0.0f);
+      if (reduction == kMean)
+        emitBinary<isa::inst::Div>(output, output, totalWeight);
     }
     return {output, totalWeight};
   }
-  if (count > 0) {
-    emitSumOf(output, picked, count);
-  } else {
-    emitFillFloat(output, 0.0f);
+  const Targets targets = deviceTargets(target, problem, ignoreIndex);
+  // Per row: the target's log-probability, times its class weight.
+  const at::Tensor input = contiguousOnDevice(self);
+  at::Tensor terms = emptyNpu({rows}, at::kFloat);
+  emitIndexGather(terms, input, targets.index, rows, problem.classes, 1, 1, isa::GatherMode::full,
+                  false);
+  at::Tensor weights;
+  if (hasWeight(weight)) {
+    weights = targetWeights(*weight, targets, problem.classes);
+    emitZeroUnlessKept(weights, targets.kept, weights, isa::DType::f32);
+    emitBinary<isa::inst::Mul>(terms, terms, weights);
   }
+  if (problem.perSample) {
+    emitUnary<isa::inst::Neg>(addressOf(terms), addressOf(terms), rows);
+    emitZeroUnlessKept(output, targets.kept, terms, isa::DType::f32);
+    emitFillFloat(totalWeight, 0.0f);
+    return {output, totalWeight};
+  }
+  emitZeroUnlessKept(terms, targets.kept, terms, isa::DType::f32);
+  if (reduction == kNone) {
+    emitFillFloat(totalWeight, 0.0f);
+  } else if (hasWeight(weight)) {
+    emitSumOf(totalWeight, weights, rows);
+  } else {
+    at::Tensor kept = emptyNpu({}, at::kLong);
+    isa::inst::Count count;
+    count.dst = addressOf(kept);
+    count.src = addressOf(targets.kept);
+    count.rows = 1;
+    count.cols = u32(rows, "target count");
+    emit(count);
+    copyInto(totalWeight, kept);
+  }
+  emitSumOf(output, terms, rows);
   if (reduction == kMean)
     emitBinary<isa::inst::Div>(output, output, totalWeight);
   emitUnary<isa::inst::Neg>(addressOf(output), addressOf(output), 1);
@@ -235,7 +192,7 @@ std::tuple<at::Tensor, at::Tensor> nllLossForward(const at::Tensor &self, const 
                                                   const std::optional<at::Tensor> &weight,
                                                   int64_t reduction, c10::SymInt ignoreIndex) {
   static OpCounter counter("nll_loss_forward");
-  if (!lowerable(self, target, weight))
+  if (!lowerable(self, target, weight, ignoreIndex.expect_int()))
     return fallbackTo<NPU_ATEN_OP(nll_loss_forward)>(self, target, weight, reduction,
                                                      ignoreIndex.expect_int());
   return nllLossImpl(counter, self, target, weight, reduction, ignoreIndex.expect_int());
@@ -246,7 +203,8 @@ nllLossForwardOut(const at::Tensor &self, const at::Tensor &target,
                   const std::optional<at::Tensor> &weight, int64_t reduction,
                   c10::SymInt ignoreIndex, at::Tensor &output, at::Tensor &totalWeight) {
   static OpCounter counter("nll_loss_forward.output");
-  if (!lowerable(self, target, weight) || !isFloatNpu(output) || !isFloatNpu(totalWeight))
+  if (!lowerable(self, target, weight, ignoreIndex.expect_int()) || !isFloatNpu(output) ||
+      !isFloatNpu(totalWeight))
     return fallbackTo<NPU_ATEN_OP2(nll_loss_forward, output)>(
         self, target, weight, reduction, ignoreIndex.expect_int(), output, totalWeight);
   const auto [loss, total] =
@@ -278,18 +236,19 @@ at::Tensor nllLossBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
   OpScope scope(counter);
   if (logOps())
     scope.describe(shapeString(self) + "[" + shapeString(target) + "]");
+  const int64_t rows = problem.rows;
   at::Tensor gradInput = emptyNpuLike(self);
   emitFillFloat(gradInput, 0.0f);
-  const Selection kept = backwardSelection(target, problem, ignoreIndex);
-  if (kept.count == 0)
+  if (rows == 0)
     return gradInput;
-  // values[k] = -w[target] * g, g = grad_output[row] (per sample), or the
-  // scalar grad_output (sum) or grad_output / total_weight (mean).
-  at::Tensor values = emptyNpu({kept.count}, at::kFloat);
+  const Targets targets = deviceTargets(target, problem, ignoreIndex);
+  // values[row] = -w[target] * g, g = grad_output[row] (per sample), or the
+  // scalar grad_output (sum) or grad_output / total_weight (mean); zero
+  // where the row is ignored.
+  at::Tensor values = emptyNpu({rows}, at::kFloat);
   const at::Tensor go = contiguousOnDevice(gradOutput);
   if (problem.perSample) {
-    emitEmbedding(addressOf(values), addressOf(go), kept.rows, 1, problem.rows);
-    emitUnary<isa::inst::Neg>(addressOf(values), addressOf(values), kept.count);
+    emitUnary<isa::inst::Neg>(addressOf(values), addressOf(go), rows);
   } else {
     at::Tensor scale = emptyNpu({}, at::kFloat);
     if (reduction == kMean)
@@ -298,18 +257,31 @@ at::Tensor nllLossBackwardImpl(OpCounter &counter, const at::Tensor &gradOutput,
     else
       emitGather(addressOf(scale), go.reshape(c10::IntArrayRef()));
     emitUnary<isa::inst::Neg>(addressOf(scale), addressOf(scale), 1);
-    emitGather(addressOf(values), scale.expand({kept.count}));
+    emitGather(addressOf(values), scale.expand({rows}));
   }
   if (hasWeight(weight))
-    emitBinary<isa::inst::Mul>(values, keptWeights(*weight, kept, problem.classes), values);
-  emitEmbeddingBackward(addressOf(gradInput), addressOf(values), kept.flat, 1, gradInput.numel());
+    emitBinary<isa::inst::Mul>(values, targetWeights(*weight, targets, problem.classes), values);
+  emitZeroUnlessKept(values, targets.kept, values, isa::DType::f32);
+  // Scattered to row * classes + target (an ignored row adds its zero to
+  // class 0).
+  at::Tensor positions = emptyNpu({rows}, at::kLong);
+  isa::inst::Iota rowStarts;
+  rowStarts.dst = addressOf(positions);
+  rowStarts.n = u32(rows, "target count");
+  rowStarts.start = 0;
+  rowStarts.step = u32(problem.classes, "classes"); // int32 for i64
+  rowStarts.dtype = isa::DType::i64;
+  emit(rowStarts);
+  emitBinary<isa::inst::Add>(positions, positions, targets.index);
+  emitEmbeddingBackward(addressOf(gradInput), addressOf(values), positions, 1, gradInput.numel());
   return gradInput;
 }
 
 bool backwardLowerable(const at::Tensor &gradOutput, const at::Tensor &self,
                        const at::Tensor &target, const std::optional<at::Tensor> &weight,
-                       const at::Tensor &totalWeight) {
-  return lowerable(self, target, weight) && isFloatNpu(gradOutput) && isFloatNpu(totalWeight);
+                       int64_t ignoreIndex, const at::Tensor &totalWeight) {
+  return lowerable(self, target, weight, ignoreIndex) && isFloatNpu(gradOutput) &&
+         isFloatNpu(totalWeight);
 }
 
 at::Tensor nllLossBackward(const at::Tensor &gradOutput, const at::Tensor &self,
@@ -317,7 +289,7 @@ at::Tensor nllLossBackward(const at::Tensor &gradOutput, const at::Tensor &self,
                            int64_t reduction, c10::SymInt ignoreIndex,
                            const at::Tensor &totalWeight) {
   static OpCounter counter("nll_loss_backward");
-  if (!backwardLowerable(gradOutput, self, target, weight, totalWeight))
+  if (!backwardLowerable(gradOutput, self, target, weight, ignoreIndex.expect_int(), totalWeight))
     return fallbackTo<NPU_ATEN_OP(nll_loss_backward)>(gradOutput, self, target, weight, reduction,
                                                       ignoreIndex.expect_int(), totalWeight);
   return nllLossBackwardImpl(counter, gradOutput, self, target, weight, reduction,
@@ -329,7 +301,8 @@ at::Tensor &nllLossBackwardOut(const at::Tensor &gradOutput, const at::Tensor &s
                                int64_t reduction, c10::SymInt ignoreIndex,
                                const at::Tensor &totalWeight, at::Tensor &gradInput) {
   static OpCounter counter("nll_loss_backward.grad_input");
-  if (!backwardLowerable(gradOutput, self, target, weight, totalWeight) || !isFloatNpu(gradInput))
+  if (!backwardLowerable(gradOutput, self, target, weight, ignoreIndex.expect_int(), totalWeight) ||
+      !isFloatNpu(gradInput))
     return fallbackTo<NPU_ATEN_OP2(nll_loss_backward, grad_input)>(
         gradOutput, self, target, weight, reduction, ignoreIndex.expect_int(), totalWeight,
         gradInput);
