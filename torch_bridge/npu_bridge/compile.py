@@ -15,12 +15,20 @@ operands or results. The graph is then split around such nodes
 (``torch.fx.passes.split_module``): the nodes between them are captured as
 graphs of their own, the breaking nodes run eagerly on every call. Breaks
 are counted with their reasons in :func:`compile_stats`; ``NPU_DEBUG=1``
-names each node. See docs/pytorch.md, "torch.compile".
+names each node.
+
+With ``NPU_COMPILE_DUMP=dir`` every capture is also written as a
+self-contained ``.npubin`` (the runtime's trace capture: the live device
+memory as data, the packets, the graph's inputs and outputs after the run
+as check regions) that ``npu-sim`` replays on iss, rtl or cosim. See
+docs/pytorch.md, "torch.compile".
 """
 
 from __future__ import annotations
 
 import operator
+import os
+import pathlib
 import sys
 import time
 from collections import Counter
@@ -50,6 +58,7 @@ class _Stats:
         self.eager_graphs = 0  # graphs (or segments) run node by node
         self.replays = 0
         self.compile_seconds = 0.0
+        self.dumps: list[str] = []  # .npubin files written (NPU_COMPILE_DUMP)
 
 
 _stats = _Stats()
@@ -69,6 +78,7 @@ def compile_stats() -> dict[str, Any]:
         "eager_graphs": _stats.eager_graphs,
         "replays": _stats.replays,
         "compile_seconds": _stats.compile_seconds,
+        "dumps": list(_stats.dumps),
     }
 
 
@@ -83,6 +93,26 @@ def _is_npu(value: object) -> bool:
 
 def _fallback_counts() -> dict[str, int]:
     return dict(_C._fallback_stats())
+
+
+def _dump_directory() -> pathlib.Path | None:
+    """NPU_COMPILE_DUMP's directory, created if missing, or None."""
+    setting = os.environ.get("NPU_COMPILE_DUMP")
+    if not setting:
+        return None
+    directory = pathlib.Path(setting)
+    if directory.exists() and not directory.is_dir():
+        raise RuntimeError(f"NPU_COMPILE_DUMP={setting}: not a directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _read_back(values: object) -> None:
+    """Copies the npu tensors among `values` to the host: a trace capture
+    keeps their final bytes as check regions."""
+    for t in tree_flatten(values)[0]:
+        if _is_npu(t) and t.numel():
+            t.cpu()
 
 
 class _CaptureInterpreter(torch.fx.Interpreter):
@@ -244,11 +274,23 @@ class CompiledGraph:
     def _capture(self, key: tuple, args: Sequence[object], leaves: Sequence[object]) -> object:
         start = time.perf_counter()
         interpreter = _CaptureInterpreter(self.module)
-        _C._graph_capture_begin()
+        directory = _dump_directory()
+        dump = directory / f"{self.name}.{len(self._runs)}.npubin" if directory else None
+        if dump:
+            _C._capture_begin(os.fspath(dump))
         try:
-            outputs = interpreter.run(*args)
+            _C._graph_capture_begin()
+            try:
+                outputs = interpreter.run(*args)
+            finally:
+                stream = _C._graph_capture_end()
+            if dump:
+                _read_back((list(leaves), outputs))
         finally:
-            stream = _C._graph_capture_end()
+            if dump:
+                _C._capture_end()
+        if dump:
+            _stats.dumps.append(os.fspath(dump))
         unsupported = interpreter.unsupported
         del interpreter
         if not unsupported:

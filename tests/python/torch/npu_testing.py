@@ -34,6 +34,12 @@ def npu_sim() -> pathlib.Path:
     return path
 
 
+def rtl_built() -> bool:
+    """Whether the toolchain build has the RTL (npu-sim's rtl and cosim backends)."""
+    cache = build_dir() / "CMakeCache.txt"
+    return cache.exists() and "NPU_BUILD_RTL:BOOL=ON" in cache.read_text()
+
+
 def replay(trace: os.PathLike[str] | str, *options: str) -> subprocess.CompletedProcess:
     """npu-sim replaying a captured trace (on the ISS unless options say otherwise)."""
     return subprocess.run([str(npu_sim()), *options, str(trace)], capture_output=True, text=True, timeout=600)

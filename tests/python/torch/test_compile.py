@@ -262,3 +262,36 @@ def test_tiny_qwen2_lora_step_compiles_without_a_break(stats):
         _bits_equal(p, q)
     s = stats()
     assert s["breaks"] == 0 and s["graphs"] == 2 and s["replays"] == 6
+
+
+def test_npu_compile_dump_replays_on_npu_sim(stats, tmp_path, monkeypatch):
+    from npu_testing import assert_replay_passes, replay, rtl_built
+
+    monkeypatch.setenv("NPU_COMPILE_DUMP", str(tmp_path / "dumps"))
+    model = _npu_mlp()
+    compiled = torch.compile(model, backend="npu")
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(5)).npu()
+    y = compiled(x)
+    (y**2).sum().backward()
+    compiled(x)  # a replay writes nothing
+    dumps = [pathlib.Path(d) for d in stats()["dumps"]]
+    assert [re.fullmatch(r"(forward|backward)\d+\.0\.npubin", d.name) is not None for d in dumps] == [True, True]
+    assert sorted(p.name for p in (tmp_path / "dumps").iterdir()) == sorted(d.name for d in dumps)
+    # The results are the dumps' check regions: the forward's output, the
+    # backward's weight gradient.
+    assert y.detach().cpu().numpy().tobytes() in dumps[0].read_bytes()
+    assert model[0].weight.grad.cpu().numpy().tobytes() in dumps[1].read_bytes()
+    backends = ["iss", "rtl", "cosim"] if rtl_built() else ["iss"]
+    for dump in dumps:
+        for backend in backends:
+            assert assert_replay_passes(replay(dump, "--backend", backend)) >= 2, (dump, backend)
+
+
+def test_npu_compile_dump_names_a_file_that_is_no_directory(tmp_path, monkeypatch):
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("kept")
+    monkeypatch.setenv("NPU_COMPILE_DUMP", str(not_a_directory))
+    compiled = torch.compile(_npu_mlp(), backend="npu")
+    with pytest.raises(Exception, match="NPU_COMPILE_DUMP=.*file: not a directory"):
+        compiled(torch.randn(8, 16).npu())
+    assert not_a_directory.read_text() == "kept"

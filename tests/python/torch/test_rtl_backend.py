@@ -14,16 +14,11 @@ import sys
 import pytest
 import torch
 
-from npu_testing import REPO, assert_replay_passes, build_dir, replay
+from npu_testing import REPO, assert_replay_passes, replay, rtl_built
 
 sys.path.insert(0, str(REPO / "examples" / "torch"))
 import mlp_forward  # noqa: E402
 import qwen2_forward  # noqa: E402
-
-
-def rtl_built() -> bool:
-    cache = build_dir() / "CMakeCache.txt"
-    return cache.exists() and "NPU_BUILD_RTL:BOOL=ON" in cache.read_text()
 
 
 pytestmark = pytest.mark.skipif(not rtl_built(), reason="the toolchain was built without the RTL (NPU_BUILD_RTL)")
