@@ -245,6 +245,10 @@ struct Runtime::Impl {
       }
       if (std::chrono::steady_clock::now() >= deadline)
         return;
+      // Where the submitting thread waits for this core (more runnable
+      // threads than cores), a pure spin would keep it off for the whole
+      // poll: each op then costs the poll instead of a wake-up.
+      std::this_thread::yield();
     }
   }
 
