@@ -7,6 +7,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -240,10 +241,15 @@ struct Server::Impl {
 };
 
 Server::Server(const ServerOptions &options) : impl_(std::make_unique<Impl>()) {
+  std::string servable;
+  for (const std::string &name : rt::availableBackends())
+    if (name != "remote")
+      servable += (servable.empty() ? "" : ", ") + name;
   const auto names = rt::availableBackends();
   if (std::find(names.begin(), names.end(), options.backend) == names.end() ||
       options.backend == "remote")
-    throw std::runtime_error("npu-server: cannot serve backend '" + options.backend + "'");
+    throw std::runtime_error("npu-server: cannot serve backend '" + options.backend +
+                             "' (available: " + servable + ")");
   if (options.tlsCertificate.empty() != options.tlsKey.empty())
     throw std::runtime_error("npu-server: TLS needs both a certificate and its key");
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();

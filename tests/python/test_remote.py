@@ -15,6 +15,9 @@ from conftest import REPO, build_dir, tool
 KERNELS = sorted(p for p in (REPO / "examples" / "kernels").glob("*.py") if p.name != "npu_kernel.py")
 TOKEN = "loopback-token"
 
+pytestmark = pytest.mark.skipif(not (build_dir() / "bin" / "npu-server").exists(),
+                                reason="built without gRPC: no npu-server, no remote backend")
+
 # Runs a kernel script's check() and saves every output npu_kernel.run read
 # back, so that two backends' results can be compared bit for bit.
 HARNESS = """
@@ -99,6 +102,20 @@ def test_npu_sim_without_npu_remote_says_what_is_missing():
                             capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode != 0
     assert "NPU_REMOTE=HOST:PORT" in result.stderr
+
+
+def test_server_refuses_a_backend_it_cannot_serve():
+    result = subprocess.run([str(tool("npu-server")), "--backend", "remote"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2
+    assert "cannot serve backend 'remote' (available: " in result.stderr and "iss" in result.stderr
+
+
+def test_bad_token_file_is_an_input_error(tmp_path):
+    result = subprocess.run([str(tool("npu-server")), "--token-file", str(tmp_path / "missing")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3
+    assert "--token-file: cannot read" in result.stderr
 
 
 def test_server_stops_on_sigint(tmp_path):

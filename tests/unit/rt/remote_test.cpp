@@ -213,7 +213,7 @@ grpc::Status sendRaw(const Loopback &loopback, const std::string &message) {
   call->StartCall(nullptr);
   step();
   remote::Request open;
-  open.mutable_open()->set_iss_mode(2);
+  open.mutable_open()->set_iss_mode(static_cast<uint32_t>(sim::Mode::Both));
   for (const mem::Region &region : mem::AddressMap::defaults().regions) {
     remote::Region &r = *open.mutable_open()->add_regions();
     r.set_name(region.name);
