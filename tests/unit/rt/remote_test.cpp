@@ -72,6 +72,17 @@ struct Loopback {
     EXPECT_TRUE(status.ok()) << status.error_message();
     return reply;
   }
+  // The status once `sessions` are active: a session whose stream gRPC
+  // ended (a cancelled call, a dead client) is freed by its handler soon
+  // after, not before the client learns of the end.
+  remote::StatusReply statusWithSessions(uint64_t sessions) const {
+    remote::StatusReply reply = status();
+    for (int i = 0; i < 200 && reply.active_sessions() != sessions; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      reply = status();
+    }
+    return reply;
+  }
 };
 
 std::string faultMessage(rt::Backend &backend, auto access) {
@@ -264,7 +275,7 @@ TEST(RemoteTest, TruncatedAndOversizedMessagesEndOnlyTheirSession) {
   client->writeMemory(kActivations, &value, 4);
   client->readMemory(kActivations, &value, 4);
   EXPECT_EQ(value, 42u);
-  const remote::StatusReply status = loopback.status();
+  const remote::StatusReply status = loopback.statusWithSessions(1);
   EXPECT_EQ(status.active_sessions(), 1u);
   EXPECT_EQ(status.sessions_opened(), 3u);
 }
@@ -295,11 +306,7 @@ TEST(RemoteTest, KilledClientsSessionIsFreedAndTheServerGoesOn) {
   int status;
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status));
-  remote::StatusReply after = loopback.status();
-  for (int i = 0; i < 100 && after.active_sessions() != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    after = loopback.status();
-  }
+  const remote::StatusReply after = loopback.statusWithSessions(0);
   EXPECT_EQ(after.active_sessions(), 0u);
   EXPECT_EQ(after.resident_bytes(), 0u);
 
