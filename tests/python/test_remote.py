@@ -96,6 +96,20 @@ def test_npu_sim_runs_on_remote(server, kernel):
     assert f"remote {server.address} ({server.backend})" in result.stdout
 
 
+def test_python_device_on_remote(server, monkeypatch):
+    import npu
+    monkeypatch.setenv("NPU_REMOTE", server.address)
+    monkeypatch.setenv("NPU_REMOTE_TOKEN", TOKEN)
+    device = npu.Device(backend="remote")
+    assert device.backend == f"remote {server.address} ({server.backend})"
+    x = np.arange(-8, 8, dtype=np.float32)
+    device.write(0x1000_0000, x)
+    assert np.array_equal(device.read(0x1000_0000, 16), x)
+    monkeypatch.setenv("NPU_REMOTE_TOKEN", "wrong")
+    with pytest.raises(ValueError, match="missing or wrong token"):
+        npu.Device(backend="remote")
+
+
 def test_npu_sim_without_npu_remote_says_what_is_missing():
     env = {"PATH": "/usr/bin:/bin"}
     result = subprocess.run([str(tool("npu-sim")), "--backend", "remote", str(REPO / "examples" / "gemm.npuasm")],
