@@ -65,6 +65,12 @@ public:
     grpc::ChannelArguments arguments;
     arguments.SetMaxReceiveMessageSize(kMaxMessageBytes);
     arguments.SetMaxSendMessageSize(kMaxMessageBytes);
+    // A server whose host vanished is found by keepalive pings: the call
+    // waiting on it fails instead of waiting forever (npu-server allows
+    // pings this often).
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+    arguments.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+    arguments.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     stub_ =
         RemoteDevice::NewStub(grpc::CreateCustomChannel(client.address, credentials, arguments));
     if (!client.token.empty())

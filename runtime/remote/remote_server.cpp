@@ -264,6 +264,14 @@ Server::Server(const ServerOptions &options) : impl_(std::make_unique<Impl>()) {
   builder.RegisterService(impl_->service.get());
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // A client whose host vanished without closing its connection (no FIN or
+  // RST reaches us) is found by keepalive pings and its session freed in
+  // about 40 s, however long its device stays idle.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Clients ping as often (remote_backend.cpp); allow it.
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 20'000);
   impl_->server = builder.BuildAndStart();
   if (!impl_->server || impl_->port == 0)
     throw std::runtime_error("npu-server: cannot listen on " + options.listen);
