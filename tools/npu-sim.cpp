@@ -719,11 +719,13 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     throw OutputError(e.what());
   }
   if (!quiet) {
-    // --mode selects what the ISS computes; the rtl and cosim backends
-    // count the RTL's clock cycles.
+    // --mode selects what the ISS computes (also behind a remote one, named
+    // "remote HOST:PORT (iss)"); the rtl and cosim backends count the RTL's
+    // clock cycles.
     const std::string backend = runtime.backendName();
-    const std::string cycles =
-        backend == "iss" ? std::string(sim::modeName(*mode)) + " mode" : "RTL clock cycles";
+    const std::string cycles = backend == "iss" || backend.ends_with("(iss)")
+                                   ? std::string(sim::modeName(*mode)) + " mode"
+                                   : "RTL clock cycles";
     std::printf("%s: %" PRIu64 " packets on %s, stopped at %s, %" PRIu64 " cycles (%s)\n",
                 input.c_str(), stats.packets, backend.c_str(), stopName(stop, monitor.stopSignal()),
                 stats.cycles, cycles.c_str());

@@ -17,6 +17,9 @@ struct Registry {
     factories["rtl"] = makeRtlBackend;
     factories["cosim"] = makeCosimBackend;
 #endif
+#ifdef NPU_HAVE_REMOTE
+    factories["remote"] = makeRemoteBackend;
+#endif
   }
 };
 

@@ -67,5 +67,9 @@ rtl::DeviceOptions rtlDeviceOptions(const BackendOptions &options);
 std::unique_ptr<Backend> makeRtlBackend(const BackendOptions &options);
 std::unique_ptr<Backend> makeCosimBackend(const BackendOptions &options);
 #endif
+#ifdef NPU_HAVE_REMOTE
+// A device on an npu-server (NPU_REMOTE, runtime/remote/remote_backend.h).
+std::unique_ptr<Backend> makeRemoteBackend(const BackendOptions &options);
+#endif
 
 } // namespace npu::rt
