@@ -139,6 +139,19 @@ module npu_cmd (
   logic [31:0] opcode;
   assign opcode = packet[31:0];
 
+  // For waveforms only (docs/rtl.md, "Waveforms"): the packet the command
+  // processor holds, by index in the stream and by mnemonic (ASCII).
+  // Engines run one packet at a time, so these also name the packet of the
+  // busy engine. Simulation only: no hardware needs them.
+`ifndef SYNTHESIS
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [npu_isa_pkg::MNEMONIC_BITS-1:0] dbg_mnemonic;
+  logic [63:0] dbg_packet_index;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign dbg_mnemonic = npu_isa_pkg::mnemonic_of(opcode);
+  assign dbg_packet_index = packets;
+`endif
+
   // The engine of the instruction (generated from each instruction's Engine).
   npu_isa_pkg::engine_e engine;
   assign engine = npu_isa_pkg::engine_of(opcode);
