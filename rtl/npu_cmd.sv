@@ -139,6 +139,23 @@ module npu_cmd (
   logic [31:0] opcode;
   assign opcode = packet[31:0];
 
+  // For waveforms only (docs/rtl.md, "Waveforms"): the packet the command
+  // processor holds, by index in the stream and by mnemonic (ASCII).
+  // Engines run one packet at a time, so these also name the packet of the
+  // busy engine. Simulation only: no hardware needs them. The mnemonic is
+  // a register loaded with the packet, so that the model decodes it once
+  // per packet rather than every cycle.
+`ifndef SYNTHESIS
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [npu_isa_pkg::MNEMONIC_BITS-1:0] dbg_mnemonic;
+  logic [63:0] dbg_packet_index;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign dbg_packet_index = packets;
+  always_ff @(posedge clk or negedge rst_n)
+    if (!rst_n) dbg_mnemonic <= npu_isa_pkg::mnemonic_of(npu_isa_pkg::OP_NOP);
+    else if (state == S_DECODE) dbg_mnemonic <= npu_isa_pkg::mnemonic_of(aligned[31:0]);
+`endif
+
   // The engine of the instruction (generated from each instruction's Engine).
   npu_isa_pkg::engine_e engine;
   assign engine = npu_isa_pkg::engine_of(opcode);

@@ -112,8 +112,12 @@ module npu_vector (
   // of the packet at the start and describes it: the streams and scalar
   // work (recipe_setup), the passes (recipe_pass) and the steps
   // (recipe_step). The engine names no instruction.
+  // Not traced: recipe_e's FST enum table is longer than the 512
+  // characters fstapi's readers keep, and GTKWave gives up on the file.
+  /* verilator tracing_off */
   npu_recipe_pkg::recipe_e recipe_q;     // of the running packet
   npu_recipe_pkg::recipe_e recipe_d;
+  /* verilator tracing_on */
   assign recipe_d = npu_recipe_pkg::recipe_select(packet);
 
   // The recipe's shape, streams and scalar work (npu_recipe_pkg::SU_*).

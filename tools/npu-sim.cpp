@@ -9,6 +9,7 @@
 #include "npu/mem/address_map.h"
 #include "npu/mem/hex.h"
 #include "npu/rt/runtime.h"
+#include "npu/rt/waveform.h"
 #include "npu/sim/iss.h"
 #include "npu/sim/profile.h"
 #include "npu/support/file_io.h"
@@ -22,6 +23,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -517,11 +519,18 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
   rt::RuntimeOptions options;
   options.backend = vm["backend"].as<std::string>();
   options.backendOptions.issMode = *mode;
-  if (vm.count("vcd")) {
-    options.backendOptions.waveformPath = vm["vcd"].as<std::string>();
-    options.backendOptions.waveformStart = vcdStart.value_or(0);
-    options.backendOptions.waveformStop = vcdStop.value_or(UINT64_MAX);
-  }
+  if (vm.count("vcd") && vm.count("fst"))
+    throw po::error("--vcd and --fst: one waveform per run");
+  if (vm.count("gtkw") && !vm.count("vcd") && !vm.count("fst"))
+    throw po::error("--gtkw needs --fst or --vcd (the waveform the save file opens)");
+  for (const char *option : {"vcd", "fst"})
+    if (vm.count(option)) {
+      options.backendOptions.waveformPath = vm[option].as<std::string>();
+      options.backendOptions.waveformFormat =
+          option == std::string("fst") ? rt::WaveformFormat::Fst : rt::WaveformFormat::Vcd;
+      options.backendOptions.waveformStart = vcdStart.value_or(0);
+      options.backendOptions.waveformStop = vcdStop.value_or(UINT64_MAX);
+    }
   // The memory's timing: the environment's (NPU_RTL_*), then the flags.
   sim::MemoryTiming memory;
   try {
@@ -590,7 +599,7 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     inputs.push_back({vm["memory-config"].as<std::string>(), "the --memory-config file"});
   for (const Dump &d : dumps)
     outputs.push_back({d.path, "a --dump file"});
-  for (const char *option : {"stats-json", "trace-json", "vcd"})
+  for (const char *option : {"stats-json", "trace-json", "vcd", "fst", "gtkw"})
     if (vm.count(option))
       outputs.push_back({vm[option].as<std::string>(), "the --" + std::string(option) + " file"});
   try {
@@ -641,6 +650,11 @@ int run(const po::variables_map &vm, RunMonitor &monitor) {
     }
   }
   runtime.resetRegionCounters();
+  if (vm.count("gtkw")) {
+    const std::string &waveform = options.backendOptions.waveformPath;
+    io::writeFile(vm["gtkw"].as<std::string>(),
+                  rt::gtkwaveSaveFile(std::filesystem::absolute(waveform).string()));
+  }
 
   const bool trace = vm.count("trace");
   runtime.setRecording(trace || vm.count("trace-json") || vm.count("stats-json"));
@@ -797,7 +811,12 @@ int main(int argc, char **argv) {
       "mem-stall-percent", po::value<std::string>(),
       "percentage of memory wait-state cycles (default $NPU_RTL_STALL_PERCENT or 0)")(
       "vcd", po::value<std::string>(), "rtl, cosim: write a VCD waveform of the RTL")(
-      "vcd-start", po::value<std::string>(), "first clock cycle of the waveform (default 0)")(
+      "fst", po::value<std::string>(),
+      "rtl, cosim: write an FST waveform of the RTL (with opcode and state names)")(
+      "gtkw", po::value<std::string>(),
+      "write a GTKWave save file that opens the --fst or --vcd waveform with the decoded and "
+      "per-engine signals")("vcd-start", po::value<std::string>(),
+                            "first clock cycle of the --vcd or --fst waveform (default 0)")(
       "vcd-stop", po::value<std::string>(),
       "clock cycle at which the waveform stops (default: end)")(
       "dump", po::value<std::vector<std::string>>()->default_value({}, ""),

@@ -426,7 +426,24 @@ void emitVerilogPackage(const IsaModel &model, llvm::raw_ostream &os) {
     os << "OP_" << model.instructions[i].defName
        << (i + 1 < model.instructions.size() ? (i % 4 == 3 ? ",\n      " : ", ") : ":");
   os << " is_known_opcode = 1'b1;\n      default: is_known_opcode = 1'b0;\n    endcase\n"
-        "  endfunction\n\nendpackage\n/* verilator lint_on UNUSEDPARAM */\n";
+        "  endfunction\n\n";
+
+  // ASCII rather than an enumeration: an FST enum table of every opcode
+  // is longer than the 512 characters fstapi's readers (GTKWave's) keep.
+  size_t longest = 1;
+  for (const InstructionDef &inst : model.instructions)
+    longest = std::max(longest, inst.mnemonic.size());
+  os << "  // An instruction's mnemonic in ASCII, right-aligned (for waveforms:\n"
+        "  // GTKWave's ASCII format shows it); \"?\" for an unknown opcode.\n"
+        "  localparam int unsigned MNEMONIC_BITS = "
+     << 8 * longest
+     << ";\n  function automatic logic [MNEMONIC_BITS-1:0] mnemonic_of(input logic [31:0] "
+        "opcode);\n    case (opcode)\n";
+  for (const InstructionDef &inst : model.instructions)
+    os << "      OP_" << inst.defName << ": mnemonic_of = MNEMONIC_BITS'(\"" << inst.mnemonic
+       << "\");\n";
+  os << "      default: mnemonic_of = MNEMONIC_BITS'(\"?\");\n    endcase\n  endfunction\n\n"
+        "endpackage\n/* verilator lint_on UNUSEDPARAM */\n";
 }
 
 } // namespace npu::tblgen

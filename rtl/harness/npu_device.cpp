@@ -6,7 +6,6 @@
 #include "npu/sim/memory_timing.h"
 
 #include <verilated.h>
-#include <verilated_vcd_c.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -142,8 +141,16 @@ DeviceOptions DeviceOptions::fromEnvironment() {
   o.stallPercent = memory.stallPercent;
   o.stallSeed = sim::environmentNumber("NPU_RTL_STALL_SEED", 1);
   o.hangCycles = sim::environmentNumber("NPU_RTL_HANG_CYCLES", o.hangCycles);
-  if (const char *path = std::getenv("NPU_RTL_VCD"))
-    o.waveformPath = path;
+  const char *vcd = std::getenv("NPU_RTL_VCD");
+  const char *fst = std::getenv("NPU_RTL_FST");
+  if (vcd && fst)
+    throw std::invalid_argument("NPU_RTL_VCD and NPU_RTL_FST are both set: one waveform per run");
+  if (vcd)
+    o.waveformPath = vcd;
+  if (fst) {
+    o.waveformPath = fst;
+    o.waveformFormat = WaveformFormat::Fst;
+  }
   o.waveformStart = sim::environmentNumber("NPU_RTL_VCD_START", 0);
   o.waveformStop = sim::environmentNumber("NPU_RTL_VCD_STOP", UINT64_MAX);
   o.dropWriteAtPacket = sim::environmentNumber("NPU_RTL_DROP_WRITE_AT_PACKET", UINT64_MAX);
@@ -155,7 +162,7 @@ struct Device::Impl {
   DeviceOptions options;
   std::unique_ptr<VerilatedContext> context;
   std::unique_ptr<Vnpu_top> top;
-  std::unique_ptr<VerilatedVcdC> vcd;
+  std::unique_ptr<Waveform> waveform; // traces *top: destroyed before it
   uint64_t rng;
   std::deque<Burst> reads;
   std::optional<Burst> writeBurst; // accepted on AW, receiving W beats
@@ -176,17 +183,11 @@ struct Device::Impl {
         rng(o.stallSeed * 0x9e3779b97f4a7c15ull + 1), beatCycles(kBeatBytes / o.memoryWidth) {
     context->traceEverOn(!o.waveformPath.empty());
     top = std::make_unique<Vnpu_top>(context.get(), "npu_top");
-    if (!o.waveformPath.empty()) {
-      vcd = std::make_unique<VerilatedVcdC>();
-      top->trace(vcd.get(), 99);
-      vcd->open(o.waveformPath.c_str());
-      if (!vcd->isOpen())
-        throw std::runtime_error("cannot write the waveform to '" + o.waveformPath + "'");
-    }
+    if (!o.waveformPath.empty())
+      waveform = std::make_unique<Waveform>(*top, o.waveformPath, o.waveformFormat);
   }
   ~Impl() {
-    if (vcd)
-      vcd->close();
+    waveform.reset();
     top->final();
   }
 
@@ -457,13 +458,14 @@ void Device::tick() {
       records_.push_back(r);
   }
   const bool progress = t.dbg_progress;
-  const bool dump = d.vcd && cycle_ >= d.options.waveformStart && cycle_ < d.options.waveformStop;
+  const bool dump =
+      d.waveform && cycle_ >= d.options.waveformStart && cycle_ < d.options.waveformStop;
   if (dump)
-    d.vcd->dump(2 * cycle_);
+    d.waveform->dump(2 * cycle_);
   t.clk = 1;
   t.eval();
   if (dump)
-    d.vcd->dump(2 * cycle_ + 1);
+    d.waveform->dump(2 * cycle_ + 1);
   // The falling edge is evaluated with the next cycle's inputs (no logic of
   // the design is sensitive to it).
   t.clk = 0;
@@ -524,8 +526,12 @@ void Device::completeCsrAccess() {
   }
 }
 
-void Device::runUntilIdle() { run(false); }
-void Device::runOnePacket() { run(true); }
+void Device::runUntilIdle() {
+  run(false);
+}
+void Device::runOnePacket() {
+  run(true);
+}
 
 void Device::run(bool onePacket) {
   Impl &d = *impl_;

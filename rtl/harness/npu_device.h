@@ -2,7 +2,7 @@
 // npu::mem::PhysicalMemory with configurable latency and wait states, its
 // AXI4-Lite register window driven by readCsr/writeCsr, a clock that runs
 // until the device is idle, hang detection, per-packet records and an
-// optional VCD waveform over a cycle window.
+// optional waveform (FST or VCD) over a cycle window.
 #pragma once
 
 #include "npu/isa/isa.h"
@@ -10,6 +10,7 @@
 #include "npu/mem/physical_memory.h"
 #include "npu/sim/memory_timing.h"
 #include "npu/sim/profile.h"
+#include "npu_waveform.h"
 
 #include <cstdint>
 #include <memory>
@@ -36,8 +37,10 @@ struct DeviceOptions {
   // request of the unit running completes for this many cycles (bursts
   // moving is not progress: an engine stuck in a loop keeps the bus busy).
   uint64_t hangCycles = 2'000'000;
-  // VCD waveform of cycles [waveformStart, waveformStop) when the path is set.
+  // Waveform of cycles [waveformStart, waveformStop) when the path is set
+  // (npu_waveform.h).
   std::string waveformPath;
+  WaveformFormat waveformFormat = WaveformFormat::Vcd;
   uint64_t waveformStart = 0;
   uint64_t waveformStop = UINT64_MAX;
   // Fault injection for testing the checkers (co-simulation): the memory
@@ -53,9 +56,10 @@ struct DeviceOptions {
 
   // The defaults, overridden by NPU_RTL_LATENCY, NPU_RTL_MEM_WIDTH,
   // NPU_RTL_STALL_PERCENT, NPU_RTL_STALL_SEED, NPU_RTL_HANG_CYCLES,
-  // NPU_RTL_VCD, NPU_RTL_VCD_START, NPU_RTL_VCD_STOP and
+  // NPU_RTL_VCD or NPU_RTL_FST (the waveform's path and format; not both),
+  // NPU_RTL_VCD_START, NPU_RTL_VCD_STOP (its window, in either format) and
   // NPU_RTL_DROP_WRITE_AT_PACKET. Throws std::invalid_argument on a value
-  // that is not a number or out of range.
+  // that is not a number or out of range, or on both waveform variables.
   static DeviceOptions fromEnvironment();
 
   sim::MemoryTiming memoryTiming() const { return {memoryLatency, memoryWidth, stallPercent}; }

@@ -95,6 +95,8 @@ rtl::DeviceOptions rtlDeviceOptions(const BackendOptions &options) {
   }
   if (!options.waveformPath.empty()) {
     o.waveformPath = options.waveformPath;
+    o.waveformFormat = options.waveformFormat == WaveformFormat::Fst ? rtl::WaveformFormat::Fst
+                                                                     : rtl::WaveformFormat::Vcd;
     o.waveformStart = options.waveformStart;
     o.waveformStop = options.waveformStop;
   }

@@ -326,3 +326,44 @@ def test_an_interrupt_stops_between_packets_with_progress_on_a_terminal(tmp_path
     assert match, err
     assert f"many.npuasm: {match[1]} packets on iss, stopped at SIGTERM" in out
     assert json.loads(stats.read_text())["packets"] == int(match[1])
+
+
+# ------------------------------------------------------------ waveforms
+
+def test_fst_vcd_and_gtkwave_save_file_of_an_example(tmp_path):
+    example = REPO / "examples" / "softmax.npuasm"
+    scratch = tmp_path / "tmp"  # the private FST directory goes here and must go away
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    fst, gtkw = tmp_path / "run.fst", tmp_path / "run.gtkw"
+    result = run([tool("npu-sim"), "--backend", "rtl", "--fst", fst, "--gtkw", gtkw, example], env=env)
+    assert result.returncode == 0, result.stderr
+    data = fst.read_bytes()
+    assert data[0] == 0 and len(data) > 1000  # an FST starts with its header block (type 0)
+    save = gtkw.read_text()
+    assert f'[dumpfile] "{fst}"\n' in save
+    assert save.index("-Decoded\n") < save.index("-Command processor\n") < save.index("-Memory port\n")
+    assert re.search(r"\n@820\nnpu_top\.npu_top\.u_cmd\.dbg_mnemonic\[\d+:0\]\n", save)
+
+    vcd = tmp_path / "run.vcd"
+    result = run([tool("npu-sim"), "--backend", "rtl", "--vcd", vcd, "--vcd-start", "10",
+                  "--vcd-stop", "20", example], env=env)
+    assert result.returncode == 0, result.stderr
+    text = vcd.read_text()
+    assert re.search(r"\$var \w+ \d+ \S+ dbg_mnemonic \[\d+:0\] \$end", text), text[:2000]
+    times = [int(line[1:]) for line in text.splitlines() if line.startswith("#")]
+    assert times[0] == 20 and times[-1] == 39
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--vcd", "a.vcd", "--fst", "a.fst"], "--vcd and --fst: one waveform per run"),
+    (["--gtkw", "a.gtkw"], "--gtkw needs --fst or --vcd"),
+    (["--fst", "k.npubin"], "the --fst file is also the program"),
+    (["--fst", "a.fst", "--gtkw", "a.fst"], "the --gtkw file is also the --fst file"),
+])
+def test_waveform_option_errors(tmp_path, program, args, message):
+    result = run([tool("npu-sim"), "--backend", "rtl", program, *args], cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not (tmp_path / "a.fst").exists() and not (tmp_path / "a.gtkw").exists()

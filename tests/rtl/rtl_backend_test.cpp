@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 namespace {
@@ -478,57 +477,6 @@ TEST(RtlDevice, HangReportNamesThePacketAndTheEngineStates) {
       EXPECT_EQ(e.fault().packetIndex, 0);
       EXPECT_THAT(e.fault().detail, HasSubstr(report));
     }
-  }
-}
-
-// The waveform holds exactly the cycles of its window: time 2c is the
-// low phase of cycle c, 2c + 1 its rising edge.
-TEST(RtlDevice, WaveformCoversItsCycleWindow) {
-  const std::string path = ::testing::TempDir() + "npu_rtl_window.vcd";
-  {
-    mem::PhysicalMemory memory;
-    rtl::DeviceOptions options;
-    options.waveformPath = path;
-    options.waveformStart = 100;
-    options.waveformStop = 150;
-    rtl::Device device(memory, options);
-    isa::inst::Fill fill;
-    fill.count = 1024;
-    fill.dst = 0x1000'0000;
-    const isa::Packet p = isa::packetOf(fill);
-    ringOne(device, memory, p);
-    device.runUntilIdle();
-    ASSERT_GT(device.cycle(), 200u);
-  }
-  std::ifstream vcd(path);
-  ASSERT_TRUE(vcd) << path;
-  std::string line;
-  bool clock = false;
-  std::vector<uint64_t> times;
-  while (std::getline(vcd, line)) {
-    if (line.find("$var wire  1 ") != std::string::npos &&
-        line.find(" clk $end") != std::string::npos)
-      clock = true;
-    if (line.size() > 1 && line[0] == '#')
-      times.push_back(std::stoull(line.substr(1)));
-  }
-  EXPECT_TRUE(clock);
-  ASSERT_FALSE(times.empty());
-  EXPECT_EQ(times.front(), 200u);
-  EXPECT_EQ(times.back(), 299u);
-  std::remove(path.c_str());
-}
-
-TEST(RtlDevice, UnwritableWaveformIsAnError) {
-  mem::PhysicalMemory memory;
-  rtl::DeviceOptions options;
-  options.waveformPath = "/nonexistent-directory/wave.vcd";
-  try {
-    rtl::Device device(memory, options);
-    FAIL() << "no error";
-  } catch (const std::runtime_error &e) {
-    EXPECT_THAT(e.what(),
-                HasSubstr("cannot write the waveform to '/nonexistent-directory/wave.vcd'"));
   }
 }
 

@@ -56,6 +56,10 @@ public:
   virtual std::string summary() const { return {}; }
 };
 
+// FST keeps the RTL's enumerations (opcode and state names); VCD is
+// converted from it.
+enum class WaveformFormat { Vcd, Fst };
+
 struct BackendOptions {
   mem::AddressMap addressMap = mem::AddressMap::defaults();
   // For backends built on the ISS: values only, cycles only, or both.
@@ -63,9 +67,11 @@ struct BackendOptions {
   // The memory behind the device, for the RTL harness and the ISS's cycle
   // model alike (unset: sim::MemoryTiming::fromEnvironment()).
   std::optional<sim::MemoryTiming> memoryTiming;
-  // For backends built on the RTL: a VCD waveform of the clock cycles
-  // [waveformStart, waveformStop) when the path is set (else $NPU_RTL_VCD).
+  // For backends built on the RTL: a waveform of the clock cycles
+  // [waveformStart, waveformStop) when the path is set (else $NPU_RTL_VCD
+  // or $NPU_RTL_FST), in VCD or FST (docs/rtl.md, "Waveforms").
   std::string waveformPath;
+  WaveformFormat waveformFormat = WaveformFormat::Vcd;
   uint64_t waveformStart = 0;
   uint64_t waveformStop = UINT64_MAX;
 };
