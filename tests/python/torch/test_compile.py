@@ -245,14 +245,13 @@ def test_tiny_qwen2_lora_step_compiles_without_a_break(stats):
         loss.backward()
         return loss
 
-    compiled = torch.compile(forward_backward, backend="npu")
+    compiled = torch.compile(compiled_model, backend="npu")
     for ids in qwen2_lora.dataset(4, 2, 2, 8):
         losses = []
-        for model, optimizer, step in ((cpu_model, cpu_opt, forward_backward),
-                                       (eager_model, eager_opt, forward_backward),
-                                       (compiled_model, compiled_opt, compiled)):
+        for model, optimizer, run in ((cpu_model, cpu_opt, cpu_model), (eager_model, eager_opt, eager_model),
+                                      (compiled_model, compiled_opt, compiled)):
             device = next(model.parameters()).device
-            losses.append(step(model, ids.to(device)).item())
+            losses.append(forward_backward(run, ids.to(device)).item())
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
         cpu, eager, compiled_loss = losses
